@@ -1,0 +1,98 @@
+"""The Action Executor (paper section 2.3): performs the policy's action on the Working Memory."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Callable, Optional
+
+from augmenter.knowledge import KnowledgeConsolidator
+from augmenter.llm.base import MeteredLLM, SamplingParams
+from augmenter.memory import Action, ActionRecord, WorkingMemory
+from augmenter.prompts import PromptEngine
+from augmenter.utilities import UtilityResult
+
+Utility = Callable[[WorkingMemory, str], UtilityResult]
+
+
+def parse_yes_no(text: str) -> Optional[bool]:
+    """The first YES/NO word in an LLM answer, else None."""
+    m = re.search(r"\b(yes|no)\b", text.lower())
+    return None if m is None else m.group(1) == "yes"
+
+
+class Executor:
+    """Knowledge Consolidator + Prompt Engine + LLM + Utility behind one `execute(action, memory)`."""
+
+    def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
+                 consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
+                 retry_temperature: float = 0.7):
+        self.llm = llm
+        self.prompts = prompts
+        self.utility = utility
+        self.consolidator = consolidator
+        self.params = params or llm.params
+        self.retry_temperature = retry_temperature
+
+    def _response_params(self, mem: WorkingMemory) -> SamplingParams:
+        """First candidate: the configured sampling. Revisions: `retry_temperature` with a per-attempt seed,
+        so that a greedy model does not repeat its rejected answer (and runs stay reproducible)."""
+        attempt = len(mem.o)
+        if attempt == 0 or self.retry_temperature <= self.params.temperature:
+            return self.params
+        seed = None if self.params.seed is None else self.params.seed + attempt
+        return replace(self.params, temperature=self.retry_temperature, seed=seed)
+
+    def observe(self, mem: WorkingMemory) -> None:
+        """State tracking before the policy looks: which knowledge-base entities q and h_q mention."""
+        if self.consolidator is not None:
+            start = time.perf_counter()
+            mem.entities = self.consolidator.link(mem.q, mem.h_q)
+            mem.overhead_seconds["link_entities"] = time.perf_counter() - start
+
+    def execute(self, action: Action, mem: WorkingMemory) -> ActionRecord:
+        record = ActionRecord(action=action)
+        before = self.llm.usage.copy()
+        start = time.perf_counter()
+        getattr(self, f"_{action.value}")(mem, record)
+        record.seconds = time.perf_counter() - start
+        spent = self.llm.usage.minus(before)
+        record.llm_calls, record.llm_seconds = spent.calls, spent.seconds
+        record.prompt_tokens, record.completion_tokens = spent.prompt_tokens, spent.completion_tokens
+        return record
+
+    def _consolidate_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        mem.consolidated = True
+        if self.consolidator is None:
+            record.note = "no knowledge base configured"
+            return
+        query, mem.e = self.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
+        record.inputs = {"query": query, "entities": [m.name for m in mem.entities]}
+        record.outputs = {"evidence": [s.id for s in mem.e]}
+
+    def _call_llm(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        messages = self.prompts.respond(mem)
+        record.inputs = {"messages": messages}
+        params = self._response_params(mem)
+        record.inputs["temperature"] = params.temperature
+        candidate = self.llm.complete(messages, params).text.strip()
+        mem.add_candidate(candidate)
+        record.outputs = {"candidate": candidate}
+
+    def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        candidate = mem.o[len(mem.u)]
+        result = self.utility(mem, candidate)
+        mem.add_verdict(result.score, result.feedback)
+        record.inputs = {"candidate_index": len(mem.u) - 1}
+        record.outputs = {"score": round(result.score, 4), "feedback": result.feedback}
+
+    def _ask_need_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        answer = self.llm.complete(self.prompts.self_ask(mem), SamplingParams(max_tokens=4, temperature=0.0)).text
+        verdict = parse_yes_no(answer)
+        mem.needs_knowledge = True if verdict is None else verdict  # when unsure, look it up
+        record.outputs = {"answer": answer, "needs_knowledge": mem.needs_knowledge}
+
+    def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        mem.response = mem.best_candidate()
+        record.outputs = {"response": mem.response}

@@ -1,0 +1,107 @@
+"""The agent loop: the Policy picks an action from the Working Memory, the Executor performs it, until the
+policy sends or the per-turn budget forces the best candidate out. And a Session over many turns."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional, Protocol, Sequence
+
+from augmenter.agent.executor import Executor
+from augmenter.errors import LLMError
+from augmenter.memory import Action, ActionRecord, Utterance, WorkingMemory
+
+EMPTY_REPLY = "It looks like your message was empty. What would you like to know?"
+FAILED_REPLY = "Sorry, I cannot answer right now: the language model is unavailable."
+
+
+class Policy(Protocol):
+    """Chooses the next action from the Working Memory."""
+
+    def next_action(self, mem: WorkingMemory) -> Action: ...
+
+
+class Agent:
+    """Runs one user turn.
+
+    Budget: at most `max_llm_calls` LLM calls (of any kind) per turn — once reached, a request for another
+    call sends the best candidate instead; a turn without any candidate may still make its first
+    response call. At most `max_steps` actions per turn. Invalid choices are replaced, and the trace says so:
+    sending with no candidate calls the LLM first; verifying with nothing new to verify sends.
+    Queries longer than `max_query_chars` are cut (with a warning in the memory).
+    """
+
+    def __init__(self, policy: Policy, executor: Executor, max_llm_calls: int = 3, max_steps: int = 12,
+                 max_query_chars: int = 2000):
+        if max_llm_calls < 1:
+            raise ValueError(f"max_llm_calls must be at least 1, got {max_llm_calls}")
+        self.policy = policy
+        self.executor = executor
+        self.max_llm_calls = max_llm_calls
+        self.max_steps = max_steps
+        self.max_query_chars = max_query_chars
+
+    def _admissible(self, action: Action, mem: WorkingMemory) -> tuple[Action, Optional[str]]:
+        if action == Action.SEND and not mem.has_candidate:
+            return Action.CALL_LLM, "nothing to send yet: called the LLM first"
+        if action == Action.VERIFY_UTILITY and not mem.has_unverified_candidate:
+            if not mem.has_candidate:
+                return Action.CALL_LLM, "nothing to verify yet: called the LLM first"
+            return Action.SEND, "every candidate is verified: sent the best"
+        if action in (Action.CALL_LLM, Action.ASK_NEED_KNOWLEDGE) and mem.llm_calls >= self.max_llm_calls:
+            if mem.has_candidate:
+                return Action.SEND, f"LLM-call budget ({self.max_llm_calls}) reached: sent the best candidate"
+            if action == Action.ASK_NEED_KNOWLEDGE:
+                return Action.CALL_LLM, f"LLM-call budget ({self.max_llm_calls}) reached: answered directly"
+        return action, None
+
+    def respond(self, q: str, history: Sequence[Utterance] = ()) -> WorkingMemory:
+        text = (q or "").strip()
+        mem = WorkingMemory(q=text, h_q=list(history))
+        if not text:
+            mem.response = EMPTY_REPLY
+            mem.warnings.append("empty utterance: answered without calling the LLM")
+            return mem
+        if len(text) > self.max_query_chars:
+            mem.q = text[: self.max_query_chars]
+            mem.warnings.append(f"utterance of {len(text)} characters cut to {self.max_query_chars}")
+        self.executor.observe(mem)
+        for _ in range(self.max_steps):
+            start = time.perf_counter()
+            requested = self.policy.next_action(mem)
+            policy_seconds = time.perf_counter() - start
+            action, note = self._admissible(requested, mem)
+            try:
+                record = self.executor.execute(action, mem)
+            except LLMError as exc:
+                record = ActionRecord(action=action, note=f"failed: {exc}")
+                mem.warnings.append(str(exc))
+                mem.trace.append(record)
+                mem.response = mem.best_candidate() or FAILED_REPLY
+                return mem
+            record.policy_seconds = policy_seconds
+            if action != requested:
+                record.requested, record.note = requested, note
+            mem.trace.append(record)
+            if mem.sent:
+                return mem
+        record = self.executor.execute(Action.SEND, mem) if mem.has_candidate else ActionRecord(action=Action.SEND)
+        record.note = f"step budget ({self.max_steps}) reached"
+        mem.trace.append(record)
+        mem.response = mem.response or FAILED_REPLY
+        return mem
+
+
+class Session:
+    """A conversation: keeps h_q and every turn's Working Memory."""
+
+    def __init__(self, agent: Agent, history: Sequence[Utterance] = ()):
+        self.agent = agent
+        self.history: list[Utterance] = list(history)
+        self.turns: list[WorkingMemory] = []
+
+    def say(self, utterance: str) -> WorkingMemory:
+        mem = self.agent.respond(utterance, self.history)
+        self.turns.append(mem)
+        if mem.q:
+            self.history += [Utterance(speaker="U", text=mem.q), Utterance(speaker="S", text=mem.response or "")]
+        return mem

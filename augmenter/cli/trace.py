@@ -1,0 +1,44 @@
+"""Shows a turn's Working Memory: actions taken, evidence, each candidate with its score and feedback."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from augmenter.memory import WorkingMemory
+
+
+def show_trace(mem: WorkingMemory, console: Console) -> None:
+    actions = Table(title="actions", show_edge=False, pad_edge=False)
+    for col in ("#", "action", "detail", "ms", "LLM calls", "tokens in/out"):
+        actions.add_column(col, justify="right" if col in ("#", "ms", "LLM calls") else "left",
+                           no_wrap=col != "detail")
+    for i, r in enumerate(mem.trace, 1):
+        detail = r.note or ""
+        if r.action.value == "consolidate_knowledge" and "query" in r.inputs:
+            detail = f"query: {r.inputs['query']!r}" + (f" entities: {', '.join(r.inputs['entities'])}" if r.inputs.get("entities") else "")
+        elif r.action.value == "verify_utility":
+            detail = f"score {r.outputs.get('score', 0):.3f}" + (" → feedback" if r.outputs.get("feedback") else " → pass")
+        elif r.action.value == "ask_need_knowledge":
+            detail = f"needs knowledge: {r.outputs.get('needs_knowledge')}"
+        if r.requested:
+            detail = f"(policy chose {r.requested.value}) {detail}"
+        actions.add_row(str(i), r.action.value, detail, f"{1000 * (r.seconds + r.policy_seconds):.0f}",
+                        str(r.llm_calls), f"{r.prompt_tokens}/{r.completion_tokens}" if r.llm_calls else "")
+    console.print(actions)
+    if mem.entities:
+        console.print("[bold]entities:[/bold] " + ", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})" for m in mem.entities))
+    if mem.e:
+        console.print("[bold]evidence e:[/bold]")
+        for s in mem.e:
+            console.print(f"  [dim]{s.id} {s.score if s.score is not None else ''}[/dim] {s.render()}", highlight=False)
+    for i, cand in enumerate(mem.o):
+        verdict = ""
+        if i < len(mem.u):
+            verdict = f"u={mem.u[i]:.3f} " + (f"f={mem.f[i]!r}" if mem.f[i] else "pass")
+        console.print(f"[bold]candidate {i + 1}:[/bold] {cand}  [cyan]{verdict}[/cyan]", highlight=False)
+    for w in mem.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    s = mem.summary()
+    console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
+                  f"{s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")

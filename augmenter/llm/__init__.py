@@ -1,0 +1,10 @@
+"""LLM backends behind one small protocol: local (llama.cpp, the embedded default), openai, fake."""
+
+from augmenter.llm.base import LLM, Completion, Messages, MeteredLLM, SamplingParams, Usage
+from augmenter.llm.cache import CachedLLM
+from augmenter.llm.fake import FakeLLM
+from augmenter.llm.local import LocalLLM
+from augmenter.llm.openai_compat import OpenAICompatLLM
+
+__all__ = ["CachedLLM", "Completion", "FakeLLM", "LLM", "LocalLLM", "Messages", "MeteredLLM", "OpenAICompatLLM",
+           "SamplingParams", "Usage"]

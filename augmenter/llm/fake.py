@@ -1,0 +1,50 @@
+"""A scripted LLM for unit tests (in the spirit of DSPy's DummyLM)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional, Union
+
+from augmenter.llm.base import Completion, Messages, SamplingParams
+
+Reply = Union[str, Callable[[Messages], str]]
+
+
+class FakeLLM:
+    """Answers from a script.
+
+    - `responses`: replies used in order (a reply may be a function of the messages); when they run out,
+      `default` answers (or an error is raised if there is no default);
+    - `rules`: {substring: reply} — when the last message contains the substring, that reply wins.
+    Every call is kept in `calls` so tests can look at the prompts.
+    """
+
+    backend = "fake"
+
+    def __init__(
+        self,
+        responses: Optional[Iterable[Reply]] = None,
+        rules: Optional[dict[str, Reply]] = None,
+        default: Optional[Reply] = "I am a fake LLM.",
+        model: str = "scripted",
+    ):
+        self.model = model
+        self.responses = list(responses or [])
+        self.rules = dict(rules or {})
+        self.default = default
+        self.calls: list[Messages] = []
+
+    def complete(self, messages: Messages, params: SamplingParams) -> Completion:
+        self.calls.append(messages)
+        last = messages[-1]["content"] if messages else ""
+        reply: Optional[Reply] = None
+        for needle, rule_reply in self.rules.items():
+            if needle in last:
+                reply = rule_reply
+                break
+        if reply is None:
+            reply = self.responses.pop(0) if self.responses else self.default
+        if reply is None:
+            raise RuntimeError("FakeLLM ran out of scripted responses")
+        text = reply(messages) if callable(reply) else reply
+        prompt_tokens = sum(len(m["content"].split()) for m in messages)
+        return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text.split()))

@@ -1,0 +1,99 @@
+"""The Prompt Engine (paper section 2.3.2): instruction, few-shot examples, h_q, q, evidence and feedback
+rendered from a prompt file into chat messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+import jinja2
+import yaml
+
+from augmenter.errors import ConfigError
+from augmenter.llm.base import Messages
+from augmenter.memory import WorkingMemory
+
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
+
+
+@dataclass
+class PromptTemplate:
+    """A prompt file: `instruction` (system message), `few_shot` ([{user, assistant}]) and a Jinja `template`
+    for the final user message. The template sees: q, history, evidence (rendered snippets), feedback, previous."""
+
+    name: str
+    instruction: str
+    template: str
+    few_shot: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, name_or_path: str) -> "PromptTemplate":
+        """Load a packaged prompt by name (e.g. "customer_service") or a YAML file by path."""
+        path = Path(name_or_path)
+        if path.suffix in (".yaml", ".yml"):
+            if not path.exists():
+                raise ConfigError(f"prompt file not found: {path}")
+            text = path.read_text(encoding="utf-8")
+        else:
+            packaged = resources.files("augmenter.prompts") / "files" / f"{name_or_path}.yaml"
+            if not packaged.is_file():
+                known = sorted(p.name[:-5] for p in (resources.files("augmenter.prompts") / "files").iterdir())
+                raise ConfigError(f"unknown prompt {name_or_path!r}; packaged prompts: {', '.join(known)}")
+            text = packaged.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text)
+            prompt = cls(name=path.stem, instruction=data["instruction"].strip(), template=data["template"],
+                         few_shot=list(data.get("few_shot") or []))
+            _ENV.from_string(prompt.template)
+        except (yaml.YAMLError, KeyError, TypeError, AttributeError, jinja2.TemplateError) as exc:
+            raise ConfigError(f"prompt {name_or_path}: needs 'instruction' and a valid 'template' ({exc})") from None
+        return prompt
+
+    def render(self, **variables) -> Messages:
+        messages = [{"role": "system", "content": self.instruction}]
+        for shot in self.few_shot:
+            messages += [{"role": "user", "content": shot["user"].strip()},
+                         {"role": "assistant", "content": shot["assistant"].strip()}]
+        messages.append({"role": "user", "content": _ENV.from_string(self.template).render(**variables).strip()})
+        return messages
+
+
+class PromptEngine:
+    """Builds the messages for each LLM use from the Working Memory.
+
+    `max_history_turns` and `max_chars_per_turn` keep prompts inside small models' context windows.
+    """
+
+    def __init__(self, response: str = "customer_service", self_ask: str = "self_ask",
+                 self_critique: str = "self_critique", max_history_turns: int = 6, max_chars_per_turn: int = 600):
+        self.response = PromptTemplate.load(response)
+        self.self_ask_prompt = PromptTemplate.load(self_ask)
+        self.self_critique_prompt = PromptTemplate.load(self_critique)
+        self.max_history_turns = max_history_turns
+        self.max_chars_per_turn = max_chars_per_turn
+
+    def _variables(self, mem: WorkingMemory, with_evidence: bool = True, previous: Optional[str] = None) -> dict:
+        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+        history = mem.h_q[-self.max_history_turns:] if self.max_history_turns > 0 else []
+        return {
+            "q": mem.q,
+            "history": [{"speaker": t.speaker, "text": clip(t.text)} for t in history],
+            "evidence": [clip(s.render()) for s in mem.e] if with_evidence else [],
+            "feedback": None,
+            "previous": previous,
+        }
+
+    def respond(self, mem: WorkingMemory) -> Messages:
+        """The prompt for a candidate response; carries the latest feedback and candidate when there is one."""
+        variables = self._variables(mem, previous=mem.o[-1] if mem.o else None)
+        if mem.feedback and mem.o:
+            variables["feedback"] = mem.feedback
+        return self.response.render(**variables)
+
+    def self_ask(self, mem: WorkingMemory) -> Messages:
+        return self.self_ask_prompt.render(**self._variables(mem, with_evidence=False))
+
+    def self_critique(self, mem: WorkingMemory, candidate: str) -> Messages:
+        return self.self_critique_prompt.render(**self._variables(mem, previous=candidate))

@@ -1,0 +1,1 @@
+"""Task data in published formats (DSTC11 Track 5 dialogues)."""

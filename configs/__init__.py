@@ -1,0 +1,1 @@
+"""Hydra configuration groups (installed as `augmenter.configs`)."""

@@ -1,0 +1,155 @@
+"""Rule-based policies: ordered IF-THEN rules over the Working Memory (paper section 2.2, bootstrapping).
+
+A rule is `{"if": "<condition>", "then": "<action>"}`; the first rule whose condition holds picks the action.
+A condition is predicates joined by `and`, each optionally preceded by `not`; a rule without `if` always
+holds. Predicates:
+
+| predicate | holds when |
+|---|---|
+| entity_mentioned | the linker found a knowledge-base entity in q or h_q |
+| entity_in_query | ... in q itself |
+| consolidated | the knowledge consolidator ran this turn |
+| has_evidence | e is not empty |
+| has_candidate | the LLM produced at least one candidate |
+| unverified_candidate | the latest candidate has no utility score yet |
+| has_feedback | the latest verified candidate failed its utility (f is set) |
+| asked_need_knowledge | the self-ask question was asked this turn |
+| needs_knowledge | the LLM said it needs external knowledge |
+| query_matches:REGEX | q matches the (case-insensitive) regular expression |
+
+Actions: consolidate_knowledge, call_llm, verify_utility, send, ask_need_knowledge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional, Sequence
+
+from augmenter.errors import ConfigError
+from augmenter.memory import Action, WorkingMemory
+
+Predicate = Callable[[WorkingMemory], bool]
+
+PREDICATES: dict[str, Predicate] = {
+    "entity_mentioned": lambda m: bool(m.entities),
+    "entity_in_query": lambda m: any(e.in_query for e in m.entities),
+    "consolidated": lambda m: m.consolidated,
+    "has_evidence": lambda m: m.has_evidence,
+    "has_candidate": lambda m: m.has_candidate,
+    "unverified_candidate": lambda m: m.has_unverified_candidate,
+    "has_feedback": lambda m: m.feedback is not None,
+    "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
+    "needs_knowledge": lambda m: bool(m.needs_knowledge),
+}
+
+
+def _predicate(term: str) -> Predicate:
+    term = term.strip()
+    if term.startswith("not "):
+        inner = _predicate(term[4:])
+        return lambda m: not inner(m)
+    if term.startswith("query_matches:"):
+        try:
+            pattern = re.compile(term.split(":", 1)[1].strip(), re.IGNORECASE)
+        except re.error as exc:
+            raise ConfigError(f"policy rule: bad regular expression in {term!r}: {exc}") from None
+        return lambda m: bool(pattern.search(m.q))
+    if term not in PREDICATES:
+        raise ConfigError(f"policy rule: unknown predicate {term!r}; known: {', '.join(PREDICATES)}, query_matches:REGEX")
+    return PREDICATES[term]
+
+
+@dataclass
+class Rule:
+    condition: str
+    action: Action
+    test: Predicate
+
+    @classmethod
+    def parse(cls, spec: Mapping) -> "Rule":
+        if not isinstance(spec, Mapping) or "then" not in spec:
+            raise ConfigError(f"policy rule {spec!r}: needs 'then: <action>' (and optionally 'if: <condition>')")
+        try:
+            action = Action(str(spec["then"]).strip())
+        except ValueError:
+            raise ConfigError(f"policy rule: unknown action {spec['then']!r}; "
+                              f"known: {', '.join(a.value for a in Action)}") from None
+        condition = str(spec.get("if") or "").strip()
+        tests = [_predicate(t) for t in re.split(r"\s+and\s+", condition) if t.strip()]
+        return cls(condition, action, lambda m: all(t(m) for t in tests))
+
+
+class RulePolicy:
+    """IF-THEN rules from config. The named policies below are this class with preset rules."""
+
+    name = "rules"
+    RULES: Sequence[Mapping] = ()
+
+    def __init__(self, rules: Optional[Sequence[Mapping]] = None):
+        specs = list(rules) if rules is not None else list(self.RULES)
+        if not specs:
+            raise ConfigError("policy: no rules given")
+        self.rules = [Rule.parse(r) for r in specs]
+        if self.rules[-1].condition:
+            self.rules.append(Rule.parse({"then": "send"}))  # a turn always ends
+
+    def next_action(self, mem: WorkingMemory) -> Action:
+        for rule in self.rules:
+            if rule.test(mem):
+                return rule.action
+        return Action.SEND
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({[(r.condition, r.action.value) for r in self.rules]})"
+
+
+class LLMAugmenterPolicy(RulePolicy):
+    """The paper's policy: always consolidate, call the LLM, verify with the utility, retry with the
+    feedback while the candidate fails (bounded by the agent's LLM-call budget), then send."""
+
+    name = "llm_augmenter"
+    RULES = (
+        {"if": "not consolidated", "then": "consolidate_knowledge"},
+        {"if": "not has_candidate", "then": "call_llm"},
+        {"if": "unverified_candidate", "then": "verify_utility"},
+        {"if": "has_feedback", "then": "call_llm"},
+        {"then": "send"},
+    )
+
+
+class NoKnowledgePolicy(RulePolicy):
+    """The LLM alone: no knowledge consolidator, no verification."""
+
+    name = "no_knowledge"
+    RULES = ({"if": "not has_candidate", "then": "call_llm"}, {"then": "send"})
+
+
+class AlwaysUsePolicy(RulePolicy):
+    """Always consolidate knowledge; the candidate is scored (for the record) but never revised."""
+
+    name = "always_use"
+    RULES = (
+        {"if": "not consolidated", "then": "consolidate_knowledge"},
+        {"if": "not has_candidate", "then": "call_llm"},
+        {"if": "unverified_candidate", "then": "verify_utility"},
+        {"then": "send"},
+    )
+
+
+class SelfAskPolicy(RulePolicy):
+    """Ask the LLM whether it needs external knowledge; consolidate only if it says yes (paper Fig. 4).
+    With `feedback=True` it also retries with the utility's feedback like the paper's policy."""
+
+    name = "self_ask"
+
+    def __init__(self, feedback: bool = False):
+        rules = [
+            {"if": "not asked_need_knowledge", "then": "ask_need_knowledge"},
+            {"if": "needs_knowledge and not consolidated", "then": "consolidate_knowledge"},
+            {"if": "not has_candidate", "then": "call_llm"},
+            {"if": "unverified_candidate", "then": "verify_utility"},
+        ]
+        if feedback:
+            rules.append({"if": "has_feedback", "then": "call_llm"})
+        super().__init__(rules + [{"then": "send"}])
