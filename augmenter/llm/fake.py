@@ -14,7 +14,7 @@ class FakeLLM:
 
     - `responses`: replies used in order (a reply may be a function of the messages); when they run out,
       `default` answers (or an error is raised if there is no default);
-    - `rules`: {substring: reply} — when the last message contains the substring, that reply wins.
+    - `rules`: {substring: reply} — when any message contains the substring, that reply wins.
     Every call is kept in `calls` so tests can look at the prompts.
     """
 
@@ -35,10 +35,10 @@ class FakeLLM:
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         self.calls.append(messages)
-        last = messages[-1]["content"] if messages else ""
+        prompt = "\n".join(m["content"] for m in messages)
         reply: Optional[Reply] = None
         for needle, rule_reply in self.rules.items():
-            if needle in last:
+            if needle in prompt:
                 reply = rule_reply
                 break
         if reply is None:

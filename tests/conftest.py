@@ -1,0 +1,47 @@
+"""Shared fixtures. DSTC11 data comes from ../shared/data (or $AUGMENTER_DATA); the cache goes to a temp dir
+unless AUGMENTER_CACHE is set, except for the assembled model, which is reused across runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("AUGMENTER_DATA", ROOT.parent / "shared" / "data"))
+DSTC11 = DATA / "dstc11-track5"
+
+
+@pytest.fixture(scope="session")
+def dstc11_kb():
+    from augmenter.knowledge import load_dstc11
+
+    if not (DSTC11 / "knowledge.json").exists():
+        pytest.fail(f"DSTC11 data not found under {DSTC11}: set AUGMENTER_DATA")
+    return load_dstc11(DSTC11 / "knowledge.json", DSTC11 / "entity_mapping.json")
+
+
+@pytest.fixture(scope="session")
+def demo_kb(tmp_path_factory):
+    from augmenter.knowledge.demo import load_demo_knowledge
+
+    return load_demo_knowledge(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def make_agent(demo_kb):
+    """Build an agent on the demo knowledge base around a FakeLLM."""
+    from augmenter.agent import Agent, Executor
+    from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
+    from augmenter.llm import MeteredLLM
+    from augmenter.prompts import PromptEngine
+    from augmenter.utilities import KF1Utility
+
+    def build(fake, policy, utility=None, kb=None, **agent_kwargs):
+        llm = MeteredLLM(fake)
+        consolidator = KnowledgeConsolidator(kb or demo_kb, BM25sRetriever(), k=3)
+        executor = Executor(llm, PromptEngine(), utility or KF1Utility(threshold=0.3), consolidator)
+        return Agent(policy, executor, **agent_kwargs)
+
+    return build

@@ -1,0 +1,106 @@
+import json
+
+import numpy as np
+import pytest
+
+from augmenter.errors import KnowledgeFormatError
+from augmenter.knowledge import (BM25sRetriever, EntityLinker, KnowledgeConsolidator, RankBM25Retriever, load_dstc11,
+                                 load_jsonl, load_knowledge, top_k)
+from augmenter.memory import Utterance
+
+
+def test_dstc11_loader_reads_published_counts(dstc11_kb):
+    faqs = [s for s in dstc11_kb.snippets if s.doc_type == "faq"]
+    reviews = [s for s in dstc11_kb.snippets if s.doc_type == "review"]
+    assert len(dstc11_kb.entities) == 143
+    assert len(faqs) == 2869 and len(reviews) == 8013  # data README: 2,869 FAQs, 8,013 review sentences
+    s = dstc11_kb.by_id["hotel:20:review:9:4"]
+    assert s.entity_name == "HOBSONS HOUSE" and s.sent_id == 4 and s.doc_id == 9
+
+
+def test_gold_references_resolve(dstc11_kb):
+    refs = [{"domain": "hotel", "entity_id": 20, "doc_type": "review", "doc_id": 9, "sent_id": 4},
+            {"domain": "hotel", "entity_id": 20, "doc_type": "faq", "doc_id": 4}]
+    assert [s.id for s in dstc11_kb.gold(refs)] == ["hotel:20:review:9:4", "hotel:20:faq:4"]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2, 3]", "expected an object"),
+    ('{"hotel": {"0": {"name": "X", "faqs": {"0": {"question": "q"}}}}}', "not in DSTC11 knowledge.json format"),
+    ('{"hotel": {}}', "holds no FAQs"),
+])
+def test_malformed_dstc11_file_gives_clear_error(tmp_path, content, message):
+    path = tmp_path / "knowledge.json"
+    path.write_text(content)
+    with pytest.raises(KnowledgeFormatError, match=message):
+        load_dstc11(path)
+
+
+def test_missing_and_non_utf8_knowledge(tmp_path):
+    with pytest.raises(KnowledgeFormatError, match="not found"):
+        load_knowledge(tmp_path / "nope.json")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "caf\xe9"}\n')
+    with pytest.raises(KnowledgeFormatError, match="not UTF-8"):
+        load_jsonl(bad)
+
+
+def test_jsonl_knowledge(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    rows = [{"entity": "Blue Lagoon Spa", "aliases": ["the lagoon"], "question": "Open on Sundays?", "answer": "Yes, 10 to 6."},
+            {"entity": "Blue Lagoon Spa", "text": "The sauna was too hot for me.", "doc_type": "review"},
+            {"text": "All spas close on public holidays."}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    kb = load_knowledge(path)
+    assert len(kb) == 3 and [e.name for e in kb.entities] == ["Blue Lagoon Spa"]
+    assert kb.snippets[0].text == "Q: Open on Sundays? A: Yes, 10 to 6."
+    linker = EntityLinker(kb.entities)
+    assert [m.name for m in linker.link("is the lagoon open on sunday?")] == ["Blue Lagoon Spa"]
+    path.write_text('{"entity": "x"}\n')
+    with pytest.raises(KnowledgeFormatError, match=":1: needs 'text'"):
+        load_jsonl(path)
+
+
+def test_both_bm25_backends_give_the_same_top_k(dstc11_kb):
+    texts = [s.text for s in dstc11_kb.snippets]
+    a, b = BM25sRetriever(), RankBM25Retriever()
+    a.index(texts)
+    b.index(texts)
+    queries = ["Are their bathrooms adequately sanitized?", "is the beer good value", "free wifi and parking",
+               "do they allow pets in the rooms", "how noisy is it at night", "vegetarian options"]
+    for q in queries:
+        sa, sb = a.scores(q), b.scores(q)
+        np.testing.assert_allclose(sa, sb, rtol=1e-4, atol=1e-4)
+        assert [i for i, _ in top_k(sa, 5)] == [i for i, _ in top_k(sb, 5)]
+    assert not a.scores("zzzz qqqq").any() and not b.scores("").any()
+
+
+def test_top_k_order_ties_and_subset():
+    scores = np.array([0.0, 2.0, 5.0, 2.0, 1.0])
+    assert top_k(scores, 3) == [(2, 5.0), (1, 2.0), (3, 2.0)]
+    assert top_k(scores, 2, rows=[0, 3, 4]) == [(3, 2.0), (4, 1.0)]
+    assert top_k(scores, 10, rows=[0]) == []  # zero scores are not evidence
+
+
+def test_linker_finds_entities_in_query_then_history(dstc11_kb):
+    linker = EntityLinker(dstc11_kb.entities)
+    found = linker.link("Does the Gonville Hotel have wifi?")
+    assert [m.name for m in found] == ["GONVILLE HOTEL"] and found[0].in_query
+    history = [Utterance(speaker="S", text="Yes, the Hobsons House has 3 stars.")]
+    found = linker.link("Are their bathrooms clean?", history)
+    assert [m.name for m in found] == ["HOBSONS HOUSE"] and not found[0].in_query
+    assert linker.link("I need a hotel in the north.") == []
+
+
+def test_consolidator_focuses_on_linked_entity(dstc11_kb):
+    kc = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5)
+    history = [Utterance(speaker="S", text="Yes, the Hobsons House has 3 stars.")]
+    q = "Are their bathrooms adequately sanitized?"
+    query, evidence = kc.retrieve(q, history, kc.link(q, history))
+    assert all(s.entity_name == "HOBSONS HOUSE" for s in evidence)
+    # the gold knowledge of this DSTC11 dev instance (labels.json, first knowledge-seeking turn)
+    assert {"hotel:20:review:9:4", "hotel:20:review:6:4", "hotel:20:review:4:2"} <= {s.id for s in evidence}
+    assert "hobsons" not in query
+    _, unfocused = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), focus_entities=False).retrieve(q, history)
+    assert any(s.entity_name != "HOBSONS HOUSE" for s in unfocused)

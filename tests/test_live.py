@@ -1,0 +1,110 @@
+"""Live-model tests: real llama.cpp inference, run in CI on the embedded models (no network, no API key)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from augmenter.agent import Session
+from augmenter.config import build_agent, compose
+from augmenter.llm import LocalLLM, OpenAICompatLLM, SamplingParams
+from augmenter.llm.assets import model_path
+
+from conftest import DATA
+
+pytestmark = pytest.mark.live
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory):
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving SmolLM2-135M."""
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("server") / "server.log", "w+")  # a pipe would fill up and block it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path("smollm2-135m-instruct")),
+         "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+         "--n_threads", "2"],
+        stdout=log, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"llama_cpp.server exited: {log.read()[-2000:]}")
+        try:
+            urllib.request.urlopen(base + "/models", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not start in 120 s")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_openai_backend_against_a_real_server(llama_server, monkeypatch):
+    monkeypatch.setenv("TEST_SECRET_KEY", "sk-very-secret-value")
+    llm = OpenAICompatLLM(model="smollm2", base_url=llama_server, api_key_env="TEST_SECRET_KEY")
+    out = llm.complete([{"role": "user", "content": "Say hello in one word."}], SamplingParams(max_tokens=8))
+    assert out.text and out.prompt_tokens > 0 and 0 < out.completion_tokens <= 8
+    assert "very-secret" not in repr(llm)
+
+
+def test_chat_session_over_openai_backend(llama_server, tmp_path):
+    cfg = compose("chat", ["llm=openai", f"llm.base_url={llama_server}", "llm.model=smollm2",
+                           "sampling.max_tokens=40", f"llm_cache.dir={tmp_path}", "llm_cache.enabled=true"])
+    mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have a pool?")
+    assert mem.response and mem.u and mem.prompt_tokens > 0
+    assert any("pool" in s.text for s in mem.e)
+
+
+def test_unreachable_server_is_a_clear_error():
+    from augmenter.errors import LLMError
+
+    llm = OpenAICompatLLM(model="m", base_url=f"http://127.0.0.1:{_free_port()}/v1", max_retries=0, timeout=5)
+    with pytest.raises(LLMError, match="127.0.0.1"):
+        llm.complete([{"role": "user", "content": "hi"}], SamplingParams(max_tokens=4))
+
+
+def test_local_backend_fits_overlong_prompts():
+    llm = LocalLLM(model="smollm2-135m-instruct", n_ctx=512, n_threads=2)
+    long_history = [{"role": "user", "content": "word " * 300}, {"role": "assistant", "content": "ok " * 300}]
+    messages = [{"role": "system", "content": "Be brief."}, *long_history, {"role": "user", "content": "hi " * 2000}]
+    out = llm.complete(messages, SamplingParams(max_tokens=16))
+    assert out.prompt_tokens <= 512 - 16 and out.completion_tokens <= 16
+
+
+def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
+    """The embedded default (Qwen2.5-Coder-0.5B-Instruct) on DSTC11's knowledge base."""
+    out = tmp_path / "session.jsonl"
+    script = tmp_path / "script.txt"
+    script.write_text("I am looking for a place to stay. What can you tell me about the Gonville Hotel?\n"
+                      "Do they offer free wifi?\n")
+    from augmenter.cli.main import main
+
+    assert main(["chat", "--script", str(script), "--output", str(out), "task=dstc11", f"data_root={DATA}",
+                 "sampling.max_tokens=80"]) == 0
+    turns = [json.loads(line)["memory"] for line in out.read_text().splitlines()]
+    assert len(turns) == 2
+    for mem in turns:
+        assert mem["e"] and all(s["entity_name"] == "GONVILLE HOTEL" for s in mem["e"])
+        assert mem["u"] and len(mem["u"]) == len(mem["o"])  # every candidate scored
+        assert mem["response"] in mem["o"] and mem["trace"][-1]["action"] == "send"
+    assert any("wifi" in s["text"].lower() for s in turns[1]["e"])
+    assert not turns[1]["entities"][0]["in_query"]  # "they" linked through the history

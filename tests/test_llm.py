@@ -1,0 +1,24 @@
+from augmenter.llm import CachedLLM, FakeLLM, MeteredLLM, SamplingParams
+from augmenter.llm.cache import cache_key
+
+
+def test_disk_cache_replays_and_keys_on_everything(tmp_path):
+    fake = FakeLLM(responses=["one", "two", "three", "four"])
+    llm = CachedLLM(fake, tmp_path)
+    msgs = [{"role": "user", "content": "hi"}]
+    p = SamplingParams()
+    assert llm.complete(msgs, p).text == "one"
+    again = llm.complete(msgs, p)
+    assert again.text == "one" and again.cached and len(fake.calls) == 1
+    assert llm.complete(msgs, SamplingParams(temperature=0.7)).text == "two"
+    assert llm.complete([{"role": "user", "content": "hello"}], p).text == "three"
+    # a new process (new object) on the same directory still hits
+    assert CachedLLM(FakeLLM(responses=[]), tmp_path).complete(msgs, p).text == "one"
+    assert cache_key("a", "m", msgs, p) != cache_key("b", "m", msgs, p) != cache_key("a", "m2", msgs, p)
+
+
+def test_meter_counts_calls_and_tokens():
+    llm = MeteredLLM(FakeLLM(default="two words"))
+    llm.complete([{"role": "user", "content": "three words here"}])
+    llm.complete([{"role": "user", "content": "x"}])
+    assert llm.usage.calls == 2 and llm.usage.prompt_tokens == 4 and llm.usage.completion_tokens == 4

@@ -1,0 +1,43 @@
+import pytest
+
+from augmenter.errors import ConfigError
+from augmenter.memory import Snippet, Utterance, WorkingMemory
+from augmenter.prompts import PromptEngine, PromptTemplate
+
+
+def test_response_prompt_has_instruction_history_evidence_and_feedback():
+    engine = PromptEngine(max_history_turns=2)
+    mem = WorkingMemory(q="Is their beer good?", h_q=[Utterance(speaker="U", text="old turn"),
+                                                       Utterance(speaker="U", text="Find me food."),
+                                                       Utterance(speaker="S", text="Try The Nirala.")])
+    mem.e = [Snippet(id="1", text="The drinks are priced well.", entity_name="THE NIRALA", doc_type="review")]
+    first = engine.respond(mem)
+    assert first[0]["role"] == "system" and "travel planning" in first[0]["content"]
+    last = first[-1]["content"]
+    assert "- [THE NIRALA] Review: The drinks are priced well." in last
+    assert "User: Find me food.\nAssistant: Try The Nirala.\nUser: Is their beer good?" in last
+    assert "old turn" not in last and "Feedback" not in last
+    mem.add_candidate("I don't know.")
+    mem.add_verdict(0.0, "The response is inconsistent with the knowledge. Please generate again.")
+    revised = engine.respond(mem)[-1]["content"]
+    assert "Your previous response was: I don't know." in revised
+    assert "Feedback on it: The response is inconsistent" in revised
+
+
+def test_prompt_without_evidence_has_no_knowledge_section():
+    text = PromptEngine().respond(WorkingMemory(q="Hello"))[-1]["content"]
+    assert "Knowledge" not in text and text.endswith("User: Hello")
+
+
+def test_prompt_files_load_by_path_and_fail_clearly(tmp_path):
+    good = tmp_path / "mine.yaml"
+    good.write_text("instruction: Be brief.\ntemplate: 'Q: {{ q }}'\nfew_shot:\n  - {user: hi, assistant: hello}\n")
+    messages = PromptTemplate.load(str(good)).render(q="why?")
+    assert messages == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"},
+                        {"role": "assistant", "content": "hello"}, {"role": "user", "content": "Q: why?"}]
+    with pytest.raises(ConfigError, match="unknown prompt"):
+        PromptTemplate.load("no_such_prompt")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("template: '{{ q '\n")
+    with pytest.raises(ConfigError):
+        PromptTemplate.load(str(bad))
