@@ -84,10 +84,18 @@ class Agent:
             mem.trace.append(record)
             if mem.sent:
                 return mem
-        record = self.executor.execute(Action.SEND, mem) if mem.has_candidate else ActionRecord(action=Action.SEND)
-        record.note = f"step budget ({self.max_steps}) reached"
+        note = f"step budget ({self.max_steps}) reached"
+        try:
+            if not mem.has_candidate:  # the first response call is always allowed
+                mem.trace.append(self.executor.execute(Action.CALL_LLM, mem))
+                mem.trace[-1].note = note
+            record = self.executor.execute(Action.SEND, mem)
+        except LLMError as exc:
+            mem.warnings.append(str(exc))
+            record = ActionRecord(action=Action.SEND, note=f"failed: {exc}")
+            mem.response = FAILED_REPLY
+        record.note = record.note or note
         mem.trace.append(record)
-        mem.response = mem.response or FAILED_REPLY
         return mem
 
 

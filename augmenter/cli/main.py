@@ -45,16 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _utterances(script: Optional[str], demo: bool, console):
-    if demo:
-        from augmenter.knowledge.demo import DEMO_SCRIPT
-
-        for line in DEMO_SCRIPT:
-            console.print(f"[bold green]user>[/bold green] {line}", highlight=False)
-            yield line
-        return
-    if script:
-        for line in read_script(script):
+def _utterances(scripted: Optional[list[str]], console):
+    """The scripted lines (echoed), or lines typed at the prompt."""
+    if scripted is not None:
+        for line in scripted:
             console.print(f"[bold green]user>[/bold green] {line}", highlight=False)
             yield line
         return
@@ -82,8 +76,11 @@ def chat(args: argparse.Namespace) -> int:
     trace = args.trace or bool(cfg.trace)
     script = args.script or cfg.script
     output = args.output or cfg.output
-    if script:
-        read_script(script)  # fail early, before loading the model
+    scripted = read_script(script) if script else None  # fails early, before loading the model
+    if args.demo:
+        from augmenter.knowledge.demo import DEMO_SCRIPT
+
+        scripted = list(DEMO_SCRIPT)
     with console.status("loading knowledge and model..."):
         session = Session(build_agent(cfg))
     session_id = uuid.uuid4().hex[:8]
@@ -92,7 +89,7 @@ def chat(args: argparse.Namespace) -> int:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
         sink = open(output, "a", encoding="utf-8")
     try:
-        for i, utterance in enumerate(_utterances(script, args.demo, console)):
+        for i, utterance in enumerate(_utterances(scripted, console)):
             with console.status("thinking..."):
                 mem = session.say(utterance)
             if trace:

@@ -50,9 +50,10 @@ class LocalLLM:
         budget = self.n_ctx - max_tokens - 32
         count = lambda text: len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
         msgs = [dict(m) for m in messages]
-        while sum(count(m["content"]) + 8 for m in msgs) > budget and len(msgs) > 2:
-            del msgs[1]
-        over = sum(count(m["content"]) + 8 for m in msgs) - budget
+        sizes = [count(m["content"]) + 8 for m in msgs]
+        while sum(sizes) > budget and len(msgs) > 2:
+            del msgs[1], sizes[1]
+        over = sum(sizes) - budget
         if over > 0:
             content = msgs[-1]["content"]
             keep = max(0, len(content) - over * 6)  # ~at most 6 characters per token
