@@ -70,33 +70,31 @@ class Agent:
             requested = self.policy.next_action(mem)
             policy_seconds = time.perf_counter() - start
             action, note = self._admissible(requested, mem)
-            try:
-                record = self.executor.execute(action, mem)
-            except LLMError as exc:
-                record = ActionRecord(action=action, note=f"failed: {exc}")
-                mem.warnings.append(str(exc))
-                mem.trace.append(record)
-                mem.response = mem.best_candidate() or FAILED_REPLY
-                return mem
-            record.policy_seconds = policy_seconds
-            if action != requested:
-                record.requested, record.note = requested, note
-            mem.trace.append(record)
-            if mem.sent:
+            if self._step(mem, action, note, requested, policy_seconds):
                 return mem
         note = f"step budget ({self.max_steps}) reached"
-        try:
-            if not mem.has_candidate:  # the first response call is always allowed
-                mem.trace.append(self.executor.execute(Action.CALL_LLM, mem))
-                mem.trace[-1].note = note
-            record = self.executor.execute(Action.SEND, mem)
-        except LLMError as exc:
-            mem.warnings.append(str(exc))
-            record = ActionRecord(action=Action.SEND, note=f"failed: {exc}")
-            mem.response = FAILED_REPLY
-        record.note = record.note or note
-        mem.trace.append(record)
+        if not mem.has_candidate and self._step(mem, Action.CALL_LLM, note):  # the first call is always allowed
+            return mem
+        self._step(mem, Action.SEND, note)
         return mem
+
+    def _step(self, mem: WorkingMemory, action: Action, note: Optional[str] = None,
+              requested: Optional[Action] = None, policy_seconds: float = 0.0) -> bool:
+        """Execute one action and record it; True once the turn is over (sent, or the LLM failed)."""
+        try:
+            record = self.executor.execute(action, mem)
+        except LLMError as exc:
+            mem.trace.append(ActionRecord(action=action, note=f"failed: {exc}"))
+            mem.warnings.append(str(exc))
+            mem.response = mem.best_candidate() or FAILED_REPLY
+            return True
+        record.policy_seconds = policy_seconds
+        if requested is not None and requested != action:
+            record.requested = requested
+        if note:
+            record.note = note
+        mem.trace.append(record)
+        return mem.sent
 
 
 class Session:
