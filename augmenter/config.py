@@ -109,8 +109,12 @@ def build_agent(cfg: DictConfig, llm=None):
     prompts = instantiate(cfg.prompt, "prompt")
     utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts)
     policy = instantiate(cfg.policy, "policy")
-    executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,
-                        retry_temperature=cfg.sampling.retry_temperature)
+    try:
+        executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,
+                            retry_temperature=cfg.sampling.retry_temperature,
+                            **OmegaConf.to_container(cfg.get("executor") or {}))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"executor: {exc}") from None
     try:
         return Agent(policy, executor, **OmegaConf.to_container(cfg.agent))
     except (TypeError, ValueError) as exc:

@@ -108,3 +108,22 @@ def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
         assert mem["response"] in mem["o"] and mem["trace"][-1]["action"] == "send"
     assert any("wifi" in s["text"].lower() for s in turns[1]["e"])
     assert not turns[1]["entities"][0]["in_query"]  # "they" linked through the history
+
+
+def test_short_eval_with_the_embedded_model(tmp_path):
+    """`augmenter eval` end to end on three DSTC11 dev turns with Qwen2.5-Coder-0.5B-Instruct."""
+    from augmenter.cli.main import main
+
+    args = ["eval", f"data_root={DATA}", "eval.limit=3", f"eval.out_dir={tmp_path}", "eval.progress=false",
+            f"llm_cache.dir={tmp_path / 'cache'}", "sampling.max_tokens=60"]
+    assert main(args) == 0
+    run = tmp_path / "dstc11-dev-n3-seed0" / "table2_bm25_feedback"
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 3
+    for r in records:
+        assert r["response"] and r["memory"]["e"] and r["cost"]["llm_calls"] >= 1
+        assert r["memory"]["trace"][-1]["action"] == "send"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["turns"] == 3 and summary["metrics"]["KF1"] > 0 and summary["metrics"]["BERTScore"] > 0
+    assert main(args) == 0  # resumed: nothing left to do, the records stay as they were
+    assert [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()] == records

@@ -22,12 +22,24 @@ def parse_yes_no(text: str) -> Optional[bool]:
     return None if m is None else m.group(1) == "yes"
 
 
+SELECT = ("best", "latest")
+
+
 class Executor:
-    """Knowledge Consolidator + Prompt Engine + LLM + Utility behind one `execute(action, memory)`."""
+    """Knowledge Consolidator + Prompt Engine + LLM + Utility behind one `execute(action, memory)`.
+
+    Ablation switches (paper Fig. 5): `feedback_in_prompt=False` makes later candidates fresh samples of the
+    same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
+    one with the best utility (feedback without utility gating).
+    """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
-                 retry_temperature: float = 0.7):
+                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best"):
+        if select not in SELECT:
+            raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
+        self.feedback_in_prompt = feedback_in_prompt
+        self.select = select
         self.llm = llm
         self.prompts = prompts
         self.utility = utility
@@ -64,6 +76,11 @@ class Executor:
 
     def _consolidate_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
         mem.consolidated = True
+        if mem.given is not None:
+            mem.e = list(mem.given)
+            record.note = "knowledge given with the turn"
+            record.outputs = {"evidence": [s.id for s in mem.e]}
+            return
         if self.consolidator is None:
             record.note = "no knowledge base configured"
             return
@@ -72,7 +89,7 @@ class Executor:
         record.outputs = {"evidence": [s.id for s in mem.e]}
 
     def _call_llm(self, mem: WorkingMemory, record: ActionRecord) -> None:
-        messages = self.prompts.respond(mem)
+        messages = self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
@@ -94,5 +111,5 @@ class Executor:
         record.outputs = {"answer": answer, "needs_knowledge": mem.needs_knowledge}
 
     def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
-        mem.response = mem.best_candidate()
+        mem.response = mem.choose(self.select)
         record.outputs = {"response": mem.response}

@@ -8,7 +8,7 @@ from typing import Optional, Protocol, Sequence
 
 from augmenter.agent.executor import Executor
 from augmenter.errors import LLMError
-from augmenter.memory import Action, ActionRecord, Utterance, WorkingMemory
+from augmenter.memory import Action, ActionRecord, Snippet, Utterance, WorkingMemory
 
 EMPTY_REPLY = "It looks like your message was empty. What would you like to know?"
 FAILED_REPLY = "Sorry, I cannot answer right now: the language model is unavailable."
@@ -54,9 +54,12 @@ class Agent:
                 return Action.CALL_LLM, f"LLM-call budget ({self.max_llm_calls}) reached: answered directly"
         return action, None
 
-    def respond(self, q: str, history: Sequence[Utterance] = ()) -> WorkingMemory:
+    def respond(self, q: str, history: Sequence[Utterance] = (),
+                given: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
+        """Answer `q`. `given` hands in the turn's knowledge (gold knowledge): consolidating then uses it
+        instead of retrieval (an empty list: no knowledge)."""
         text = (q or "").strip()
-        mem = WorkingMemory(q=text, h_q=list(history))
+        mem = WorkingMemory(q=text, h_q=list(history), given=None if given is None else list(given))
         if not text:
             mem.response = EMPTY_REPLY
             mem.warnings.append("empty utterance: answered without calling the LLM")
@@ -86,7 +89,7 @@ class Agent:
         except LLMError as exc:
             mem.trace.append(ActionRecord(action=action, note=f"failed: {exc}"))
             mem.warnings.append(str(exc))
-            mem.response = mem.best_candidate() or FAILED_REPLY
+            mem.response = mem.choose(self.executor.select) or FAILED_REPLY
             return True
         record.policy_seconds = policy_seconds
         if requested is not None and requested != action:

@@ -1,6 +1,9 @@
 """`augmenter` console script.
 
     augmenter chat [--trace] [--script FILE] [--output FILE.jsonl] [hydra overrides ...]
+    augmenter eval [hydra overrides ...]            e.g. experiment=table2_bm25_feedback eval.limit=200
+    augmenter grid [--only PREFIX,...] [overrides]  configs/experiment/ configs in turn
+    augmenter report [RUN_DIR ...] [--out DIR]      Markdown tables and PNG plots from the records
 
 Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`.
 Errors in configuration, data or input are printed as one line (exit code 2), never as a traceback.
@@ -42,6 +45,16 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--output", help="write every turn's Working Memory as JSONL to this file")
     chat.add_argument("--demo", action="store_true", help="run the built-in demo conversation")
     chat.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. policy=self_ask llm=openai")
+    ev = sub.add_parser("eval", help="run one system configuration over a data set (resumable) and score it")
+    ev.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. experiment=table2_bm25 eval.limit=20")
+    grid = sub.add_parser("grid", help="run the named experiment configs one after another (resumable)")
+    grid.add_argument("--only", default="table2,table4,fig4,fig5",
+                      help="comma-separated experiment names or prefixes to run (default: table2,table4,fig4,fig5)")
+    grid.add_argument("overrides", nargs="*", help="Hydra overrides applied to every experiment")
+    report = sub.add_parser("report", help="render tables (Markdown) and plots (PNG) from eval records")
+    report.add_argument("runs", nargs="*", help="sample directories (default: every one under runs/eval)")
+    report.add_argument("--out", help="where to write report.md and the PNGs (default: each sample directory)")
+    report.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (loads the MiniLM encoder)")
     return parser
 
 
@@ -107,10 +120,54 @@ def chat(args: argparse.Namespace) -> int:
     return 0
 
 
+def evaluate(args: argparse.Namespace) -> int:
+    from augmenter.config import compose
+    from augmenter.eval.runner import Evaluator
+
+    summary = Evaluator(compose("eval", args.overrides)).run()
+    _print_summary(summary)
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    metrics = ", ".join(f"{k} {v:.2f}" for k, v in summary.get("metrics", {}).items() if v is not None)
+    cost = summary.get("cost", {})
+    print(f"{summary['name']}: {summary['turns']} turns; {metrics}; "
+          f"{cost.get('llm_calls', 0):.2f} LLM calls/turn -> {summary['run_dir']}")
+
+
+def run_grid(args: argparse.Namespace) -> int:
+    from augmenter.config import compose, group_options
+    from augmenter.eval.runner import Evaluator
+
+    names = group_options("experiment")
+    wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+    chosen = list(dict.fromkeys(n for w in wanted for n in names if n == w or n.startswith(w)))
+    if not chosen:
+        raise InputError(f"no experiment matches {' '.join(wanted)}; known: {', '.join(names)}")
+    for name in chosen:
+        _print_summary(Evaluator(compose("eval", [f"experiment={name}", *args.overrides])).run())
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    from augmenter.eval.report import write_report
+
+    runs = [Path(r) for r in args.runs] or sorted(p for p in Path("runs/eval").glob("*") if p.is_dir())
+    if not runs:
+        raise InputError("no eval runs found: give sample directories (e.g. runs/eval/dstc11-dev-n200-seed0)")
+    for run in runs:
+        if not run.is_dir():
+            raise InputError(f"not a directory of eval runs: {run}")
+        out = write_report(run, Path(args.out) if args.out else run, with_bertscore=not args.no_bertscore)
+        print(f"{run}: report in {out}")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"chat": chat}[args.command](args)
+        return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report}[args.command](args)
     except AugmenterError as exc:
         print(f"augmenter: error: {exc}", file=sys.stderr)
         return 2

@@ -85,6 +85,7 @@ class WorkingMemory(BaseModel):
     f: list[Optional[str]] = Field(default_factory=list)
     h_q: list[Utterance] = Field(default_factory=list)
 
+    given: Optional[list[Snippet]] = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
     entities: list[EntityMention] = Field(default_factory=list)
     needs_knowledge: Optional[bool] = None  # the self-ask answer, when asked
     consolidated: bool = False  # whether the knowledge consolidator ran this turn
@@ -151,6 +152,12 @@ class WorkingMemory(BaseModel):
             return self.o[-1]
         best = max(range(len(self.u)), key=lambda i: (self.u[i], i))
         return self.o[best]
+
+    def choose(self, select: str = "best") -> Optional[str]:
+        """The candidate to send: "best" by utility (see best_candidate) or simply the "latest"."""
+        if select == "latest":
+            return self.o[-1] if self.o else None
+        return self.best_candidate()
 
     def add_candidate(self, text: str) -> None:
         self.o.append(text)

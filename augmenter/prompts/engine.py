@@ -85,10 +85,11 @@ class PromptEngine:
             "previous": previous,
         }
 
-    def respond(self, mem: WorkingMemory) -> Messages:
-        """The prompt for a candidate response; carries the latest feedback and candidate when there is one."""
+    def respond(self, mem: WorkingMemory, with_feedback: bool = True) -> Messages:
+        """The prompt for a candidate response; carries the latest feedback and candidate when there is one
+        (unless `with_feedback` is False: then every candidate gets the same prompt)."""
         variables = self._variables(mem, previous=mem.o[-1] if mem.o else None)
-        if mem.feedback and mem.o:
+        if with_feedback and mem.feedback and mem.o:
             variables["feedback"] = mem.feedback
         return self.response.render(**variables)
 

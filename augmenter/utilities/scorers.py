@@ -32,22 +32,24 @@ class KF1Utility:
     template feedback (footnote 3) when KF1 falls below `threshold`.
 
     With no evidence there is nothing to check against: the candidate scores 0 and passes.
+    `gate=False` gives the feedback to every candidate, whatever its score (paper Fig. 5, "always feedback").
     """
 
     name = "kf1"
 
-    def __init__(self, threshold: float = 0.2, feedback: str = PAPER_FEEDBACK):
+    def __init__(self, threshold: float = 0.2, feedback: str = PAPER_FEEDBACK, gate: bool = True):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a KF1 in [0, 1], got {threshold}")
         self.threshold = threshold
         self.feedback = feedback
+        self.gate = gate
 
     def score(self, mem: WorkingMemory, candidate: str) -> float:
         return knowledge_f1(candidate, [s.text for s in mem.e]) if mem.e else 0.0
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
         score = self.score(mem, candidate)
-        failed = bool(mem.e) and score < self.threshold
+        failed = bool(mem.e) and (score < self.threshold or not self.gate)
         return UtilityResult(score, self.feedback if failed else None)
 
 
@@ -57,8 +59,9 @@ class SelfCritiqueUtility(KF1Utility):
 
     name = "self_critique"
 
-    def __init__(self, llm: MeteredLLM, prompts: PromptEngine, threshold: float = 0.2, max_tokens: int = 80):
-        super().__init__(threshold=threshold)
+    def __init__(self, llm: MeteredLLM, prompts: PromptEngine, threshold: float = 0.2, max_tokens: int = 80,
+                 gate: bool = True):
+        super().__init__(threshold=threshold, gate=gate)
         self.llm = llm
         self.prompts = prompts
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)

@@ -1,0 +1,153 @@
+"""`augmenter report`: the paper's tables (Markdown) and figures (PNG) from the records of `augmenter eval`.
+
+A sample directory (e.g. `runs/eval/dstc11-dev-n200-seed0/`) holds one folder per run name. Runs named after
+`configs/experiment/` fill the paper's tables, beside the paper's numbers (ChatGPT); every run, named or
+not, is listed in the last table. Metrics are recomputed from the records, so the report is always current.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from augmenter.eval.runner import read_records, summarize
+
+# (run name, row label, the paper's KF1 for that row or None)
+TABLE1 = [("table1_llm_only", "LLM only", None), ("table1_gold", "+ gold fact", None),
+          ("table1_gold_feedback", "+ gold fact + feedback", None)]
+TABLE2 = [("table2_llm_only", "LLM only", 31.33), ("table2_bm25", "+ BM25", 34.07),
+          ("table2_bm25_feedback", "+ BM25 + feedback", 37.41), ("table2_gold", "+ gold knowledge", 45.63),
+          ("table2_gold_feedback", "+ gold knowledge + feedback", 52.83)]
+TABLE4 = [("table2_bm25", "w/o feedback", 34.07), ("table2_bm25_feedback", "w/ rule-based feedback", 37.41),
+          ("table4_self_critique", "w/ self-criticism feedback", 37.10)]
+FIG4 = [("table2_llm_only", "no knowledge consolidator", None), ("fig4_self_ask", "self-ask", None),
+        ("table2_bm25", "always use", None)]
+FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feedback", "(2) utility + feedback", None),
+        ("fig5_no_gating", "(3) feedback without utility gating", None),
+        ("fig5_always_feedback", "(4) always feedback", None), ("fig5_rerank", "(5) rerank the best of two", None)]
+
+METRICS = ["KF1", "BLEU-4", "ROUGE-1", "ROUGE-L", "chrF", "METEOR", "BERTScore", "BARTScore", "BLEURT"]
+
+
+def _fmt(value: Optional[float], digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[str, Any]]:
+    """Summaries of every run under a sample directory, recomputed from its records."""
+    runs = {}
+    for d in sorted(p for p in sample_dir.iterdir() if (p / "records.jsonl").exists()):
+        records = read_records(d / "records.jsonl")
+        if records:
+            summary = summarize(records, with_bertscore=with_bertscore)
+            recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
+            summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
+            runs[d.name] = summary
+    return runs
+
+
+def _metric_table(rows, runs) -> list[str]:
+    head = ["system", "turns", *METRICS, "avg. length", "paper KF1 (ChatGPT)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, label, paper in rows:
+        if name not in runs:
+            continue
+        m = runs[name]["metrics"]
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(runs[name]["turns"]),
+                                        *[_fmt(m.get(k)) for k in METRICS], _fmt(m.get("length"), 1),
+                                        _fmt(paper)]) + " |")
+    return lines
+
+
+def _cost_table(rows, runs) -> list[str]:
+    head = ["system", "KF1", "LLM calls", "prompt tokens", "completion tokens", "wall s", "knowledge used",
+            "gold recall of evidence"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, label, _ in rows:
+        if name not in runs:
+            continue
+        r, c = runs[name], runs[name]["cost"]
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]), _fmt(c["llm_calls"]),
+                                        _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
+                                        _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
+                                        _fmt(r["evidence_recall"])]) + " |")
+    return lines
+
+
+def plot_fig5(runs, path: Path) -> Optional[Path]:
+    """KF1 against the average number of LLM calls per turn (the paper's Fig. 5)."""
+    points = [(label, runs[name]) for name, label, _ in FIG5 if name in runs]
+    if not points:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, run in points:
+        x, y = run["cost"]["llm_calls"], run["metrics"]["KF1"]
+        ax.scatter([x], [y], s=40)
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xlabel("average LLM calls per turn")
+    ax.set_ylabel("KF1 (%)")
+    ax.set_title(f"Utility and feedback (DSTC11, {points[0][1]['turns']} turns)")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_fig4(runs, path: Path) -> Optional[Path]:
+    """KF1 and the share of turns that used the knowledge consolidator, per policy (the paper's Fig. 4)."""
+    points = [(label, runs[name]) for name, label, _ in FIG4 if name in runs]
+    if not points:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    labels = [label for label, _ in points]
+    kf1 = [run["metrics"]["KF1"] for _, run in points]
+    bars = ax.bar(labels, kf1, color="#4c72b0")
+    for bar, (_, run) in zip(bars, points):
+        ax.annotate(f"KC used {100 * run['cost']['knowledge_used']:.0f}%", (bar.get_x() + bar.get_width() / 2,
+                    bar.get_height()), ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("KF1 (%)")
+    ax.set_title("Knowledge-use policies (DSTC11)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def render(runs: dict[str, dict], title: str) -> str:
+    out = [f"# {title}", "",
+           "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
+           "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge.", ""]
+    sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
+                ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),
+                ("Fig. 5: utility and feedback", FIG5)]
+    for heading, rows in sections:
+        if any(name in runs for name, _, _ in rows):
+            out += [f"## {heading}", "", *_metric_table(rows, runs), "", *_cost_table(rows, runs), ""]
+    everything = [(name, name, None) for name in runs]
+    out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs), ""]
+    return "\n".join(out)
+
+
+def write_report(sample_dir: Path, out_dir: Path, with_bertscore: bool = True) -> Path:
+    """report.md, summaries.json and fig4.png / fig5.png (when their runs exist) in `out_dir`."""
+    runs = load_runs(sample_dir, with_bertscore=with_bertscore)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "summaries.json").write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    text = render(runs, f"Evaluation: {sample_dir.name}")
+    for name, plot in (("fig4.png", plot_fig4), ("fig5.png", plot_fig5)):
+        if plot(runs, out_dir / name):
+            text += f"\n![{name}]({name})\n"
+    (out_dir / "report.md").write_text(text, encoding="utf-8")
+    return out_dir / "report.md"

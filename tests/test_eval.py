@@ -1,0 +1,190 @@
+"""Evaluation: metrics against known values, the Fig. 5 ablation switches, and `augmenter eval` / `report`
+end to end with the fake LLM (resume included)."""
+
+import json
+
+import pytest
+
+from augmenter.cli.main import main
+from augmenter.config import compose, group_options
+from augmenter.errors import ConfigError
+from augmenter.eval import metrics
+from augmenter.eval.runner import Evaluator, read_records
+from augmenter.memory import Snippet
+from policies import LLMAugmenterPolicy
+
+from conftest import DATA
+
+
+# ---- metrics -------------------------------------------------------------------------------------------
+def test_kf1_hand_computed():
+    # "the hotel has free wifi" -> hotel has free wifi; knowledge -> free wifi is available: 2 common of 4 and 4
+    assert metrics.kf1("The hotel has free WiFi!", ["Free wifi is available."]) == pytest.approx(50.0)
+    # snippets are joined: 4 of 4 predicted, 4 of 6 gold -> P 1, R 2/3, F1 0.8
+    assert metrics.kf1("free wifi free parking", ["Free wifi.", "Free parking, is available"]) == pytest.approx(80.0)
+    assert metrics.kf1("anything", []) == 0.0
+
+
+def test_rouge_and_length_known_values():
+    r = metrics.rouge("the cat sat", ["the cat ran"])  # 2 of 3 unigrams, LCS 2
+    assert r["ROUGE-1"] == pytest.approx(200 / 3) and r["ROUGE-L"] == pytest.approx(200 / 3)
+    assert metrics.rouge("the cat sat", ["a dog", "the cat sat"])["ROUGE-1"] == pytest.approx(100.0)  # best ref
+    assert metrics.length("  three  little words ") == 3
+
+
+def test_bleu_and_chrf_corpus_level_multi_reference():
+    assert metrics.bleu4(["the cat sat on the mat"], [["the cat sat on the mat"]]) == pytest.approx(100.0)
+    assert metrics.bleu4(["a b c d e"], [["v w x y z"]]) == pytest.approx(0.0)
+    # the second turn has two references; the matching one counts, the missing one is padding
+    assert metrics.bleu4(["the cat sat on the mat", "a dog ran in the park today"],
+                         [["the cat sat on the mat"], ["nothing alike here", "a dog ran in the park today"]]) == \
+        pytest.approx(100.0)
+    assert metrics.chrf(["same text"], [["same text"]]) == pytest.approx(100.0)
+
+
+def test_meteor_uses_wordnet_offline():
+    # NLTK's own example: an exact 4-word match scores 1 - 0.5 * (1/4)**3
+    assert metrics.meteor("this is a test", ["this is a test"]) == pytest.approx(99.21875)
+    # "sick" ~ "ill" only through WordNet synonyms: then all 3 words match in one chunk
+    assert metrics.meteor("he was sick", ["he was ill"]) == pytest.approx(100 * (1 - 0.5 / 27))
+    assert metrics.meteor("he was sick", ["he was tall"]) < 70
+
+
+def test_bertscore_with_packaged_minilm():
+    same = metrics.bertscore(["The rooms have free wifi."], [["The rooms have free wifi."]])
+    other = metrics.bertscore(["The rooms have free wifi."], [["Parking costs ten pounds a day."]])
+    assert same == pytest.approx(100.0, abs=0.01) and other < same - 5
+
+
+def test_corpus_metrics_mark_unavailable_ones():
+    out = metrics.corpus_metrics(["free wifi"], [["They have free wifi."]], [["Free wifi."]], with_bertscore=False)
+    assert out["BARTScore"] is None and out["BLEURT"] is None and out["KF1"] == pytest.approx(100.0)
+
+
+# ---- the Fig. 5 switches ---------------------------------------------------------------------------------
+def test_ungated_utility_always_asks_for_a_revision_and_latest_is_sent(make_agent):
+    from augmenter.llm import FakeLLM
+    from augmenter.utilities import KF1Utility
+
+    good = "The Grand Meridian Hotel has an indoor pool open daily."
+    fake = FakeLLM(responses=[good, "No idea."])
+    agent = make_agent(fake, LLMAugmenterPolicy(), utility=KF1Utility(threshold=0.0, gate=False), max_llm_calls=2)
+    agent.executor.select = "latest"
+    mem = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    assert len(mem.o) == 2 and mem.f[0] is not None  # feedback although the first candidate passed
+    assert "Feedback on it" in fake.calls[1][-1]["content"]
+    assert mem.response == "No idea."  # not the better one: no utility gating
+
+
+def test_rerank_samples_the_same_prompt_and_sends_the_best(make_agent):
+    from augmenter.llm import FakeLLM
+    from augmenter.utilities import KF1Utility
+
+    fake = FakeLLM(responses=["No idea.", "The Grand Meridian Hotel has an indoor pool open daily."])
+    agent = make_agent(fake, LLMAugmenterPolicy(), utility=KF1Utility(gate=False), max_llm_calls=2)
+    agent.executor.feedback_in_prompt = False
+    mem = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    assert fake.calls[0] == fake.calls[1]  # no feedback in the second prompt
+    assert mem.response == mem.o[1] and mem.u[1] > mem.u[0]
+
+
+def test_given_knowledge_replaces_retrieval(make_agent):
+    from augmenter.llm import FakeLLM
+
+    gold = [Snippet(id="g1", text="The pool closes at 9 pm.")]
+    agent = make_agent(FakeLLM(default="It closes at 9 pm."), LLMAugmenterPolicy())
+    mem = agent.respond("Does the Grand Meridian Hotel have a pool?", given=gold)
+    assert [s.id for s in mem.e] == ["g1"]
+    assert agent.respond("Does the Grand Meridian Hotel have a pool?", given=[]).e == []
+
+
+# ---- augmenter eval / grid / report, fake LLM ----------------------------------------------------------------
+def _eval_args(tmp_path, *extra):
+    return [f"data_root={DATA}", "llm=fake", f"llm_cache.dir={tmp_path / 'cache'}", f"eval.out_dir={tmp_path}",
+            "eval.progress=false", *extra]
+
+
+@pytest.mark.parametrize("name", group_options("experiment"))
+def test_every_experiment_composes_and_builds(name, tmp_path):
+    from augmenter.config import build_agent
+
+    cfg = compose("eval", _eval_args(tmp_path, f"experiment={name}"))
+    assert cfg.name == name and cfg.eval.dataset in ("dstc11", "dstc7")
+    assert build_agent(cfg).respond("Is there free parking?").response
+
+
+def test_eval_writes_records_and_resumes(tmp_path):
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=3"))
+    summary = Evaluator(cfg).run()
+    path = tmp_path / "dstc11-dev-n3-seed0" / "table2_bm25_feedback" / "records.jsonl"
+    lines = path.read_text().splitlines()
+    assert summary["turns"] == 3 and len(lines) == 3
+    record = json.loads(lines[0])
+    assert {"dialogue_id", "memory", "metrics", "cost", "references", "gold_knowledge"} <= set(record)
+    assert record["memory"]["e"] and record["gold_knowledge"] and record["cost"]["knowledge_calls"] == 1
+    assert 0 <= record["metrics"]["KF1"] <= 100
+    # a crash mid-write: the cut line is dropped and only that turn is recomputed
+    path.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])
+    Evaluator(cfg).run()
+    again = path.read_text().splitlines()
+    assert again[:2] == lines[:2] and len(read_records(path)) == 3
+
+
+def test_eval_refuses_to_mix_configurations(tmp_path):
+    Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1"))).run()
+    with pytest.raises(ConfigError, match="different configuration"):
+        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "utility.threshold=0.5"))).run()
+
+
+def test_a_second_writer_is_refused(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=1"))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        run = Evaluator(cfg)
+        run.dir.mkdir(parents=True)
+        (run.dir / "run.lock").write_text(str(other.pid))
+        with pytest.raises(ConfigError, match=f"another eval \\(pid {other.pid}\\)"):
+            run.run()
+    finally:
+        other.kill()
+        other.wait()
+    assert Evaluator(cfg).run()["turns"] == 1  # the lock of a dead process is stale
+
+
+def test_gold_and_no_knowledge_access(tmp_path):
+    for name, expect in (("table2_gold", True), ("table2_llm_only", False)):
+        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=2", f"experiment={name}"))).run()
+        records = read_records(tmp_path / "dstc11-dev-n2-seed0" / name / "records.jsonl")
+        for r in records:
+            evidence = [s["text"] for s in r["memory"]["e"]]
+            assert (evidence == r["gold_knowledge"]) if expect else not evidence
+
+
+def test_bad_knowledge_access_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="eval.knowledge"):
+        Evaluator(compose("eval", _eval_args(tmp_path, "eval.knowledge=psychic")))
+
+
+def test_dstc7_news_chat_instances():
+    from augmenter.tasks.dstc7 import load_instances
+
+    items = load_instances(DATA / "dstc7-track2")
+    assert len(items) == 158  # of the 162 with context and fact, 4 have no reference response
+    assert all(i.fact.text and i.q and i.references for i in items)
+    assert sum(len(i.references) > 1 for i in items) > 100  # multi-reference
+
+
+def test_grid_and_report_end_to_end(tmp_path, capsys):
+    args = _eval_args(tmp_path, "eval.limit=2")
+    assert main(["grid", "--only", "table2_bm25,fig5", *args]) == 0
+    sample = tmp_path / "dstc11-dev-n2-seed0"
+    assert {p.name for p in sample.iterdir()} == {"table2_bm25", "table2_bm25_feedback", "fig5_always_feedback",
+                                                  "fig5_no_gating", "fig5_rerank"}
+    assert main(["report", str(sample), "--out", str(tmp_path / "rep"), "--no-bertscore"]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Fig. 5" in text and "(5) rerank the best of two" in text and "| n/a |" in text
+    assert (tmp_path / "rep" / "fig5.png").stat().st_size > 1000
+    assert main(["report", str(tmp_path / "nothing-here")]) == 2
