@@ -1,8 +1,9 @@
 """Recall@k of DSTC11's gold knowledge snippets for the consolidator's retrieval settings.
 
     python bench/retrieval_recall.py --turns 400
+    python bench/retrieval_recall.py --sample 200 --seed 0   # the turns `augmenter eval` scores by default
 
-Over the first `--turns` knowledge-seeking DSTC11 dev instances: how often the linker finds a gold entity,
+Over the first `--turns` knowledge-seeking DSTC11 dev instances (or a seeded sample of them): how often the linker finds a gold entity,
 and the mean share of gold snippets in the top k, with and without entity focus and history in the query.
 Writes bench/results/retrieval_recall.json with the command.
 """
@@ -24,12 +25,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--turns", type=int, default=400)
+    ap.add_argument("--sample", type=int, default=None, help="a seeded sample of this many turns instead")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval_recall.json"))
     args = ap.parse_args()
     root = Path(args.data_root) / "dstc11-track5"
     kb = load_dstc11(root / "knowledge.json", root / "entity_mapping.json")
-    instances = load_instances(root / "dev", knowledge_seeking_only=True)[: args.turns]
+    if args.sample:
+        instances = load_instances(root / "dev", knowledge_seeking_only=True, limit=args.sample, seed=args.seed)
+    else:
+        instances = load_instances(root / "dev", knowledge_seeking_only=True)[: args.turns]
     rows = []
     retriever = BM25sRetriever()
     for focus in (True, False):

@@ -61,15 +61,15 @@ def _metric_table(rows, runs) -> list[str]:
 
 
 def _cost_table(rows, runs) -> list[str]:
-    head = ["system", "KF1", "LLM calls", "prompt tokens", "completion tokens", "wall s", "knowledge used",
-            "gold recall of evidence"]
+    head = ["system", "KF1", "LLM calls", "candidates", "prompt tokens", "completion tokens", "wall s",
+            "knowledge used", "gold recall of evidence"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
         if name not in runs:
             continue
         r, c = runs[name], runs[name]["cost"]
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]), _fmt(c["llm_calls"]),
-                                        _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
+                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
                                         _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
     return lines
@@ -128,7 +128,10 @@ def plot_fig4(runs, path: Path) -> Optional[Path]:
 def render(runs: dict[str, dict], title: str) -> str:
     out = [f"# {title}", "",
            "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
-           "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge.", ""]
+           "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
+           "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
+           "them (runs share prompts through the LLM cache). 'gold recall of evidence': the share of the gold "
+           "snippets among the evidence the LLM saw.", ""]
     sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
                 ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),
                 ("Fig. 5: utility and feedback", FIG5)]

@@ -101,6 +101,7 @@ def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any
     cost_keys = records[0]["cost"].keys()
     cost = {k: mean(r["cost"][k] for r in records) for k in cost_keys}
     cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in records)
+    cost["candidates"] = mean(len(r["memory"]["o"]) for r in records)
     return {"turns": len(records), "metrics": metrics, "cost": cost}
 
 
