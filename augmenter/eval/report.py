@@ -75,17 +75,30 @@ def _cost_table(rows, runs) -> list[str]:
     return lines
 
 
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, 4))
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_fig5(runs, path: Path) -> Optional[Path]:
     """KF1 against the average number of LLM calls per turn (the paper's Fig. 5)."""
     points = [(label, runs[name]) for name, label, _ in FIG5 if name in runs]
     if not points:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _figure()
     for label, run in points:
         x, y = run["cost"]["llm_calls"], run["metrics"]["KF1"]
         ax.scatter([x], [y], s=40)
@@ -94,10 +107,7 @@ def plot_fig5(runs, path: Path) -> Optional[Path]:
     ax.set_ylabel("KF1 (%)")
     ax.set_title(f"Utility and feedback (DSTC11, {points[0][1]['turns']} turns)")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_fig4(runs, path: Path) -> Optional[Path]:
@@ -105,12 +115,7 @@ def plot_fig4(runs, path: Path) -> Optional[Path]:
     points = [(label, runs[name]) for name, label, _ in FIG4 if name in runs]
     if not points:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _figure()
     labels = [label for label, _ in points]
     kf1 = [run["metrics"]["KF1"] for _, run in points]
     bars = ax.bar(labels, kf1, color="#4c72b0")
@@ -119,10 +124,7 @@ def plot_fig4(runs, path: Path) -> Optional[Path]:
                     bar.get_height()), ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("KF1 (%)")
     ax.set_title("Knowledge-use policies (DSTC11)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def render(runs: dict[str, dict], title: str) -> str:
