@@ -98,6 +98,19 @@ def test_given_knowledge_replaces_retrieval(make_agent):
     assert agent.respond("Does the Grand Meridian Hotel have a pool?", given=[]).e == []
 
 
+def test_bootstrap_interval_and_paired_delta():
+    from augmenter.eval.report import bootstrap_ci, paired_delta
+
+    lo, hi = bootstrap_ci([10.0, 20.0] * 50)
+    assert 13.0 < lo < 15.0 and 15.0 < hi < 17.0  # mean 15, sd 5, n 100: about 15 +- 1
+    assert bootstrap_ci([7.0] * 10) == [7.0, 7.0]
+    base = {"KF1_per_turn": {"a": 10.0, "b": 20.0, "c": 30.0}}
+    run = {"KF1_per_turn": {"a": 12.0, "b": 22.0, "d": 99.0}}  # only a and b are shared
+    delta, ci = paired_delta(run, base)
+    assert delta == 2.0 and ci == [2.0, 2.0]
+    assert paired_delta({"KF1_per_turn": {"x": 1.0}}, base) is None
+
+
 # ---- augmenter eval / grid / report, fake LLM ----------------------------------------------------------------
 def _eval_args(tmp_path, *extra):
     return [f"data_root={DATA}", "llm=fake", f"llm_cache.dir={tmp_path / 'cache'}", f"eval.out_dir={tmp_path}",
@@ -186,5 +199,7 @@ def test_grid_and_report_end_to_end(tmp_path, capsys):
     assert main(["report", str(sample), "--out", str(tmp_path / "rep"), "--no-bertscore"]) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Fig. 5" in text and "(5) rerank the best of two" in text and "| n/a |" in text
+    assert "ΔKF1 vs first row" in text
+    assert "KF1_per_turn" not in (tmp_path / "rep" / "summaries.json").read_text()
     assert (tmp_path / "rep" / "fig5.png").stat().st_size > 1000
     assert main(["report", str(tmp_path / "nothing-here")]) == 2

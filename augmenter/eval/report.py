@@ -43,8 +43,21 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
             summary = summarize(records, with_bertscore=with_bertscore)
             recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
             summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
+            summary["KF1_ci95"] = bootstrap_ci([r["metrics"]["KF1"] for r in records])
+            summary["KF1_per_turn"] = {r["dialogue_id"]: r["metrics"]["KF1"] for r in records}
             runs[d.name] = summary
     return runs
+
+
+def bootstrap_ci(values: list[float], resamples: int = 2000, seed: int = 0) -> list[float]:
+    """95% percentile-bootstrap interval of the mean over turns (seeded, so reports are reproducible)."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    if not len(x):
+        return [float("nan"), float("nan")]
+    means = x[np.random.default_rng(seed).integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    return [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
 
 
 def _metric_table(rows, runs) -> list[str]:
@@ -60,15 +73,35 @@ def _metric_table(rows, runs) -> list[str]:
     return lines
 
 
-def _cost_table(rows, runs) -> list[str]:
-    head = ["system", "KF1", "LLM calls", "candidates", "prompt tokens", "completion tokens", "wall s",
+def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
+    """Mean KF1 difference run - base over the turns both scored, with its paired bootstrap 95% CI."""
+    shared = [t for t in run["KF1_per_turn"] if t in base["KF1_per_turn"]]
+    if not shared:
+        return None
+    diffs = [run["KF1_per_turn"][t] - base["KF1_per_turn"][t] for t in shared]
+    return sum(diffs) / len(diffs), bootstrap_ci(diffs)
+
+
+def _delta(run: dict, base: Optional[dict]) -> str:
+    if base is None or run is base:
+        return "–"
+    d = paired_delta(run, base)
+    return "n/a" if d is None else f"{d[0]:+.2f} ({d[1][0]:+.1f} to {d[1][1]:+.1f})"
+
+
+def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
+    present = [name for name, _, _ in rows if name in runs]
+    base = runs[present[0]] if present and with_delta else None
+    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "candidates", "prompt tokens", "completion tokens", "wall s",
             "knowledge used", "gold recall of evidence"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
         if name not in runs:
             continue
         r, c = runs[name], runs[name]["cost"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]), _fmt(c["llm_calls"]),
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
+                                        "–".join(_fmt(v, 1) for v in r["KF1_ci95"]), _delta(r, base),
+                                        _fmt(c["llm_calls"]),
                                         _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
                                         _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
@@ -101,8 +134,10 @@ def plot_fig5(runs, path: Path) -> Optional[Path]:
     fig, ax = _figure()
     for label, run in points:
         x, y = run["cost"]["llm_calls"], run["metrics"]["KF1"]
-        ax.scatter([x], [y], s=40)
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        ax.scatter([x], [y], s=40, label=label)
+        ax.annotate(label.split()[0], (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)  # "(n)"
+    ax.margins(x=0.15, y=0.15)
+    ax.legend(fontsize=8, loc="lower right")
     ax.set_xlabel("average LLM calls per turn")
     ax.set_ylabel("KF1 (%)")
     ax.set_title(f"Utility and feedback (DSTC11, {points[0][1]['turns']} turns)")
@@ -133,7 +168,8 @@ def render(runs: dict[str, dict], title: str) -> str:
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
            "them (runs share prompts through the LLM cache). 'gold recall of evidence': the share of the gold "
-           "snippets among the evidence the LLM saw.", ""]
+           "snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
+           "ΔKF1: paired difference to the table's first row over the same turns.", ""]
     sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
                 ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),
                 ("Fig. 5: utility and feedback", FIG5)]
@@ -141,7 +177,7 @@ def render(runs: dict[str, dict], title: str) -> str:
         if any(name in runs for name, _, _ in rows):
             out += [f"## {heading}", "", *_metric_table(rows, runs), "", *_cost_table(rows, runs), ""]
     everything = [(name, name, None) for name in runs]
-    out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs), ""]
+    out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs, with_delta=False), ""]
     return "\n".join(out)
 
 
@@ -149,7 +185,8 @@ def write_report(sample_dir: Path, out_dir: Path, with_bertscore: bool = True) -
     """report.md, summaries.json and fig4.png / fig5.png (when their runs exist) in `out_dir`."""
     runs = load_runs(sample_dir, with_bertscore=with_bertscore)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summaries.json").write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    public = {name: {k: v for k, v in run.items() if k != "KF1_per_turn"} for name, run in runs.items()}
+    (out_dir / "summaries.json").write_text(json.dumps(public, indent=1), encoding="utf-8")
     text = render(runs, f"Evaluation: {sample_dir.name}")
     for name, plot in (("fig4.png", plot_fig4), ("fig5.png", plot_fig5)):
         if plot(runs, out_dir / name):
