@@ -41,3 +41,26 @@ def test_prompt_files_load_by_path_and_fail_clearly(tmp_path):
     bad.write_text("template: '{{ q '\n")
     with pytest.raises(ConfigError):
         PromptTemplate.load(str(bad))
+
+
+def test_a_reply_that_runs_on_into_the_prompt_format_is_cut():
+    cut = PromptTemplate.load("customer_service").cut
+    assert cut("Yes, it has free parking.\nUser: Great, book it.\nAssistant: Done.") == "Yes, it has free parking."
+    assert cut("Assistant: Yes, free parking.") == "Yes, free parking."
+    assert cut("It is cheap.\nFeedback on it: The response is inconsistent.") == "It is cheap."
+    assert cut("Two lines,\nboth the answer.") == "Two lines,\nboth the answer."
+    assert cut("The User: label inside a line stays.") == "The User: label inside a line stays."
+    assert cut("User: only labels") == "User: only labels"  # never cut to nothing
+    assert PromptTemplate.load("self_critique").cut("Feedback: Use the parking fact.") == "Use the parking fact."
+
+
+def test_the_agent_sends_the_cut_reply_and_keeps_the_raw_one_in_the_trace(make_agent):
+    from augmenter.llm import FakeLLM
+    from policies import LLMAugmenterPolicy
+
+    agent = make_agent(FakeLLM(default="Alpha Hotel has free parking.\nUser: thanks\nAssistant: bye"),
+                       LLMAugmenterPolicy())
+    mem = agent.respond("Does Alpha Hotel have free parking?")
+    assert mem.response == "Alpha Hotel has free parking."
+    call = next(a for a in mem.trace if a.action.value == "call_llm")
+    assert call.outputs["raw"].endswith("Assistant: bye")

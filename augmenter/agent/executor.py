@@ -93,9 +93,12 @@ class Executor:
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
-        candidate = self.llm.complete(messages, params).text.strip()
+        raw = self.llm.complete(messages, params).text.strip()
+        candidate = self.prompts.response.cut(raw)
         mem.add_candidate(candidate)
         record.outputs = {"candidate": candidate}
+        if candidate != raw:
+            record.outputs["raw"] = raw  # before the prompt format the model went on with was cut off
 
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]

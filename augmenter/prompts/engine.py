@@ -8,6 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional
 
+import re
+
 import jinja2
 import yaml
 
@@ -21,12 +23,30 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newlin
 @dataclass
 class PromptTemplate:
     """A prompt file: `instruction` (system message), `few_shot` ([{user, assistant}]) and a Jinja `template`
-    for the final user message. The template sees: q, history, evidence (rendered snippets), feedback, previous."""
+    for the final user message. The template sees: q, history, evidence (rendered snippets), feedback, previous.
+    `stop`: the prompt's own labels ("User:", "Feedback on it:", ...); a small model that goes on writing the
+    prompt's format past its answer is cut at the first line that starts with one (see `cut`)."""
 
     name: str
     instruction: str
     template: str
     few_shot: list[dict] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    own_label: Optional[str] = None
+
+    def cut(self, text: str) -> str:
+        """The reply without the prompt format a model may continue with: a leading `own_label` ("Assistant:")
+        is dropped, and everything from the first line starting with a `stop` label. Never returns an empty
+        reply for a non-empty one: if the reply is nothing but labels, it is kept as it came."""
+        text = text.strip()
+        if self.own_label and text.startswith(self.own_label):
+            text = text[len(self.own_label):].strip()
+        if self.stop:
+            pattern = r"^[ \t]*(?:" + "|".join(re.escape(label) for label in self.stop) + ")"
+            match = re.search(pattern, text, flags=re.MULTILINE)
+            if match and text[: match.start()].strip():
+                text = text[: match.start()].strip()
+        return text
 
     @classmethod
     def load(cls, name_or_path: str) -> "PromptTemplate":
@@ -45,7 +65,8 @@ class PromptTemplate:
         try:
             data = yaml.safe_load(text)
             prompt = cls(name=path.stem, instruction=data["instruction"].strip(), template=data["template"],
-                         few_shot=list(data.get("few_shot") or []))
+                         few_shot=list(data.get("few_shot") or []),
+                         stop=[str(label) for label in data.get("stop") or []], own_label=data.get("own_label"))
             _ENV.from_string(prompt.template)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError, jinja2.TemplateError) as exc:
             raise ConfigError(f"prompt {name_or_path}: needs 'instruction' and a valid 'template' ({exc})") from None

@@ -70,5 +70,6 @@ class SelfCritiqueUtility(KF1Utility):
         result = super().__call__(mem, candidate)
         if result.passed:
             return result
-        critique = self.llm.complete(self.prompts.self_critique(mem, candidate), self.params).text.strip()
+        raw = self.llm.complete(self.prompts.self_critique(mem, candidate), self.params).text
+        critique = self.prompts.self_critique_prompt.cut(raw)
         return UtilityResult(result.score, critique or self.feedback)
