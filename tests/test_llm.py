@@ -22,3 +22,13 @@ def test_meter_counts_calls_and_tokens():
     llm.complete([{"role": "user", "content": "three words here"}])
     llm.complete([{"role": "user", "content": "x"}])
     assert llm.usage.calls == 2 and llm.usage.prompt_tokens == 4 and llm.usage.completion_tokens == 4
+
+
+def test_turn_cost_counts_cache_hits(make_agent, tmp_path):
+    from policies import LLMAugmenterPolicy
+
+    agent = make_agent(CachedLLM(FakeLLM(default="Alpha Hotel has free parking."), tmp_path), LLMAugmenterPolicy())
+    first = agent.respond("Does Alpha Hotel have free parking?").summary()
+    again = agent.respond("Does Alpha Hotel have free parking?").summary()
+    assert first["llm_calls"] >= 1 and first["cached_llm_calls"] == 0
+    assert again["cached_llm_calls"] == again["llm_calls"] == first["llm_calls"]

@@ -70,7 +70,7 @@ class Executor:
         getattr(self, f"_{action.value}")(mem, record)
         record.seconds = time.perf_counter() - start
         spent = self.llm.usage.minus(before)
-        record.llm_calls, record.llm_seconds = spent.calls, spent.seconds
+        record.llm_calls, record.llm_seconds, record.llm_cached_calls = spent.calls, spent.seconds, spent.cached_calls
         record.prompt_tokens, record.completion_tokens = spent.prompt_tokens, spent.completion_tokens
         return record
 

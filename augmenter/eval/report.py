@@ -89,10 +89,16 @@ def _delta(run: dict, base: Optional[dict]) -> str:
     return "n/a" if d is None else f"{d[0]:+.2f} ({d[1][0]:+.1f} to {d[1][1]:+.1f})"
 
 
+def _cached_share(cost: dict) -> str:
+    if "cached_llm_calls" not in cost or not cost["llm_calls"]:
+        return "n/a"
+    return f"{100 * cost['cached_llm_calls'] / cost['llm_calls']:.0f}%"
+
+
 def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
     present = [name for name, _, _ in rows if name in runs]
     base = runs[present[0]] if present and with_delta else None
-    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "candidates", "prompt tokens", "completion tokens", "wall s",
+    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "from the LLM cache", "candidates", "prompt tokens", "completion tokens", "wall s",
             "knowledge used", "gold recall of evidence"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
@@ -101,7 +107,7 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
         r, c = runs[name], runs[name]["cost"]
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
                                         "–".join(_fmt(v, 1) for v in r["KF1_ci95"]), _delta(r, base),
-                                        _fmt(c["llm_calls"]),
+                                        _fmt(c["llm_calls"]), _cached_share(c),
                                         _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
                                         _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
@@ -167,7 +173,7 @@ def render(runs: dict[str, dict], title: str) -> str:
            "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
-           "them (runs share prompts through the LLM cache). 'gold recall of evidence': the share of the gold "
+           "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). 'gold recall of evidence': the share of the gold "
            "snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
            "ΔKF1: paired difference to the table's first row over the same turns.", ""]
     sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),

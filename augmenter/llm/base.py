@@ -46,13 +46,15 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    cached_calls: int = 0  # of `calls`, served from the disk cache
 
     def minus(self, other: "Usage") -> "Usage":
         return Usage(self.calls - other.calls, self.prompt_tokens - other.prompt_tokens,
-                     self.completion_tokens - other.completion_tokens, self.seconds - other.seconds)
+                     self.completion_tokens - other.completion_tokens, self.seconds - other.seconds,
+                     self.cached_calls - other.cached_calls)
 
     def copy(self) -> "Usage":
-        return Usage(self.calls, self.prompt_tokens, self.completion_tokens, self.seconds)
+        return Usage(self.calls, self.prompt_tokens, self.completion_tokens, self.seconds, self.cached_calls)
 
 
 class MeteredLLM:
@@ -71,4 +73,5 @@ class MeteredLLM:
         self.usage.prompt_tokens += out.prompt_tokens
         self.usage.completion_tokens += out.completion_tokens
         self.usage.seconds += time.perf_counter() - start
+        self.usage.cached_calls += int(out.cached)
         return out

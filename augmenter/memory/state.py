@@ -66,6 +66,7 @@ class ActionRecord(BaseModel):
     seconds: float = 0.0  # time spent executing the action
     policy_seconds: float = 0.0  # time the policy took to choose it
     llm_calls: int = 0
+    llm_cached_calls: int = 0  # of llm_calls, answered by the LLM cache (they cost no time)
     llm_seconds: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -176,6 +177,7 @@ class WorkingMemory(BaseModel):
         """Cost figures of the turn."""
         return {
             "llm_calls": self.llm_calls,
+            "cached_llm_calls": sum(r.llm_cached_calls for r in self.trace),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "wall_seconds": round(self.wall_seconds, 4),
