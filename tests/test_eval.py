@@ -147,6 +147,17 @@ def test_eval_refuses_to_mix_configurations(tmp_path):
     Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1"))).run()
     with pytest.raises(ConfigError, match="different configuration"):
         Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "utility.threshold=0.5"))).run()
+    # the same options with an edited prompt file are a different system too
+    import shutil
+    from importlib import resources
+
+    mine = tmp_path / "mine.yaml"
+    shutil.copy(resources.files("augmenter.prompts") / "files" / "customer_service.yaml", mine)
+    args = _eval_args(tmp_path, "eval.limit=1", f"prompt.response={mine}", "name=mine")
+    Evaluator(compose("eval", args)).run()
+    mine.write_text(mine.read_text().replace("one to three sentences", "one sentence"))
+    with pytest.raises(ConfigError, match="prompt_files"):
+        Evaluator(compose("eval", args)).run()
 
 
 def test_a_second_writer_is_refused(tmp_path):

@@ -7,6 +7,7 @@ turns already in the file are skipped. `summary.json` holds the run's metrics an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -76,6 +77,12 @@ def _fingerprint(cfg: DictConfig) -> dict:
         data.pop(key, None)
     data.get("eval", {}).pop("out_dir", None)
     data.get("eval", {}).pop("progress", None)
+    # an edited prompt file changes the system as much as a changed option does
+    from augmenter.prompts import PromptTemplate
+
+    prompts = data.get("prompt", {})
+    data["prompt_files"] = {key: hashlib.sha256(PromptTemplate.source(prompts[key]).encode("utf-8")).hexdigest()[:16]
+                            for key in ("response", "self_ask", "self_critique") if isinstance(prompts.get(key), str)}
     return data
 
 

@@ -48,20 +48,25 @@ class PromptTemplate:
                 text = text[: match.start()].strip()
         return text
 
-    @classmethod
-    def load(cls, name_or_path: str) -> "PromptTemplate":
-        """Load a packaged prompt by name (e.g. "customer_service") or a YAML file by path."""
+    @staticmethod
+    def source(name_or_path: str) -> str:
+        """The text of a packaged prompt by name (e.g. "customer_service") or of a YAML file by path."""
         path = Path(name_or_path)
         if path.suffix in (".yaml", ".yml"):
             if not path.exists():
                 raise ConfigError(f"prompt file not found: {path}")
-            text = path.read_text(encoding="utf-8")
-        else:
-            packaged = resources.files("augmenter.prompts") / "files" / f"{name_or_path}.yaml"
-            if not packaged.is_file():
-                known = sorted(p.name[:-5] for p in (resources.files("augmenter.prompts") / "files").iterdir())
-                raise ConfigError(f"unknown prompt {name_or_path!r}; packaged prompts: {', '.join(known)}")
-            text = packaged.read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
+        packaged = resources.files("augmenter.prompts") / "files" / f"{name_or_path}.yaml"
+        if not packaged.is_file():
+            known = sorted(p.name[:-5] for p in (resources.files("augmenter.prompts") / "files").iterdir())
+            raise ConfigError(f"unknown prompt {name_or_path!r}; packaged prompts: {', '.join(known)}")
+        return packaged.read_text(encoding="utf-8")
+
+    @classmethod
+    def load(cls, name_or_path: str) -> "PromptTemplate":
+        """Load a packaged prompt by name or a YAML file by path (see `source`)."""
+        path = Path(name_or_path)
+        text = cls.source(name_or_path)
         try:
             data = yaml.safe_load(text)
             prompt = cls(name=path.stem, instruction=data["instruction"].strip(), template=data["template"],
