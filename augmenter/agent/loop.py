@@ -58,6 +58,16 @@ class Agent:
                 given: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
         """Answer `q`. `given` hands in the turn's knowledge (gold knowledge): consolidating then uses it
         instead of retrieval (an empty list: no knowledge)."""
+        mem = self.begin(q, history, given)
+        while not mem.sent:
+            start = time.perf_counter()
+            requested = self.policy.next_action(mem)
+            self.act(mem, requested, policy_seconds=time.perf_counter() - start)
+        return mem
+
+    def begin(self, q: str, history: Sequence[Utterance] = (),
+              given: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
+        """A new turn's Working Memory, observed (entities linked). An empty `q` is answered at once."""
         text = (q or "").strip()
         mem = WorkingMemory(q=text, h_q=list(history), given=None if given is None else list(given))
         if not text:
@@ -68,18 +78,23 @@ class Agent:
             mem.q = text[: self.max_query_chars]
             mem.warnings.append(f"utterance of {len(text)} characters cut to {self.max_query_chars}")
         self.executor.observe(mem)
-        for _ in range(self.max_steps):
-            start = time.perf_counter()
-            requested = self.policy.next_action(mem)
-            policy_seconds = time.perf_counter() - start
-            action, note = self._admissible(requested, mem)
-            if self._step(mem, action, note, requested, policy_seconds):
-                return mem
-        note = f"step budget ({self.max_steps}) reached"
-        if not mem.has_candidate and self._step(mem, Action.CALL_LLM, note):  # the first call is always allowed
-            return mem
-        self._step(mem, Action.SEND, note)
         return mem
+
+    def act(self, mem: WorkingMemory, requested: Action, policy_seconds: float = 0.0) -> bool:
+        """One policy decision (replaced when inadmissible, see the class docstring); True once the turn is
+        over. The `max_steps`-th decision ends the turn: the best candidate is sent (after a first LLM call
+        if there is none)."""
+        if mem.sent:
+            return True
+        action, note = self._admissible(requested, mem)
+        if self._step(mem, action, note, requested, policy_seconds):
+            return True
+        if len(mem.trace) >= self.max_steps:
+            note = f"step budget ({self.max_steps}) reached"
+            if not mem.has_candidate and self._step(mem, Action.CALL_LLM, note):  # the first call is always allowed
+                return True
+            self._step(mem, Action.SEND, note)
+        return mem.sent
 
     def _step(self, mem: WorkingMemory, action: Action, note: Optional[str] = None,
               requested: Optional[Action] = None, policy_seconds: float = 0.0) -> bool:

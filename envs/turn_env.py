@@ -1,0 +1,133 @@
+"""`augmenter/Turn-v0`: one user turn as an episode of the paper's MDP (section 2.1); a step is one policy
+decision.
+
+- Observation: `{"text": the Working Memory as text, "features": [has evidence, has candidate, last utility
+  (-1 before any), LLM calls so far / the budget]}`. The text keeps to `CHARSET` (printable ASCII; anything else
+  becomes "?") and `max_text` characters, so it always lies in its `spaces.Text`.
+- Action: `Discrete(len(ACTIONS))` over `augmenter.memory.Action`. An inadmissible action is replaced the way
+  the Agent replaces it (send with no candidate calls the LLM first; a call over the LLM budget sends the best
+  candidate; ...): `info["replaced"]` says so. The `max_steps`-th decision ends the turn.
+- Reward: each LLM call costs `llm_call_cost`, each knowledge consolidation `consolidation_cost`, charged on the
+  step that makes it; the step that sends adds the response's quality: the configured utility's score against
+  the turn's gold knowledge (0 for a turn that needs none, where only the costs count).
+
+A whole dialogue as one episode (with an LLM user simulator) is not built yet (issue #4).
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Optional
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from augmenter.agent import Agent
+from augmenter.memory import Action, WorkingMemory
+
+from augmenter.envs.user_sim import UserSimulator, UserTurn
+
+ACTIONS: list[Action] = list(Action)
+CHARSET = "".join(c for c in string.printable if c not in "\x0b\x0c")
+_ALLOWED = set(CHARSET)
+
+
+def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
+    """The Working Memory in a few labelled lines, newest information last."""
+    lines = [f"user: {mem.q}"]
+    if mem.h_q:
+        lines.append(f"before: {mem.h_q[-1].text}")
+    lines.append(f"entities: {', '.join(e.name for e in mem.entities) or 'none'}")
+    if mem.needs_knowledge is not None:
+        lines.append(f"llm says it needs knowledge: {'yes' if mem.needs_knowledge else 'no'}")
+    lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {mem.e[0].text}" if mem.e else ""))
+    for i, candidate in enumerate(mem.o):
+        score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"
+        lines.append(f"candidate {i + 1}{score}: {candidate}")
+    if mem.feedback:
+        lines.append(f"feedback: {mem.feedback}")
+    text = "".join(c if c in _ALLOWED else "?" for c in "\n".join(lines))
+    return text[:max_chars]
+
+
+class TurnEnv(gym.Env):
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, agent: Agent, users: UserSimulator, llm_call_cost: float = 0.0,
+                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: Optional[str] = None):
+        if llm_call_cost < 0 or consolidation_cost < 0:
+            raise ValueError("costs are non-negative amounts subtracted from the reward")
+        self.agent, self.users = agent, users
+        self.llm_call_cost, self.consolidation_cost = llm_call_cost, consolidation_cost
+        self.max_text = max_text
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(len(ACTIONS))
+        self.observation_space = spaces.Dict({
+            "text": spaces.Text(max_length=max_text, min_length=0, charset=CHARSET),
+            "features": spaces.Box(low=np.array([0, 0, -1, 0], dtype=np.float32),
+                                   high=np.array([1, 1, 1, 1], dtype=np.float32), dtype=np.float32),
+        })
+        self.turn: Optional[UserTurn] = None
+        self.mem: Optional[WorkingMemory] = None
+
+    def _observation(self) -> dict[str, Any]:
+        mem = self.mem
+        features = np.array([float(mem.has_evidence), float(mem.has_candidate), mem.u[-1] if mem.u else -1.0,
+                             min(1.0, mem.llm_calls / self.agent.max_llm_calls)], dtype=np.float32)
+        return {"text": observation_text(mem, self.max_text), "features": np.clip(features, -1.0, 1.0)}
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        self.turn = (options or {}).get("turn") or self.users.sample(self.np_random)
+        self.mem = self.agent.begin(self.turn.q, self.turn.history)
+        return self._observation(), {"turn_id": self.turn.turn_id, "knowledge_seeking": self.turn.knowledge_seeking}
+
+    def quality(self) -> float:
+        """The sent response's utility against the turn's gold knowledge (0 when the turn needs none)."""
+        if not self.turn.gold or not self.mem.response:
+            return 0.0
+        scorer = self.agent.executor.utility
+        return float(scorer.score(self.mem.model_copy(update={"e": list(self.turn.gold)}), self.mem.response))
+
+    def step(self, action):
+        if self.mem is None:
+            raise RuntimeError("call reset() before step()")
+        if self.mem.sent:
+            raise RuntimeError("the turn is over: call reset()")
+        requested = ACTIONS[int(action)]
+        before = len(self.mem.trace)
+        done = self.agent.act(self.mem, requested)
+        taken = self.mem.trace[before:]
+        calls = sum(r.llm_calls for r in taken)
+        consolidations = sum(r.action == Action.CONSOLIDATE_KNOWLEDGE for r in taken)
+        reward = -self.llm_call_cost * calls - self.consolidation_cost * consolidations
+        info: dict[str, Any] = {"requested": requested.value, "taken": [r.action.value for r in taken],
+                                "replaced": any(r.requested is not None for r in taken) or len(taken) > 1}
+        if done:
+            info["quality"] = self.quality()
+            info["llm_calls"] = self.mem.llm_calls
+            reward += info["quality"]
+        return self._observation(), float(reward), done, False, info
+
+    def render(self):
+        if self.render_mode == "ansi" and self.mem is not None:
+            return observation_text(self.mem, self.max_text)
+        return None
+
+
+def make_turn_env(overrides: tuple[str, ...] = (), split: str = "dev", limit: Optional[int] = None,
+                  seeking_share: Optional[float] = None, llm_call_cost: float = 0.0, consolidation_cost: float = 0.0,
+                  **kwargs) -> TurnEnv:
+    """The entry point of `gymnasium.make("augmenter/Turn-v0", overrides=[...])`: the agent from the `chat`
+    config (DSTC11 task, any other group swapped by `overrides`, e.g. "llm=fake"), DSTC11 replay of `split`."""
+    from pathlib import Path
+
+    from augmenter.config import build_agent, compose
+    from augmenter.envs.user_sim import DSTC11Replay
+
+    cfg = compose("chat", ["task=dstc11", *overrides])
+    agent = build_agent(cfg)
+    users = DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", split, agent.executor.consolidator.kb,
+                         limit=limit, seeking_share=seeking_share)
+    return TurnEnv(agent, users, llm_call_cost=llm_call_cost, consolidation_cost=consolidation_cost, **kwargs)
