@@ -1,5 +1,6 @@
 """Policies that pick the agent's next action (installed as `augmenter.policies`)."""
 
+from augmenter.policies.env_policies import Episode, EnvPolicy, MemoryPolicy, RandomPolicy, rollout
 from augmenter.policies.rules import (
     PREDICATES,
     AlwaysUsePolicy,
@@ -9,4 +10,4 @@ from augmenter.policies.rules import (
     SelfAskPolicy,
 )
 
-__all__ = ["AlwaysUsePolicy", "LLMAugmenterPolicy", "NoKnowledgePolicy", "PREDICATES", "RulePolicy", "SelfAskPolicy"]
+__all__ = ["Episode", "EnvPolicy", "MemoryPolicy", "RandomPolicy", "rollout", "AlwaysUsePolicy", "LLMAugmenterPolicy", "NoKnowledgePolicy", "PREDICATES", "RulePolicy", "SelfAskPolicy"]

@@ -87,3 +87,19 @@ def test_costs_must_not_be_negative(env):
     with pytest.raises(ValueError, match="non-negative"):
         TurnEnv(env.agent, env.users, llm_call_cost=-1)
     assert isinstance(env.users.turns[0], UserTurn)
+
+
+def test_a_rule_policy_plays_the_env_exactly_as_it_runs_in_the_agent(env):
+    from policies import LLMAugmenterPolicy, MemoryPolicy, RandomPolicy, rollout
+
+    turn = _seeking_turn(env)
+    played = rollout(env, MemoryPolicy(LLMAugmenterPolicy()), seed=0, turn=turn)
+    env.agent.policy = LLMAugmenterPolicy()
+    direct = env.agent.respond(turn.q, turn.history)
+    assert played.response == direct.response and played.llm_calls == direct.llm_calls
+    assert played.steps == len(direct.trace)
+    costs = 0.01 * direct.llm_calls + 0.005 * direct.count(Action.CONSOLIDATE_KNOWLEDGE)
+    assert played.reward == pytest.approx(played.quality - costs)
+    # a random policy always finishes its episodes (the step budget), whatever it picks
+    episodes = [rollout(env, RandomPolicy(seed=s), seed=s) for s in range(10)]
+    assert all(e.response and 1 <= e.steps <= env.agent.max_steps for e in episodes)
