@@ -105,7 +105,7 @@ def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any
         return {"turns": 0}
     metrics = corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
                              [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
-    cost_keys = set.intersection(*(set(r["cost"]) for r in records))  # records of older versions may lack some
+    cost_keys = [k for k in records[0]["cost"] if all(k in r["cost"] for r in records)]  # older records may lack some
     cost = {k: mean(r["cost"][k] for r in records) for k in cost_keys}
     cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in records)
     cost["candidates"] = mean(len(r["memory"]["o"]) for r in records)
