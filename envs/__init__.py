@@ -1,8 +1,9 @@
 """Gymnasium user-simulator environments for training policies (installed as `augmenter.envs`).
 
 `augmenter/Turn-v0` (`TurnEnv`): one user turn of the paper's MDP, one step per policy decision, with DSTC11
-replay as the user simulator; `policies.rollout` plays it with random or rule-based policies. Still to build (issue #4): the whole-dialogue option with an LLM user simulator,
-the offline candidate cache, the T5 policy and its training.
+replay as the user simulator; `policies.rollout` plays it with random or rule-based policies. Still to build
+(issue #4): the whole-dialogue option with an LLM user simulator, the offline candidate cache, the T5 policy and
+its training.
 """
 
 import gymnasium

@@ -98,8 +98,8 @@ def _cached_share(cost: dict) -> str:
 def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
     present = [name for name, _, _ in rows if name in runs]
     base = runs[present[0]] if present and with_delta else None
-    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "from the LLM cache", "candidates", "prompt tokens", "completion tokens", "wall s",
-            "knowledge used", "gold recall of evidence"]
+    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "from the LLM cache",
+            "candidates", "prompt tokens", "completion tokens", "wall s", "knowledge used", "gold recall of evidence"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
         if name not in runs:
@@ -173,8 +173,8 @@ def render(runs: dict[str, dict], title: str) -> str:
            "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
-           "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). 'gold recall of evidence': the share of the gold "
-           "snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
+           "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
+           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
            "ΔKF1: paired difference to the table's first row over the same turns.", ""]
     sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
                 ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),

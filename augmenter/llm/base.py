@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 from typing import Optional, Protocol, runtime_checkable
 
 Messages = list[dict[str, str]]  # OpenAI chat format: [{"role": "system" | "user" | "assistant", "content": ...}]
@@ -49,12 +49,10 @@ class Usage:
     cached_calls: int = 0  # of `calls`, served from the disk cache
 
     def minus(self, other: "Usage") -> "Usage":
-        return Usage(self.calls - other.calls, self.prompt_tokens - other.prompt_tokens,
-                     self.completion_tokens - other.completion_tokens, self.seconds - other.seconds,
-                     self.cached_calls - other.cached_calls)
+        return Usage(*(mine - theirs for mine, theirs in zip(astuple(self), astuple(other))))
 
     def copy(self) -> "Usage":
-        return Usage(self.calls, self.prompt_tokens, self.completion_tokens, self.seconds, self.cached_calls)
+        return replace(self)
 
 
 class MeteredLLM:

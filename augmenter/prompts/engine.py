@@ -3,12 +3,11 @@ rendered from a prompt file into chat messages."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Optional
-
-import re
 
 import jinja2
 import yaml
