@@ -11,7 +11,9 @@ decision.
   step that makes it; the step that sends adds the response's quality: the configured utility's score against
   the turn's gold knowledge (0 for a turn that needs none, where only the costs count).
 
-A whole dialogue as one episode (with an LLM user simulator) is not built yet (issue #4).
+- Episode: one user turn (`episode="turn"`, `augmenter/Turn-v0`), or a whole dialogue (`episode="dialogue"`,
+  `augmenter/Dialogue-v0`): when a turn's response is sent, its reward is paid and the user simulator's next
+  turn begins with a fresh Working Memory (`info["turn_over"]`), until the simulator is done or `max_turns`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from augmenter.agent import Agent
+from augmenter.errors import ConfigError
 from augmenter.memory import Action, WorkingMemory
 
 from augmenter.envs.user_sim import UserSimulator, UserTurn
@@ -51,13 +54,29 @@ def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
     return text[:max_chars]
 
 
+N_FEATURES = 4
+
+
+def observation_features(mem: WorkingMemory, max_llm_calls: int) -> np.ndarray:
+    """[has evidence, has candidate, last utility (-1 before any), LLM calls so far / the budget]."""
+    features = np.array([float(mem.has_evidence), float(mem.has_candidate), mem.u[-1] if mem.u else -1.0,
+                         min(1.0, mem.llm_calls / max_llm_calls)], dtype=np.float32)
+    return np.clip(features, -1.0, 1.0)
+
+
 class TurnEnv(gym.Env):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, agent: Agent, users: UserSimulator, llm_call_cost: float = 0.0,
-                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: Optional[str] = None):
+                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: Optional[str] = None,
+                 episode: str = "turn", max_turns: Optional[int] = None):
         if llm_call_cost < 0 or consolidation_cost < 0:
             raise ValueError("costs are non-negative amounts subtracted from the reward")
+        if episode not in ("turn", "dialogue"):
+            raise ValueError(f"episode must be 'turn' or 'dialogue', got {episode!r}")
+        self.episode, self.max_turns = episode, max_turns
+        self.conversation = None
+        self.turns_done = 0
         self.agent, self.users = agent, users
         self.llm_call_cost, self.consolidation_cost = llm_call_cost, consolidation_cost
         self.max_text = max_text
@@ -72,14 +91,17 @@ class TurnEnv(gym.Env):
         self.mem: Optional[WorkingMemory] = None
 
     def _observation(self) -> dict[str, Any]:
-        mem = self.mem
-        features = np.array([float(mem.has_evidence), float(mem.has_candidate), mem.u[-1] if mem.u else -1.0,
-                             min(1.0, mem.llm_calls / self.agent.max_llm_calls)], dtype=np.float32)
-        return {"text": observation_text(mem, self.max_text), "features": np.clip(features, -1.0, 1.0)}
+        return {"text": observation_text(self.mem, self.max_text),
+                "features": observation_features(self.mem, self.agent.max_llm_calls)}
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
-        self.turn = (options or {}).get("turn") or self.users.sample(self.np_random)
+        self.turns_done = 0
+        if self.episode == "dialogue":
+            self.conversation = self.users.dialogue(self.np_random)
+            self.turn = self.conversation.first()
+        else:
+            self.turn = (options or {}).get("turn") or self.users.sample(self.np_random)
         self.mem = self.agent.begin(self.turn.q, self.turn.history)
         return self._observation(), {"turn_id": self.turn.turn_id, "knowledge_seeking": self.turn.knowledge_seeking}
 
@@ -108,6 +130,12 @@ class TurnEnv(gym.Env):
             info["quality"] = self.quality()
             info["llm_calls"] = self.mem.llm_calls
             reward += info["quality"]
+            self.turns_done += 1
+            if self.episode == "dialogue" and (self.max_turns is None or self.turns_done < self.max_turns):
+                upcoming = self.conversation.next(self.mem.response)
+                if upcoming is not None:
+                    info["turn_over"], info["turn_id"] = True, self.turn.turn_id
+                    self.turn, self.mem, done = upcoming, self.agent.begin(upcoming.q, upcoming.history), False
         return self._observation(), float(reward), done, False, info
 
     def render(self):
@@ -116,18 +144,54 @@ class TurnEnv(gym.Env):
         return None
 
 
-def make_turn_env(overrides: tuple[str, ...] = (), split: str = "dev", limit: Optional[int] = None,
-                  seeking_share: Optional[float] = None, llm_call_cost: float = 0.0, consolidation_cost: float = 0.0,
-                  **kwargs) -> TurnEnv:
-    """The entry point of `gymnasium.make("augmenter/Turn-v0", overrides=[...])`: the agent from the `chat`
-    config (DSTC11 task, any other group swapped by `overrides`, e.g. "llm=fake"), DSTC11 replay of `split`."""
+def build_env(cfg, part: str = "train", agent: Optional[Agent] = None) -> TurnEnv:
+    """The environment a composed `train` config describes: its agent (or `agent`) answering DSTC11 replay
+    turns of one side of the dialogue-level split (`part`: train | heldout | all)."""
     from pathlib import Path
 
-    from augmenter.config import build_agent, compose
-    from augmenter.envs.user_sim import DSTC11Replay
+    from augmenter.config import build_agent
+    from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, load_chat_seeds
 
-    cfg = compose("chat", ["task=dstc11", *overrides])
-    agent = build_agent(cfg)
-    users = DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", split, agent.executor.consolidator.kb,
-                         limit=limit, seeking_share=seeking_share)
-    return TurnEnv(agent, users, llm_call_cost=llm_call_cost, consolidation_cost=consolidation_cost, **kwargs)
+    e = cfg.env
+    agent = agent or build_agent(cfg)
+    if e.users == "dstc11":
+        users = DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", e.split, agent.executor.consolidator.kb,
+                             limit=e.heldout_limit if part == "heldout" else e.train_limit,
+                             seeking_share=e.seeking_share if part == "train" else None, part=part,
+                             heldout_share=e.heldout_share)
+    elif e.users == "chat_seeds":
+        users = LLMUserSimulator(agent.executor.llm, load_chat_seeds(e.chat_seeds.path, e.chat_seeds.utterances),
+                                 max_turns=e.max_turns or 3)
+    else:
+        raise ConfigError(f"env.users must be dstc11 or chat_seeds, got {e.users!r}")
+    try:
+        return TurnEnv(agent, users, llm_call_cost=e.llm_call_cost, consolidation_cost=e.consolidation_cost,
+                       max_text=e.max_text, episode=e.episode, max_turns=e.max_turns)
+    except ValueError as exc:
+        raise ConfigError(f"env: {exc}") from None
+
+
+def make_dialogue_env(overrides: tuple[str, ...] = (), part: str = "train", **env) -> TurnEnv:
+    """`gymnasium.make("augmenter/Dialogue-v0", ...)`: as `make_turn_env`, a whole dialogue per episode."""
+    return make_turn_env(overrides, part, **{"episode": "dialogue", **env})
+
+
+def make_turn_env(overrides: tuple[str, ...] = (), part: str = "train", **env) -> TurnEnv:
+    """The entry point of `gymnasium.make("augmenter/Turn-v0", overrides=[...], part=..., limit=..., ...)`: the
+    `train` config composed with `overrides` (e.g. "llm=fake"); keyword arguments set `env.*` values (`limit`
+    sets the sample size of the chosen part)."""
+    from omegaconf import open_dict
+
+    from augmenter.config import compose
+
+    cfg = compose("train", list(overrides))
+    with open_dict(cfg):
+        if "limit" in env:
+            limit = env.pop("limit")
+            cfg.env.train_limit = cfg.env.heldout_limit = limit
+        unknown = set(env) - set(cfg.env)
+        if unknown:
+            raise TypeError(f"unknown environment setting(s): {', '.join(sorted(unknown))}; known: limit, "
+                            f"{', '.join(cfg.env)}")
+        cfg.env.update(env)
+    return build_env(cfg, part)

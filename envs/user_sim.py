@@ -1,12 +1,16 @@
 """User simulators: where the environment's user turns come from.
 
 `DSTC11Replay` replays the user turns of a DSTC11 split, knowledge-seeking and not (so that "when to consolidate"
-is learnable), each with its gold knowledge (empty for turns that need none). An LLM user simulator for
-multi-turn dialogues (BotChat seeds) is not built yet (issue #4, point 2).
+is learnable), each with its gold knowledge (empty for turns that need none); its `dialogue` replays one
+dialogue's user turns in order. `LLMUserSimulator` writes the user's side of a multi-turn conversation with an LLM,
+starting from a seed (BotChat's ChatSEEDs: the opening utterances of MuTual dialogues); its turns carry no gold
+knowledge, so their reward is the costs alone (chit-chat: consolidating there only costs).
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Protocol
@@ -30,19 +34,64 @@ class UserTurn:
     gold: list[Snippet] = field(default_factory=list)  # the knowledge a good answer uses (empty: none needed)
 
 
+class Conversation(Protocol):
+    """A whole dialogue as the environment sees it: the first user turn, then each next one given the reply."""
+
+    def first(self) -> UserTurn: ...
+
+    def next(self, response: str) -> Optional[UserTurn]: ...  # None: the user is done
+
+
 class UserSimulator(Protocol):
     def __len__(self) -> int: ...
 
     def sample(self, rng: np.random.Generator) -> UserTurn: ...
 
+    def dialogue(self, rng: np.random.Generator) -> Conversation: ...
+
+
+class Replayed:
+    """A recorded dialogue's user turns, in order; the agent's replies do not change what the user says next."""
+
+    def __init__(self, turns: list[UserTurn]):
+        self.turns, self.i = turns, 0
+
+    def first(self) -> UserTurn:
+        self.i = 0
+        return self.turns[0]
+
+    def next(self, response: str) -> Optional[UserTurn]:
+        self.i += 1
+        return self.turns[self.i] if self.i < len(self.turns) else None
+
+
+PARTS = ("all", "train", "heldout")
+
+
+def heldout_dialogue(history: list[Utterance], q: str, share: float = 0.2) -> bool:
+    """Whether a turn's dialogue is held out: decided by a hash of the dialogue's first utterance, so every
+    prefix of one dialogue falls on the same side (no training on the start of a held-out conversation)."""
+    first = (history[0].text if history else q).strip().lower()
+    return int(hashlib.sha256(first.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF < share
+
 
 class DSTC11Replay:
     """User turns of a DSTC11 split (`<root>/<split>/logs.json`, `labels.json`); `limit` keeps a seeded sample.
-    `seeking_share` (0..1, or None for the split's own mix) sets how often a knowledge-seeking turn is drawn."""
+    `seeking_share` (0..1, or None for the split's own mix) sets how often a knowledge-seeking turn is drawn.
+    `part`: "train" or "heldout" keeps one side of a fixed dialogue-level split (`heldout_share` of the
+    dialogues are held out; DSTC11 publishes no training logs, so policies learn on dev and are scored on
+    held-out dev dialogues), "all" keeps every turn."""
 
     def __init__(self, root: str | Path, split: str, knowledge: KnowledgeBase, limit: Optional[int] = None,
-                 seed: int = 0, seeking_share: Optional[float] = None):
-        instances = load_instances(Path(root) / split, limit=limit, seed=seed)
+                 seed: int = 0, seeking_share: Optional[float] = None, part: str = "all",
+                 heldout_share: float = 0.2):
+        if part not in PARTS:
+            raise InputError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
+        instances = load_instances(Path(root) / split)
+        if part != "all":
+            instances = [x for x in instances if heldout_dialogue(x.history, x.q, heldout_share) == (part == "heldout")]
+        if limit is not None and limit < len(instances):
+            instances = sorted(random.Random(seed).sample(instances, limit), key=lambda x: x.index)
         self.turns = [UserTurn(f"dstc11-{split}-{x.index}", x.q, x.history, x.target, knowledge.gold(x.knowledge))
                       for x in instances]
         self.seeking = [i for i, t in enumerate(self.turns) if t.knowledge_seeking]
@@ -56,8 +105,103 @@ class DSTC11Replay:
     def __len__(self) -> int:
         return len(self.turns)
 
+    def dialogue(self, rng: np.random.Generator) -> Replayed:
+        """One dialogue (the turns sharing a first utterance), its turns in order of their history's length."""
+        if not hasattr(self, "_dialogues"):
+            groups: dict[str, list[UserTurn]] = {}
+            for t in self.turns:
+                groups.setdefault((t.history[0].text if t.history else t.q).strip().lower(), []).append(t)
+            self._dialogues = [sorted(g, key=lambda t: len(t.history)) for g in groups.values()]
+        return Replayed(self._dialogues[int(rng.integers(len(self._dialogues)))])
+
     def sample(self, rng: np.random.Generator) -> UserTurn:
         if self.seeking_share is None or not self.seeking or not self.other:
             return self.turns[int(rng.integers(len(self.turns)))]
         pool = self.seeking if rng.random() < self.seeking_share else self.other
         return self.turns[pool[int(rng.integers(len(pool)))]]
+
+
+def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
+    """BotChat's ChatSEEDs (`MuTual_test_starts.jsonl`: a JSON list of utterances in `conv-GT`), each cut to its
+    first `utterances` utterances."""
+    import json
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"chat seeds not found: {path}")
+    seeds = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            conv = json.loads(json.loads(line)["conv-GT"])
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}:{n}: not a ChatSEED line ({exc})") from None
+        if len(conv) >= utterances and all(isinstance(u, str) and u.strip() for u in conv[:utterances]):
+            seeds.append([u.strip() for u in conv[:utterances]])
+    if not seeds:
+        raise InputError(f"{path}: no seed with {utterances} utterances")
+    return seeds
+
+
+class LLMConversation:
+    def __init__(self, simulator: "LLMUserSimulator", name: str, history: list[Utterance], seed: int):
+        self.sim, self.name, self.history, self.seed, self.turn = simulator, name, history, seed, 0
+
+    def _user_turn(self) -> Optional[UserTurn]:
+        text = self.sim.write(self.history, self.seed + self.turn)
+        if not text:
+            return None
+        turn = UserTurn(f"{self.name}-t{self.turn}", text, list(self.history))
+        self.history = [*self.history, Utterance(speaker="U", text=text)]
+        self.turn += 1
+        return turn
+
+    def first(self) -> UserTurn:
+        return self._user_turn() or UserTurn(f"{self.name}-t0", "Hello!", list(self.history))
+
+    def next(self, response: str) -> Optional[UserTurn]:
+        if self.turn >= self.sim.max_turns:
+            return None
+        self.history = [*self.history, Utterance(speaker="S", text=response)]
+        return self._user_turn()
+
+
+class LLMUserSimulator:
+    """The user's side of a conversation, written by an LLM from a seed: the seed's utterances open the dialogue
+    (alternating user and assistant, ending with the assistant's so that the user speaks next), then the LLM
+    writes each user message (prompt file `user_simulator`, seeded sampling: reproducible and cacheable), up to
+    `max_turns` user turns."""
+
+    def __init__(self, llm, seeds: list[list[str]], prompt: str = "user_simulator", max_turns: int = 3,
+                 temperature: float = 0.7, max_tokens: int = 60):
+        from augmenter.prompts import PromptTemplate
+
+        if not seeds:
+            raise InputError("the LLM user simulator needs at least one seed conversation")
+        if max_turns < 1:
+            raise InputError(f"max_turns must be at least 1, got {max_turns}")
+        self.llm, self.seeds, self.max_turns = llm, seeds, max_turns
+        self.prompt = PromptTemplate.load(prompt)
+        self.temperature, self.max_tokens = temperature, max_tokens
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def _opening(self, seed: list[str]) -> list[Utterance]:
+        speakers = ["U", "S"] * len(seed)
+        return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed):], seed)]
+
+    def write(self, history: list[Utterance], seed: int) -> str:
+        from augmenter.llm.base import SamplingParams
+
+        params = SamplingParams(max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
+        raw = self.llm.complete(self.prompt.render(q="", history=[u.model_dump() for u in history]), params).text
+        return self.prompt.cut(raw).strip().strip('"').strip()
+
+    def dialogue(self, rng: np.random.Generator) -> LLMConversation:
+        i = int(rng.integers(len(self.seeds)))
+        return LLMConversation(self, f"chatseed-{i}", self._opening(self.seeds[i]), int(rng.integers(2**31)))
+
+    def sample(self, rng: np.random.Generator) -> UserTurn:
+        return self.dialogue(rng).first()

@@ -10,8 +10,10 @@ from augmenter.errors import AugmenterError, ConfigError
 from conftest import DATA
 
 
-def _overrides(group, option, tmp_path):
+def _overrides(group, option, tmp_path, policy_file=None):
     extra = [f"data_root={DATA}"]
+    if (group, option) == ("policy", "trained"):
+        extra.append(f"policy.checkpoint={policy_file}")
     if group != "llm":
         extra.append("llm=fake")
     if (group, option) == ("knowledge", "jsonl"):
@@ -30,8 +32,8 @@ def test_every_group_has_options():
 
 
 @pytest.mark.parametrize("group, option", CASES)
-def test_option_composes_and_instantiates(group, option, tmp_path):
-    cfg = compose("chat", _overrides(group, option, tmp_path))
+def test_option_composes_and_instantiates(group, option, tmp_path, untrained_policy_file):
+    cfg = compose("chat", _overrides(group, option, tmp_path, untrained_policy_file))
     if group == "task":
         assert cfg.knowledge._target_  # a task selects its knowledge base
         return

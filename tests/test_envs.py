@@ -15,7 +15,7 @@ FAKE = [f"data_root={DATA}", "llm=fake"]
 
 @pytest.fixture(scope="module")
 def env():
-    return gymnasium.make("augmenter/Turn-v0", overrides=FAKE, limit=60, llm_call_cost=0.01,
+    return gymnasium.make("augmenter/Turn-v0", overrides=FAKE, part="all", limit=60, seeking_share=None, llm_call_cost=0.01,
                           consolidation_cost=0.005).unwrapped
 
 
@@ -103,3 +103,60 @@ def test_a_rule_policy_plays_the_env_exactly_as_it_runs_in_the_agent(env):
     # a random policy always finishes its episodes (the step budget), whatever it picks
     episodes = [rollout(env, RandomPolicy(seed=s), seed=s) for s in range(10)]
     assert all(e.response and 1 <= e.steps <= env.agent.max_steps for e in episodes)
+
+
+def test_a_dialogue_episode_walks_a_replayed_dialogue_turn_by_turn():
+    env = gymnasium.make("augmenter/Dialogue-v0", overrides=FAKE, part="all", limit=300).unwrapped
+    check_env(env, skip_render_check=True)
+    rng = np.random.default_rng(0)
+    longest = max((env.users.dialogue(rng) for _ in range(50)), key=lambda c: len(c.turns))
+    assert len(longest.turns) >= 2
+    env.reset(seed=0)
+    env.conversation = longest  # play this dialogue
+    env.turn = longest.first()
+    env.mem = env.agent.begin(env.turn.q, env.turn.history)
+    seen, done, send = [env.turn.turn_id], False, ACTIONS.index(Action.SEND)
+    while not done:
+        _, _, done, _, info = env.step(send)  # send: the Agent calls the LLM first, then sends
+        if info.get("turn_over"):
+            seen.append(env.turn.turn_id)
+            assert env.mem.llm_calls == 0 and not env.mem.o  # a fresh Working Memory for the next turn
+    assert seen == [t.turn_id for t in longest.turns]
+    assert [len(t.history) for t in longest.turns] == sorted(len(t.history) for t in longest.turns)
+
+
+def test_llm_user_simulator_continues_a_chat_seed_with_the_agent_in_the_history():
+    from augmenter.envs import load_chat_seeds
+
+    seeds = load_chat_seeds(DATA / "botchat" / "MuTual_test_starts.jsonl")
+    assert len(seeds) == 547 and all(len(s) == 2 for s in seeds)
+    overrides = [*FAKE, "llm_cache.enabled=false", "env.users=chat_seeds", "env.max_turns=3"]
+    env = gymnasium.make("augmenter/Dialogue-v0", overrides=overrides).unwrapped
+    fake = env.agent.executor.llm.llm
+    user_line = lambda messages: f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
+    fake.rules = {"Write the user's next message": user_line}
+    check_env(env, skip_render_check=True)
+    obs, info = env.reset(seed=3)
+    opening = env.turn.history
+    assert [u.speaker for u in opening] == ["U", "S"] and opening[0].text in {s[0] for s in seeds}
+    assert env.turn.q.startswith("user line") and "leaked" not in env.turn.q  # the prompt's labels are cut
+    turns, done = 1, False
+    while not done:
+        _, reward, done, _, info = env.step(ACTIONS.index(Action.SEND))
+        if info.get("turn_over"):
+            turns += 1
+            assert env.turn.history[-1].speaker == "S"  # the agent's reply is in what the user answers
+            assert env.turn.history[-1].text == "This is a scripted reply from the fake LLM."
+    assert turns == 3 and info["quality"] == 0.0  # chit-chat has no gold knowledge: only costs count
+
+
+def test_chat_seed_errors_are_clear(tmp_path):
+    from augmenter.envs import load_chat_seeds
+    from augmenter.errors import InputError
+
+    with pytest.raises(InputError, match="not found"):
+        load_chat_seeds(tmp_path / "none.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"index": 1}\n')
+    with pytest.raises(InputError, match="bad.jsonl:1"):
+        load_chat_seeds(bad)

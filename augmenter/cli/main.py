@@ -4,6 +4,9 @@
     augmenter eval [hydra overrides ...]            e.g. experiment=table2_bm25_feedback eval.limit=200
     augmenter grid [--only PREFIX,...] [overrides]  configs/experiment/ configs in turn
     augmenter report [RUN_DIR ...] [--out DIR]      Markdown tables and PNG plots from the records
+    augmenter precompute [overrides]                fill the LLM cache with every candidate training can need
+    augmenter train [overrides]                     T5 policy: behaviour cloning, then REINFORCE (resumable)
+    augmenter curve RUN_DIR [--out DIR]             the learning curve (Fig. 3) of a training run's seeds
 
 Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`.
 Errors in configuration, data or input are printed as one line (exit code 2), never as a traceback.
@@ -55,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("runs", nargs="*", help="sample directories (default: every one under runs/eval)")
     report.add_argument("--out", help="where to write report.md and the PNGs (default: each sample directory)")
     report.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (loads the MiniLM encoder)")
+    pre = sub.add_parser("precompute", help="fill the LLM cache with every candidate a training episode can need")
+    pre.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. env.train_limit=60")
+    tr = sub.add_parser("train", help="train a T5 policy in augmenter/Turn-v0 (resumable), then plot its curve")
+    tr.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. train.seeds=[0,1,2,3,4]")
+    cu = sub.add_parser("curve", help="plot the learning curve of a training run (all its seeds)")
+    cu.add_argument("run", help="a training run's directory, e.g. runs/train/t5")
+    cu.add_argument("--out", help="where to write fig3.png and curve.md (default: the run's directory)")
     return parser
 
 
@@ -164,10 +174,52 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_precompute(args: argparse.Namespace) -> int:
+    from augmenter.config import compose
+    from augmenter.envs.precompute import run
+
+    summary = run(compose("train", args.overrides))
+    for part, info in summary["parts"].items():
+        print(f"{part}: {info['turns']} turns ({info['walked_now']} walked now, {info['new_llm_calls']} new LLM calls, "
+              f"{info['seconds']} s)")
+    print(f"turns done are listed in {summary['log']}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from augmenter.config import build_agent, compose
+    from augmenter.envs.turn_env import build_env
+    from augmenter.eval.curve import write_curve
+    from augmenter.policies.training import Trainer, baselines
+
+    cfg = compose("train", args.overrides)
+    seeds = list(cfg.train.seeds) if cfg.train.seeds else [cfg.train.seed]
+    agent = build_agent(cfg)
+    train_env, heldout_env = build_env(cfg, "train", agent), build_env(cfg, "heldout", agent)
+    print(f"{len(train_env.users)} training turns, {len(heldout_env.users)} held-out turns")
+    for seed in seeds:
+        info = Trainer(cfg, seed, train_env, heldout_env).run()
+        print(f"seed {seed}: {info['episodes']} episodes"
+              + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
+              + f" -> {info['run_dir']}/policy.pt")
+    name_dir = Path(cfg.train.out_dir) / cfg.train.name
+    baselines(cfg, heldout_env, name_dir)
+    print(f"learning curve: {write_curve(name_dir) / 'fig3.png'}")
+    return 0
+
+
+def curve(args: argparse.Namespace) -> int:
+    from augmenter.eval.curve import write_curve
+
+    print(f"learning curve: {write_curve(args.run, args.out) / 'fig3.png'}")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report}[args.command](args)
+        return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report,
+                "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
     except AugmenterError as exc:
         print(f"augmenter: error: {exc}", file=sys.stderr)
         return 2

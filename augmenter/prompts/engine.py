@@ -76,12 +76,18 @@ class PromptTemplate:
             raise ConfigError(f"prompt {name_or_path}: needs 'instruction' and a valid 'template' ({exc})") from None
         return prompt
 
+    @property
+    def compiled(self) -> jinja2.Template:
+        if getattr(self, "_compiled", None) is None or self._compiled_source != self.template:
+            self._compiled, self._compiled_source = _ENV.from_string(self.template), self.template
+        return self._compiled
+
     def render(self, **variables) -> Messages:
         messages = [{"role": "system", "content": self.instruction}]
         for shot in self.few_shot:
             messages += [{"role": "user", "content": shot["user"].strip()},
                          {"role": "assistant", "content": shot["assistant"].strip()}]
-        messages.append({"role": "user", "content": _ENV.from_string(self.template).render(**variables).strip()})
+        messages.append({"role": "user", "content": self.compiled.render(**variables).strip()})
         return messages
 
 

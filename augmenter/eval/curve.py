@@ -1,0 +1,98 @@
+"""The learning curve (paper Fig. 3): held-out reward, KF1 and LLM calls per turn against training episodes, mean
+and min-max over seeds, with the reference policies as horizontal lines; and a Markdown summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from augmenter.errors import InputError
+
+PANELS = [("heldout_reward", "reward", "held-out reward"), ("heldout_kf1", "kf1", "held-out KF1 (seeking turns)"),
+          ("heldout_llm_calls", "llm_calls", "LLM calls per turn")]
+LINE_STYLES = {"random": ":", "no_knowledge": "--"}
+
+
+def read_runs(name_dir: Path) -> dict[str, list[dict]]:
+    runs = {}
+    for path in sorted(name_dir.glob("seed*/metrics.csv")):
+        with path.open(newline="", encoding="utf-8") as source:
+            rows = [{k: (v if k == "stage" else float(v) if v not in ("", "nan") else float("nan")) for k, v in r.items()}
+                    for r in csv.DictReader(source)]
+        if rows:
+            runs[path.parent.name] = rows
+    if not runs:
+        raise InputError(f"no training runs (seed*/metrics.csv) under {name_dir}")
+    return runs
+
+
+def _aligned(runs: dict[str, list[dict]], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Episodes every seed has reached, and the metric per seed at those episodes."""
+    episode_sets = [{r["episode"] for r in rows} for rows in runs.values()]
+    episodes = np.array(sorted(set.intersection(*episode_sets)))
+    values = np.array([[next(r[key] for r in rows if r["episode"] == e) for e in episodes] for rows in runs.values()])
+    return episodes, values
+
+
+def first_surpassing(episodes: np.ndarray, mean: np.ndarray, level: float) -> float | None:
+    above = np.nonzero(mean > level)[0]
+    return None if len(above) == 0 else float(episodes[above[0]])
+
+
+def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
+    """fig3.png and curve.md from `<name_dir>/seed*/metrics.csv` and `<name_dir>/baselines.json`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    name_dir = Path(name_dir)
+    out = Path(out) if out else name_dir
+    out.mkdir(parents=True, exist_ok=True)
+    runs = read_runs(name_dir)
+    baselines_path = name_dir / "baselines.json"
+    baselines = json.loads(baselines_path.read_text())["scores"] if baselines_path.exists() else {}
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.6))
+    for ax, (key, base_key, title) in zip(axes, PANELS):
+        episodes, values = _aligned(runs, key)
+        ax.plot(episodes, values.mean(0), color="tab:blue", label=f"T5 policy (mean of {len(runs)} seeds)")
+        ax.fill_between(episodes, values.min(0), values.max(0), color="tab:blue", alpha=0.2, label="min-max")
+        for i, (name, score) in enumerate(baselines.items()):
+            ax.axhline(score[base_key], linestyle=LINE_STYLES.get(name, "-."), color=f"C{i + 1}", label=name)
+        ax.set_title(title)
+        ax.set_xlabel("training episodes (after behaviour cloning)")
+    axes[0].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(out / "fig3.png", dpi=120)
+    plt.close(fig)
+
+    lines = [f"# Learning curve: {name_dir.name} ({len(runs)} seeds: {', '.join(runs)})", "",
+             "Held-out turns, greedy policy. KF1: mean utility against the gold knowledge on knowledge-seeking turns.",
+             ""]
+    episodes, reward = _aligned(runs, "heldout_reward")
+    if "random" in baselines:
+        first = first_surpassing(episodes, reward.mean(0), baselines["random"]["reward"])
+        lines.append(f"Mean held-out reward first above random's ({baselines['random']['reward']:.4f}): "
+                     + ("never" if first is None else f"after {first:.0f} episodes") + ".")
+        lines.append("")
+    lines += ["| policy | reward | KF1 | LLM calls/turn | consolidates (seeking) | consolidates (other) |",
+              "|---|---|---|---|---|---|"]
+    for name, s in baselines.items():
+        lines.append(f"| {name} | {s['reward']:.4f} | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | "
+                     f"{s['consolidate_seeking']:.2f} | {s['consolidate_other']:.2f} |")
+    finals = [rows[-1] for rows in runs.values()]
+    for label, pick in (("T5, start (after cloning)", [rows[0] for rows in runs.values()]), ("T5, final", finals)):
+        get = lambda k, xs=pick: np.array([r[k] for r in xs])
+        lines.append(f"| {label} (mean [min, max] of {len(pick)}) | {get('heldout_reward').mean():.4f} "
+                     f"[{get('heldout_reward').min():.4f}, {get('heldout_reward').max():.4f}] | "
+                     f"{100 * get('heldout_kf1').mean():.2f} [{100 * get('heldout_kf1').min():.2f}, "
+                     f"{100 * get('heldout_kf1').max():.2f}] | {get('heldout_llm_calls').mean():.2f} | "
+                     f"{get('heldout_consolidate_seeking').mean():.2f} | {get('heldout_consolidate_other').mean():.2f} |")
+    last = ", ".join(f"{k}: {int(v[-1]['episode'])}" for k, v in runs.items())
+    lines += ["", f"Final episode per seed: {last}.",
+              "", "![learning curve](fig3.png)", ""]
+    (out / "curve.md").write_text("\n".join(lines), encoding="utf-8")
+    return out

@@ -1,0 +1,126 @@
+"""Fill the LLM cache with every candidate an episode can need, so that training never waits for the model.
+
+An episode's LLM calls depend only on the state the policy leads to (evidence or not, which candidates were
+verified, the feedback, the attempt's seed), so the reachable tree of one turn is finite: `explore_turn` walks it
+depth-first, trying every action in every distinct state, through the agent's disk-cached LLM. A turn whose tree
+was walked is listed in `<cache>/precomputed.jsonl`, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from augmenter.agent import Agent
+from augmenter.envs.turn_env import ACTIONS
+from augmenter.envs.user_sim import UserTurn
+from augmenter.errors import InputError
+from augmenter.memory import WorkingMemory
+
+
+def state_key(mem: WorkingMemory) -> tuple:
+    """What decides every later LLM call and reward of a turn (two memories with one key lead to the same)."""
+    return (tuple(s.id for s in mem.e), tuple(mem.o), tuple(mem.u), mem.feedback, mem.needs_knowledge,
+            mem.consolidated, mem.llm_calls, len(mem.trace), mem.sent)
+
+
+@dataclass
+class TurnTree:
+    turn_id: str
+    states: int  # distinct non-final states
+    episodes_ends: int  # distinct final states (sent responses)
+    llm_calls: int  # calls made while walking (cached ones included)
+    new_llm_calls: int  # calls the cache could not answer: the model ran
+    seconds: float
+
+
+def explore_turn(agent: Agent, turn: UserTurn, max_states: int = 2000) -> TurnTree:
+    """Walk every action sequence of one turn (depth-first over distinct states)."""
+    usage = agent.executor.llm.usage
+    before_calls, before_cached, start = usage.calls, usage.cached_calls, time.perf_counter()
+    root = agent.begin(turn.q, turn.history)
+    seen, ends, stack = {state_key(root)}, set(), [root]
+    while stack:
+        mem = stack.pop()
+        for action in ACTIONS:
+            child = mem.model_copy(deep=True)
+            done = agent.act(child, action)
+            key = state_key(child)
+            if done:
+                ends.add(key)
+            elif key not in seen:
+                if len(seen) >= max_states:
+                    raise InputError(f"turn {turn.turn_id}: more than {max_states} states; lower agent.max_llm_calls "
+                                     "or agent.max_steps, or raise precompute.max_states")
+                seen.add(key)
+                stack.append(child)
+    calls, cached = usage.calls - before_calls, usage.cached_calls - before_cached
+    return TurnTree(turn.turn_id, len(seen), len(ends), calls, calls - cached, time.perf_counter() - start)
+
+
+def precompute(agent: Agent, turns: Iterable[UserTurn], log: Path, max_states: int = 2000,
+               progress: bool = True, total: Optional[int] = None) -> list[TurnTree]:
+    """Walk the tree of every turn not yet listed in `log` (JSONL, one line per finished turn)."""
+    from tqdm import tqdm
+
+    log.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                done.add(json.loads(line)["turn_id"])
+            except (json.JSONDecodeError, KeyError):
+                continue  # a line cut by a crash: that turn is walked again
+    trees = []
+    turns = list(turns)
+    bar = tqdm(turns, total=total or len(turns), desc="precompute", unit="turn", disable=not progress)
+    for turn in bar:
+        if turn.turn_id in done:
+            continue
+        tree = explore_turn(agent, turn, max_states)
+        trees.append(tree)
+        with log.open("a", encoding="utf-8") as sink:
+            sink.write(json.dumps(asdict(tree)) + "\n")
+        done.add(turn.turn_id)
+        bar.set_postfix(states=tree.states, new_calls=tree.new_llm_calls)
+    return trees
+
+
+CALL_SHAPING = ("llm", "prompt", "sampling", "agent", "executor", "retriever", "knowledge", "consolidator", "utility",
+                "data_root")
+
+
+def fingerprint(cfg) -> str:
+    """A short hash of the config parts that shape an episode's LLM calls."""
+    import hashlib
+
+    from omegaconf import OmegaConf
+
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k]) else cfg[k]
+             for k in CALL_SHAPING if k in cfg}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def run(cfg) -> dict:
+    """`augmenter precompute`: walk every turn of the configured parts; return a summary."""
+    from augmenter.config import build_agent
+    from augmenter.envs.turn_env import build_env
+    from augmenter.paths import cache_dir
+
+    if not cfg.llm_cache.enabled:
+        raise InputError("precompute fills the LLM cache: set llm_cache.enabled=true")
+    agent = build_agent(cfg)
+    directory = Path(cfg.llm_cache.dir) if cfg.llm_cache.dir else cache_dir() / "llm"
+    log = directory / f"precomputed-{fingerprint(cfg)}.jsonl"
+    summary = {"log": str(log), "parts": {}}
+    for part in cfg.precompute.parts:
+        turns = build_env(cfg, part, agent).users.turns
+        start = time.perf_counter()
+        trees = precompute(agent, turns, log, cfg.precompute.max_states, progress=cfg.train.progress)
+        summary["parts"][part] = {"turns": len(turns), "walked_now": len(trees),
+                                  "new_llm_calls": sum(t.new_llm_calls for t in trees),
+                                  "seconds": round(time.perf_counter() - start, 1)}
+    return summary
