@@ -32,7 +32,7 @@ from augmenter.policies.t5 import ActorCritic, T5Policy, Tokenizer
 
 CSV_FIELDS = ["episode", "stage", "heldout_reward", "heldout_kf1", "heldout_llm_calls", "heldout_consolidate_seeking",
               "heldout_consolidate_other", "train_reward", "entropy", "baseline", "seconds"]
-IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads")  # may change between a run and its resumption
+IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")  # may change between a run and its resumption
 
 
 @dataclass
@@ -208,7 +208,8 @@ class Trainer:
             for start in range(0, len(order), 32):
                 idx = order[start:start + 32]
                 logits = policy.logits([observations[i] for i in idx])
-                loss = torch.nn.functional.cross_entropy(logits, targets[idx])
+                loss = torch.nn.functional.cross_entropy(logits, targets[idx],
+                                                       label_smoothing=self.t.bc_label_smoothing)
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(policy.net.parameters(), self.t.grad_clip)
@@ -239,6 +240,7 @@ class Trainer:
         start = time.perf_counter()
         observations, actions = self._teacher_data()
         texts = [o["text"] for o in observations]
+        teacher_seconds = time.perf_counter() - start
         if not texts:  # no cloning: let the tokenizer see a few observations of random play
             random_policy = RandomPolicy(self.seed)
             for i in range(20):
@@ -250,11 +252,13 @@ class Trainer:
                     done = done or truncated
         m = self.cfg.model
         tokenizer = Tokenizer.train(tokenizer_corpus(self.train_env, texts), vocab_size=m.vocab_size)
+        tokenizer_seconds = time.perf_counter() - start - teacher_seconds
         net = ActorCritic(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads)
         policy = T5Policy(net, tokenizer, m.max_tokens, self.train_env.agent.max_llm_calls, greedy=False,
                           seed=self.seed)
         accuracy = self._clone(policy, observations, actions)
-        return policy, {"bc_pairs": len(actions), "bc_accuracy": accuracy, "bc_seconds": time.perf_counter() - start}
+        return policy, {"bc_pairs": len(actions), "bc_accuracy": accuracy, "teacher_seconds": teacher_seconds,
+                        "tokenizer_seconds": tokenizer_seconds, "bc_seconds": time.perf_counter() - start}
 
     def _save(self, policy: T5Policy, optimizer, episode: int, baseline: float, extra: dict) -> None:
         _atomic_save({"policy": policy.state(), "optimizer": optimizer.state_dict(), "episode": episode,
@@ -323,13 +327,14 @@ class Trainer:
 
 def baselines(cfg, heldout_env: TurnEnv, name_dir: Path, seeds: int = 3) -> dict[str, dict]:
     """Held-out scores of the reference policies (the horizontal lines of Fig. 3): random (mean of `seeds`
-    seeds), no-knowledge, and the rule-based teacher. Kept in `<name_dir>/baselines.json` with the environment
+    seeds) and the rule-based policies named in `train.baselines` (configs/policy/). Kept in `<name_dir>/baselines.json` with the environment
     they were scored in; scored again when that changes."""
     from augmenter.config import compose, instantiate
     from augmenter.envs.precompute import fingerprint
 
     path = name_dir / "baselines.json"
-    key = fingerprint(cfg) + json.dumps(OmegaConf.to_container(cfg.env), sort_keys=True) + cfg.train.teacher
+    names = list(cfg.train.baselines)
+    key = fingerprint(cfg) + json.dumps(OmegaConf.to_container(cfg.env, resolve=True), sort_keys=True) + str(names)
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("key") == key:
@@ -337,7 +342,7 @@ def baselines(cfg, heldout_env: TurnEnv, name_dir: Path, seeds: int = 3) -> dict
     out = {}
     randoms = [score_heldout(heldout_env, RandomPolicy(s), seed=0) for s in range(seeds)]
     out["random"] = {k: float(np.mean([asdict(r)[k] for r in randoms])) for k in asdict(randoms[0])}
-    for name in ("no_knowledge", cfg.train.teacher):
+    for name in names:
         policy = MemoryPolicy(instantiate(compose("train", [f"policy={name}"]).policy, name))
         out[name] = asdict(score_heldout(heldout_env, policy))
     name_dir.mkdir(parents=True, exist_ok=True)

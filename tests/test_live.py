@@ -127,3 +127,25 @@ def test_short_eval_with_the_embedded_model(tmp_path):
     assert summary["turns"] == 3 and summary["metrics"]["KF1"] > 0 and summary["metrics"]["BERTScore"] > 0
     assert main(args) == 0  # resumed: nothing left to do, the records stay as they were
     assert [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()] == records
+
+
+def test_llm_user_simulator_with_the_embedded_model(tmp_path):
+    """The BotChat-seeded user simulator writes user messages with Qwen2.5-Coder-0.5B, two turns of a dialogue."""
+    import gymnasium
+
+    import augmenter.envs  # noqa: F401  (registers the environments)
+    from augmenter.memory import Action
+
+    env = gymnasium.make("augmenter/Dialogue-v0", overrides=[f"data_root={DATA}", "env.users=chat_seeds",
+                         "env.max_turns=2", f"llm_cache.dir={tmp_path}", "sampling.max_tokens=40"]).unwrapped
+    env.reset(seed=0)
+    first = env.turn
+    assert first.q and len(first.q) < 400 and not first.q.lower().startswith(("user:", "assistant:"))
+    done, turns = False, [first]
+    send = augmenter.envs.ACTIONS.index(Action.SEND)
+    while not done:
+        _, _, done, _, info = env.step(send)
+        if info.get("turn_over"):
+            turns.append(env.turn)
+    assert len(turns) == 2 and turns[1].q and turns[1].q != first.q
+    assert turns[1].history[-1].speaker == "S" and turns[1].history[-2].text == first.q

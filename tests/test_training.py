@@ -115,7 +115,7 @@ def test_train_writes_metrics_checkpoints_policy_and_curve(trained):
     assert torch.load(run_dir / "checkpoint.pt", weights_only=False)["episode"] == 60
     assert (trained / "fig3.png").stat().st_size > 10_000
     baselines = json.loads((trained / "baselines.json").read_text())["scores"]
-    assert set(baselines) == {"random", "no_knowledge", "llm_augmenter"}
+    assert set(baselines) == {"random", "no_knowledge", "always_use", "rules", "llm_augmenter"}
     assert baselines["no_knowledge"]["consolidate_seeking"] == 0 and baselines["llm_augmenter"]["consolidate_seeking"] == 1
     assert "| llm_augmenter |" in (trained / "curve.md").read_text()
 
