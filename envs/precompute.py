@@ -104,6 +104,17 @@ def fingerprint(cfg) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+def read_log(log: Path) -> list[dict]:
+    """The finished turns' records of a precompute log (a line cut by a crash is skipped)."""
+    rows = []
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return rows
+
+
 def run(cfg) -> dict:
     """`augmenter precompute`: walk every turn of the configured parts; return a summary."""
     from augmenter.config import build_agent
@@ -123,4 +134,10 @@ def run(cfg) -> dict:
         summary["parts"][part] = {"turns": len(turns), "walked_now": len(trees),
                                   "new_llm_calls": sum(t.new_llm_calls for t in trees),
                                   "seconds": round(time.perf_counter() - start, 1)}
+    rows = read_log(log)
+    if rows:
+        summary["log_totals"] = {"turns": len(rows), "states_per_turn": sum(r["states"] for r in rows) / len(rows),
+                                 "model_calls": sum(r["new_llm_calls"] for r in rows),
+                                 "model_calls_per_turn": sum(r["new_llm_calls"] for r in rows) / len(rows),
+                                 "hours": sum(r["seconds"] for r in rows) / 3600}
     return summary

@@ -37,17 +37,19 @@ _ALLOWED = set(CHARSET)
 
 
 def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
-    """The Working Memory in a few labelled lines, newest information last."""
+    """The Working Memory in a few labelled lines, newest information last (the first snippet and each candidate
+    clipped, so that a policy reading the text's start still sees the candidates)."""
     lines = [f"user: {mem.q}"]
     if mem.h_q:
         lines.append(f"before: {mem.h_q[-1].text}")
     lines.append(f"entities: {', '.join(e.name for e in mem.entities) or 'none'}")
     if mem.needs_knowledge is not None:
         lines.append(f"llm says it needs knowledge: {'yes' if mem.needs_knowledge else 'no'}")
-    lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {mem.e[0].text}" if mem.e else ""))
+    clip = lambda text, n: text if len(text) <= n else text[: n - 3] + "..."
+    lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {clip(mem.e[0].text, 200)}" if mem.e else ""))
     for i, candidate in enumerate(mem.o):
         score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"
-        lines.append(f"candidate {i + 1}{score}: {candidate}")
+        lines.append(f"candidate {i + 1}{score}: {clip(candidate, 300)}")
     if mem.feedback:
         lines.append(f"feedback: {mem.feedback}")
     text = "".join(c if c in _ALLOWED else "?" for c in "\n".join(lines))

@@ -182,6 +182,10 @@ def run_precompute(args: argparse.Namespace) -> int:
     for part, info in summary["parts"].items():
         print(f"{part}: {info['turns']} turns ({info['walked_now']} walked now, {info['new_llm_calls']} new LLM calls, "
               f"{info['seconds']} s)")
+    totals = summary.get("log_totals")
+    if totals:
+        print(f"all {totals['turns']} turns of the log: {totals['states_per_turn']:.0f} states and "
+              f"{totals['model_calls_per_turn']:.1f} model calls per turn, {totals['hours']:.2f} h in all")
     print(f"turns done are listed in {summary['log']}")
     return 0
 
