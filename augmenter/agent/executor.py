@@ -16,6 +16,21 @@ from augmenter.utilities import UtilityResult
 Utility = Callable[[WorkingMemory, str], UtilityResult]
 
 
+NO_SEARCH = re.compile(r"^\W*(none|no search|no query|n/a)\W*$", re.IGNORECASE)
+
+
+def parse_queries(text: str, limit: int = 3) -> list[str]:
+    """The search queries in an LLM answer (one per line, bullets and quotes stripped); [] for NONE."""
+    queries = []
+    for line in text.strip().splitlines():
+        line = re.sub(r"^\s*(?:[-*\d.)]+\s+)?(?:query:\s*)?", "", line, flags=re.IGNORECASE).strip().strip('"').strip()
+        if not line or NO_SEARCH.match(line):
+            continue
+        if line not in queries:
+            queries.append(line)
+    return queries[:limit]
+
+
 def parse_yes_no(text: str) -> Optional[bool]:
     """The first YES/NO word in an LLM answer, else None."""
     m = re.search(r"\b(yes|no)\b", text.lower())
@@ -31,15 +46,19 @@ class Executor:
     Ablation switches (paper Fig. 5): `feedback_in_prompt=False` makes later candidates fresh samples of the
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
+    `query_generation=True`: consolidating first asks the LLM for the search queries (prompt `search_query`; it
+    may answer NONE: no lookup) instead of searching with q and h_q.
     """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
-                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best"):
+                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best",
+                 query_generation: bool = False, max_queries: int = 3):
         if select not in SELECT:
             raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
         self.feedback_in_prompt = feedback_in_prompt
         self.select = select
+        self.query_generation, self.max_queries = query_generation, max_queries
         self.llm = llm
         self.prompts = prompts
         self.utility = utility
@@ -84,9 +103,29 @@ class Executor:
         if self.consolidator is None:
             record.note = "no knowledge base configured"
             return
+        if self.query_generation:
+            self._generated_search(mem, record)
+            return
         query, mem.e = self.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
         record.inputs = {"query": query, "entities": [m.name for m in mem.entities]}
         record.outputs = {"evidence": [s.id for s in mem.e]}
+
+    def _generated_search(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        """Search with the LLM's queries; the evidence interleaves their rankings (first hits first), k in all."""
+        answer = self.llm.complete(self.prompts.search_query(mem), SamplingParams(max_tokens=40, temperature=0.0)).text
+        queries = parse_queries(self.prompts.search_query_prompt.cut(answer), self.max_queries)
+        record.inputs = {"generated": answer, "queries": queries, "entities": [m.name for m in mem.entities]}
+        rankings = [self.consolidator.retrieve(query, (), mem.entities)[1] for query in queries]
+        evidence, seen = [], set()
+        for rank in range(max((len(r) for r in rankings), default=0)):
+            for ranking in rankings:
+                if rank < len(ranking) and ranking[rank].id not in seen:
+                    seen.add(ranking[rank].id)
+                    evidence.append(ranking[rank])
+        mem.e = evidence[: self.consolidator.k]
+        record.outputs = {"evidence": [s.id for s in mem.e]}
+        if not queries:
+            record.note = "the LLM wrote no search query: no lookup"
 
     def _call_llm(self, mem: WorkingMemory, record: ActionRecord) -> None:
         messages = self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)

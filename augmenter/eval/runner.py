@@ -82,7 +82,7 @@ def _fingerprint(cfg: DictConfig) -> dict:
 
     prompts = data.get("prompt", {})
     data["prompt_files"] = {key: hashlib.sha256(PromptTemplate.source(prompts[key]).encode("utf-8")).hexdigest()[:16]
-                            for key in ("response", "self_ask", "self_critique") if isinstance(prompts.get(key), str)}
+                            for key in ("response", "self_ask", "self_critique", "search_query") if isinstance(prompts.get(key), str)}
     return data
 
 

@@ -98,8 +98,11 @@ class PromptEngine:
     """
 
     def __init__(self, response: str = "customer_service", self_ask: str = "self_ask",
-                 self_critique: str = "self_critique", max_history_turns: int = 6, max_chars_per_turn: int = 600):
+                 self_critique: str = "self_critique", search_query: str = "search_query", max_history_turns: int = 6,
+                 max_chars_per_turn: int = 600, today: Optional[str] = None):
         self.response = PromptTemplate.load(response)
+        self.search_query_prompt = PromptTemplate.load(search_query)
+        self.today = today  # the date hint of the search-query prompt (None: no hint, so prompts stay cacheable)
         self.self_ask_prompt = PromptTemplate.load(self_ask)
         self.self_critique_prompt = PromptTemplate.load(self_critique)
         self.max_history_turns = max_history_turns
@@ -126,6 +129,9 @@ class PromptEngine:
 
     def self_ask(self, mem: WorkingMemory) -> Messages:
         return self.self_ask_prompt.render(**self._variables(mem, with_evidence=False))
+
+    def search_query(self, mem: WorkingMemory) -> Messages:
+        return self.search_query_prompt.render(**self._variables(mem, with_evidence=False), today=self.today)
 
     def self_critique(self, mem: WorkingMemory, candidate: str) -> Messages:
         return self.self_critique_prompt.render(**self._variables(mem, previous=candidate))
