@@ -15,7 +15,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,eval,train,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[local,eval,train,lucene,dev]"
 	touch $@
 
 demo: setup

@@ -1,0 +1,109 @@
+"""BM25 over an on-disk Lucene index with Pyserini, for corpora that do not fit the in-process index.
+
+Same interface and same scoring as `BM25sRetriever`: the texts are tokenised by augmenter's own `tokenize`
+(stopwords, Snowball stems) and indexed pre-tokenised with a whitespace analyzer, so both backends score the
+same terms with Lucene's BM25. Lucene stores document lengths in one lossy byte, so near-tied scores can swap
+places (tests/test_lucene.py measures the agreement). The index is built once under `index_dir` (default:
+`<cache>/lucene/<hash of the texts>`) and reused. Needs Java 17 and `pyserini==0.25.0` (0.35+ needs Java 21).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from augmenter.errors import ConfigError
+from augmenter.knowledge.retrievers import tokenize
+
+
+EMPTY = "__empty__"  # stands for a text without terms; no query term can match it (tokens are [a-z0-9]+)
+
+
+def _import_searcher():
+    saved = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = saved or "not-used"  # pyserini's search package builds an OpenAI client on import
+    try:
+        from pyserini.pyclass import autoclass
+        from pyserini.search.lucene import LuceneSearcher
+    except ImportError as exc:
+        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: pip install 'pyserini==0.25.0' ({exc})") from None
+    finally:
+        if saved is None:
+            del os.environ["OPENAI_API_KEY"]
+        else:
+            os.environ["OPENAI_API_KEY"] = saved
+    return LuceneSearcher, autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer")
+
+
+class LuceneRetriever:
+    name = "lucene"
+
+    def __init__(self, index_dir: Optional[str] = None, k1: float = 1.5, b: float = 0.75, threads: int = 1,
+                 hits: int = 1000):
+        self.index_dir = Path(index_dir) if index_dir else None
+        self.k1, self.b, self.threads, self.hits = k1, b, threads, hits
+        self._searcher = None
+        self._n = 0
+        self.built = False  # whether the last index() built the index (False: an existing one was opened)
+
+    @staticmethod
+    def content_hash(texts: Sequence[str]) -> str:
+        digest = hashlib.sha256(b"augmenter-tokenize-v1\x00")
+        for text in texts:
+            digest.update(text.encode("utf-8") + b"\x00")
+        return digest.hexdigest()[:20]
+
+    def _build(self, texts: Sequence[str], target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            docs = Path(tmp) / "docs"
+            docs.mkdir()
+            with (docs / "docs.jsonl").open("w", encoding="utf-8") as sink:
+                for i, text in enumerate(texts):
+                    terms = " ".join(tokenize(text)) or EMPTY  # Lucene would drop an empty document
+                    sink.write(json.dumps({"id": str(i), "contents": terms}) + "\n")
+            built = Path(tmp) / "index"
+            cmd = [sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection", "--input",
+                   str(docs), "--index", str(built), "--generator", "DefaultLuceneDocumentGenerator", "--threads",
+                   str(self.threads), "--pretokenized"]
+            done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "x"})
+            if done.returncode != 0:
+                tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+                raise ConfigError(f"building the Lucene index failed: {' | '.join(tail)}")
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(built, target)
+
+    def index(self, texts: Sequence[str]) -> None:
+        from augmenter.paths import cache_dir
+
+        searcher_class, whitespace = _import_searcher()
+        self._n = len(texts)
+        target = self.index_dir or cache_dir() / "lucene" / f"{self.content_hash(texts)}-{len(texts)}"
+        self.built = not (target / "segments_1").exists() and not any(target.glob("segments_*"))
+        if self.built:
+            self._build(texts, target)
+        self._searcher = searcher_class(str(target))
+        if self._searcher.num_docs != len(texts):
+            raise ConfigError(f"{target}: a Lucene index of {self._searcher.num_docs} documents, not {len(texts)}: "
+                              "remove it or point retriever.index_dir elsewhere")
+        self._searcher.set_bm25(self.k1, self.b)
+        self._searcher.set_analyzer(whitespace())
+
+    def scores(self, query: str) -> np.ndarray:
+        out = np.zeros(self._n, dtype=np.float32)
+        terms = " ".join(tokenize(query))
+        if not terms or self._searcher is None:
+            return out
+        for hit in self._searcher.search(terms, k=min(self.hits, self._n)):
+            out[int(hit.docid)] = hit.score
+        return out
