@@ -1,0 +1,95 @@
+"""OTT-QA dev (the paper's Wiki QA, section 4): questions, the 789 dev tables and their 20,191 linked passages.
+
+Layout (`../shared/data/ott-qa`): `released_data/dev.json` (question, table_id, answer-text),
+`dev_tables_tok/<table_id>.json` (title, header, data: rows of [cell text, [links]]), and
+`dev_request_tok/<table_id>.json` ({link: passage text}). The knowledge source here is the dev tables and their
+linked passages, not the 400K-table open corpus (which is not available).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from augmenter.errors import InputError
+
+
+@dataclass
+class Cell:
+    text: str
+    links: list[str] = field(default_factory=list)  # "/wiki/..." keys of linked passages
+
+
+@dataclass
+class Table:
+    table_id: str
+    title: str
+    header: list[str]
+    rows: list[list[Cell]]
+
+    def row_text(self, i: int) -> str:
+        """A table segment (CORE): the page title, then each header with its cell in row `i`."""
+        cells = " ; ".join(f"{h}: {c.text}" for h, c in zip(self.header, self.rows[i]) if c.text.strip())
+        return f"{self.title} | {cells}"
+
+    def row_links(self, i: int) -> list[str]:
+        return list(dict.fromkeys(link for cell in self.rows[i] for link in cell.links))
+
+
+@dataclass
+class Question:
+    question_id: str
+    question: str
+    table_id: str
+    answers: list[str]
+
+
+def passage_title(link: str) -> str:
+    return link.rsplit("/", 1)[-1].replace("_", " ")
+
+
+def _read(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"OTT-QA file not found: {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+
+
+def load_tables(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[str, Table]:
+    folder = Path(root) / "dev_tables_tok"
+    if not folder.is_dir():
+        raise InputError(f"OTT-QA tables not found: {folder}")
+    tables = {}
+    for path in sorted(folder.glob("*.json")):
+        if table_ids is not None and path.stem not in table_ids:
+            continue
+        raw = _read(path)
+        header = [h[0] for h in raw["header"]]
+        rows = [[Cell(c[0], list(c[1])) for c in row] for row in raw["data"]]
+        tables[path.stem] = Table(path.stem, raw.get("title", path.stem), header, rows)
+    return tables
+
+
+def load_passages(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[str, str]:
+    """Every linked passage, by link (the same page linked from two tables is one passage)."""
+    folder = Path(root) / "dev_request_tok"
+    if not folder.is_dir():
+        raise InputError(f"OTT-QA passages not found: {folder}")
+    passages: dict[str, str] = {}
+    for path in sorted(folder.glob("*.json")):
+        if table_ids is None or path.stem in table_ids:
+            passages.update(_read(path))
+    return passages
+
+
+def load_questions(root: str | Path, limit: Optional[int] = None, seed: int = 0) -> list[Question]:
+    raw = _read(Path(root) / "released_data" / "dev.json")
+    questions = [Question(q["question_id"], q["question"], q["table_id"], [q["answer-text"]]) for q in raw]
+    if limit is not None and limit < len(questions):
+        questions = random.Random(seed).sample(questions, limit)
+    return questions
