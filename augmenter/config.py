@@ -102,10 +102,13 @@ def build_agent(cfg: DictConfig, llm=None):
     llm = llm or build_llm(cfg)
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
-    try:
-        consolidator = KnowledgeConsolidator(knowledge, retriever, **OmegaConf.to_container(cfg.consolidator))
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"consolidator: {exc}") from None
+    if "_target_" in cfg.consolidator:  # another consolidator (e.g. the table-text chainer of Wiki QA)
+        consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
+    else:
+        try:
+            consolidator = KnowledgeConsolidator(knowledge, retriever, **OmegaConf.to_container(cfg.consolidator))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"consolidator: {exc}") from None
     prompts = instantiate(cfg.prompt, "prompt")
     utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts)
     policy = instantiate(cfg.policy, "policy")

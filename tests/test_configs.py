@@ -12,6 +12,8 @@ from conftest import DATA
 
 def _overrides(group, option, tmp_path, policy_file=None):
     extra = [f"data_root={DATA}"]
+    if (group, option) == ("knowledge", "ottqa"):  # tables and passages need their own consolidator (task=ottqa)
+        extra += ["task=ottqa", "retriever=bm25s"]
     if (group, option) == ("policy", "trained"):
         extra.append(f"policy.checkpoint={policy_file}")
     if group != "llm":

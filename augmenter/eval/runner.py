@@ -61,7 +61,15 @@ def load_items(cfg: DictConfig, knowledge_base=None) -> list[EvalItem]:
 
         news = load_news(Path(cfg.data_root) / "dstc7-track2", limit=limit, seed=ev.seed)
         return [EvalItem(n.instance_id, n.history, n.q, n.references, [n.fact]) for n in news]
-    raise ConfigError(f"eval.dataset must be dstc11 or dstc7, got {ev.dataset!r}")
+    if ev.dataset == "ottqa":
+        from augmenter.tasks.ottqa import load_questions
+
+        questions = load_questions(Path(cfg.data_root) / "ott-qa", limit=limit, seed=ev.seed)
+        return [EvalItem(q.question_id, [], q.question, q.answers) for q in questions]
+    raise ConfigError(f"eval.dataset must be dstc11, dstc7 or ottqa, got {ev.dataset!r}")
+
+
+QA_DATASETS = ("ottqa",)  # short answers: answer P/R/F1 and the evidence's answer recall instead of KF1 etc.
 
 
 def run_dir(cfg: DictConfig) -> Path:
@@ -103,8 +111,12 @@ def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any
     """Metrics and mean per-turn costs of a run's records."""
     if not records:
         return {"turns": 0}
-    metrics = corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
-                             [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
+    if "F1" in records[0]["metrics"]:  # a short-answer (QA) run
+        metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
+        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in records)
+    else:
+        metrics = corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
+                                 [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
     cost_keys = [k for k in records[0]["cost"] if all(k in r["cost"] for r in records)]  # older records may lack some
     cost = {k: mean(r["cost"][k] for r in records) for k in cost_keys}
     cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in records)
@@ -182,7 +194,8 @@ class Evaluator:
             tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done.values()), encoding="utf-8")
             tmp.replace(self.records_path)
         todo = [it for it in items if it.dialogue_id not in done]
-        kf1s = [r["metrics"]["KF1"] for r in done.values()]
+        key = "F1" if self.cfg.eval.dataset in QA_DATASETS else "KF1"
+        kf1s = [r["metrics"][key] for r in done.values()]
         if todo:
             agent = build_agent(self.cfg)
             bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=str(self.cfg.name), unit="turn",
@@ -193,8 +206,8 @@ class Evaluator:
                     sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                     sink.flush()
                     done[item.dialogue_id] = record
-                    kf1s.append(record["metrics"]["KF1"])
-                    bar.set_postfix(KF1=f"{mean(kf1s):.2f}", calls=record["cost"]["llm_calls"])
+                    kf1s.append(record["metrics"][key])
+                    bar.set_postfix({key: f"{mean(kf1s):.2f}", "calls": record["cost"]["llm_calls"]})
                     bar.update()
             bar.close()
         order = {it.dialogue_id: i for i, it in enumerate(items)}
@@ -210,13 +223,23 @@ class Evaluator:
         mem = agent.respond(item.q, item.history, given=given)
         response = mem.response or ""
         gold_texts = [s.text for s in item.gold]
+        if self.cfg.eval.dataset in QA_DATASETS:
+            from augmenter.eval.metrics import answer_prf
+            from augmenter.knowledge.chainer import answer_recall
+
+            p, r, f = answer_prf(response, item.references)
+            metrics = {"P": p, "R": r, "F1": f, "length": len(response.split())}
+            recall = answer_recall([s.text for s in mem.e[:5]], item.references)
+        else:
+            metrics = turn_metrics(response, item.references, gold_texts)
+            recall = _recall([s.id for s in item.gold], [s.id for s in mem.e])
         return {
             "dialogue_id": item.dialogue_id,
             "response": response,
             "references": item.references,
             "gold_knowledge": gold_texts,
-            "metrics": turn_metrics(response, item.references, gold_texts),
+            "metrics": metrics,
             "cost": {**mem.summary(), "wall_seconds": round(time.perf_counter() - start, 4)},
-            "evidence_recall": _recall([s.id for s in item.gold], [s.id for s in mem.e]),
+            "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
             "memory": mem.model_dump(mode="json"),
         }

@@ -125,7 +125,47 @@ class EvidenceChainer:
 
 def answer_recall(evidence: Sequence[str], answers: Sequence[str]) -> float:
     """1 if any answer appears (normalised: lower case, punctuation and articles dropped) in the evidence."""
-    from augmenter.eval.metrics import normalize_answer
+    from augmenter.utilities.kf1 import normalize_answer
 
     joined = " ".join(normalize_answer(t) for t in evidence)
     return float(any(normalize_answer(a) and f" {normalize_answer(a)} " in f" {joined} " for a in answers))
+
+
+class TableTextConsolidator:
+    """The Knowledge Consolidator for table + text knowledge (Wiki QA), behind the same `link` / `retrieve` as the
+    snippet consolidator. `mode="chains"`: linker + chainer (CORE); `mode="dense"`: the retriever's raw top-k
+    ("DPR only")."""
+
+    MODES = ("chains", "dense")
+
+    def __init__(self, knowledge: TableTextCorpus, retriever: Retriever, mode: str = "chains", k: int = 5,
+                 first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400,
+                 history_turns: int = 0, focus_entities: bool = False):
+        """`history_turns` and `focus_entities` belong to the snippet consolidator's config: unused here."""
+        from augmenter.errors import ConfigError
+        from augmenter.knowledge.retrievers import BM25sRetriever
+
+        if mode not in self.MODES:
+            raise ConfigError(f"consolidator.mode must be one of {', '.join(self.MODES)}, got {mode!r}")
+        if not isinstance(knowledge, TableTextCorpus):
+            raise ConfigError("the table-text consolidator needs table + text knowledge (knowledge=ottqa)")
+        self.kb, self.mode, self.k = knowledge, mode, k
+        retriever.index(knowledge.texts)
+        lexical = BM25sRetriever()
+        lexical.index(knowledge.texts)
+        self.chainer = EvidenceChainer(knowledge, retriever, lexical, k=k, first_hop=first_hop,
+                                       lexical_weight=lexical_weight, max_passage_chars=max_passage_chars)
+
+    def link(self, q: str, history=()) -> list:
+        return []  # the links here are the tables' hyperlinks, followed inside `retrieve`
+
+    def retrieve(self, q: str, history=(), entities=None):
+        from augmenter.memory import Snippet
+
+        if self.mode == "dense":
+            scored = top_k(self.chainer.dense.scores(q), self.k)
+            units = [(self.kb.units[i], s) for i, s in scored]
+            return q, [Snippet(id=f"unit:{i}", text=u.text, doc_type=u.kind, score=round(s, 4))
+                       for (u, s), (i, _) in zip(units, scored)]
+        return q, [Snippet(id=f"chain:{c.row}:{c.passage}", text=c.text, doc_type="chain", score=round(c.score, 4))
+                   for c in self.chainer.chains(q)]

@@ -31,6 +31,9 @@ class KnowledgeConsolidator:
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
+        if not isinstance(knowledge, KnowledgeBase):
+            raise ValueError(f"this consolidator retrieves snippets; {type(knowledge).__name__} needs its own "
+                             "(for knowledge=ottqa: task=ottqa)")
         self.kb = knowledge
         self.retriever = retriever
         self.k = k

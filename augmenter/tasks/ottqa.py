@@ -93,3 +93,11 @@ def load_questions(root: str | Path, limit: Optional[int] = None, seed: int = 0)
     if limit is not None and limit < len(questions):
         questions = random.Random(seed).sample(questions, limit)
     return questions
+
+
+def load_corpus(root: str | Path, max_passage_chars: int = 600):
+    """Every dev table's rows and every linked passage, as one retrieval corpus (`knowledge=ottqa`)."""
+    from augmenter.knowledge.chainer import TableTextCorpus
+
+    tables = load_tables(root)
+    return TableTextCorpus(tables, load_passages(root, set(tables)), max_passage_chars=max_passage_chars)

@@ -1,7 +1,7 @@
 """Utility: score a candidate response and write the feedback that revises the prompt."""
 
 from augmenter.utilities.kf1 import f1_score, knowledge_f1, normalize_answer, prec_recall_f1, token_recall
-from augmenter.utilities.scorers import PAPER_FEEDBACK, KF1Utility, SelfCritiqueUtility, UtilityResult
+from augmenter.utilities.scorers import PAPER_FEEDBACK, KF1Utility, RecallUtility, SelfCritiqueUtility, UtilityResult
 
-__all__ = ["KF1Utility", "PAPER_FEEDBACK", "SelfCritiqueUtility", "UtilityResult", "f1_score", "knowledge_f1",
+__all__ = ["KF1Utility", "PAPER_FEEDBACK", "RecallUtility", "SelfCritiqueUtility", "UtilityResult", "f1_score", "knowledge_f1",
            "normalize_answer", "prec_recall_f1", "token_recall"]

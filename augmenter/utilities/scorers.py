@@ -73,3 +73,42 @@ class SelfCritiqueUtility(KF1Utility):
         raw = self.llm.complete(self.prompts.self_critique(mem, candidate), self.params).text
         critique = self.prompts.self_critique_prompt.cut(raw)
         return UtilityResult(result.score, critique or self.feedback)
+
+
+RECALL_FEEDBACK = "The answer is not supported by the knowledge. Please answer again with a short answer taken from the knowledge."
+
+
+class RecallUtility:
+    """Wiki QA's utility (paper section 4.2, "recall": token overlap with the evidence): the share of the answer's
+    normalised tokens that occur in the evidence, i.e. how much of a short answer the evidence supports (the
+    evidence's own recall by a few-word answer would always be near 0). Below `threshold` the template feedback
+    names the unsupported words. No evidence: 0, and it passes."""
+
+    name = "recall"
+
+    def __init__(self, threshold: float = 0.8, feedback: str = RECALL_FEEDBACK, gate: bool = True):
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold is a recall in [0, 1], got {threshold}")
+        self.threshold, self.feedback, self.gate = threshold, feedback, gate
+
+    @staticmethod
+    def _unsupported(mem: WorkingMemory, candidate: str) -> tuple[list[str], list[str]]:
+        from augmenter.utilities.kf1 import normalize_answer
+
+        evidence = set(normalize_answer(" ".join(s.text for s in mem.e)).split())
+        tokens = normalize_answer(candidate).split()
+        return tokens, [t for t in tokens if t not in evidence]
+
+    def score(self, mem: WorkingMemory, candidate: str) -> float:
+        if not mem.e:
+            return 0.0
+        tokens, missing = self._unsupported(mem, candidate)
+        return 1.0 - len(missing) / len(tokens) if tokens else 0.0
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
+        score = self.score(mem, candidate)
+        if not mem.e or (score >= self.threshold and self.gate):
+            return UtilityResult(score, None)
+        _, missing = self._unsupported(mem, candidate)
+        words = f" Not in the knowledge: {', '.join(dict.fromkeys(missing))}." if missing else ""
+        return UtilityResult(score, self.feedback + words)
