@@ -48,7 +48,7 @@ class LuceneRetriever:
     name = "lucene"
 
     def __init__(self, index_dir: Optional[str] = None, k1: float = 1.5, b: float = 0.75, threads: int = 1,
-                 hits: int = 1000):
+                 hits: int = 100):
         self.index_dir = Path(index_dir) if index_dir else None
         self.k1, self.b, self.threads, self.hits = k1, b, threads, hits
         self._searcher = None
