@@ -11,8 +11,9 @@ import numpy as np
 
 from augmenter.errors import InputError
 
-PANELS = [("heldout_reward", "reward", "held-out reward"), ("heldout_kf1", "kf1", "held-out KF1 (seeking turns)"),
-          ("heldout_llm_calls", "llm_calls", "LLM calls per turn")]
+PANELS = [("heldout_reward", "reward", "held-out reward", 1.0),
+          ("heldout_kf1", "kf1", "held-out KF1 in % (knowledge-seeking turns)", 100.0),
+          ("heldout_llm_calls", "llm_calls", "LLM calls per turn", 1.0)]
 LINE_STYLES = {"random": ":", "no_knowledge": "--"}
 
 
@@ -55,15 +56,17 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
     runs = read_runs(name_dir)
     baselines_path = name_dir / "baselines.json"
     baselines = json.loads(baselines_path.read_text())["scores"] if baselines_path.exists() else {}
+    starts_cloned = next(iter(runs.values()))[0]["stage"] == "cloned"
     fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.6))
-    for ax, (key, base_key, title) in zip(axes, PANELS):
+    for ax, (key, base_key, title, scale) in zip(axes, PANELS):
         episodes, values = _aligned(runs, key)
+        values = values * scale
         ax.plot(episodes, values.mean(0), color="tab:blue", label=f"T5 policy (mean of {len(runs)} seeds)")
         ax.fill_between(episodes, values.min(0), values.max(0), color="tab:blue", alpha=0.2, label="min-max")
         for i, (name, score) in enumerate(baselines.items()):
-            ax.axhline(score[base_key], linestyle=LINE_STYLES.get(name, "-."), color=f"C{i + 1}", label=name)
+            ax.axhline(scale * score[base_key], linestyle=LINE_STYLES.get(name, "-."), color=f"C{i + 1}", label=name)
         ax.set_title(title)
-        ax.set_xlabel("training episodes (after behaviour cloning)")
+        ax.set_xlabel("REINFORCE episodes" + (" (after behaviour cloning)" if starts_cloned else ""))
     axes[0].legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(out / "fig3.png", dpi=120)
@@ -84,7 +87,9 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
         lines.append(f"| {name} | {s['reward']:.4f} | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | "
                      f"{s['consolidate_seeking']:.2f} | {s['consolidate_other']:.2f} |")
     finals = [rows[-1] for rows in runs.values()]
-    for label, pick in (("T5, start (after cloning)", [rows[0] for rows in runs.values()]), ("T5, final", finals)):
+    starts = [rows[0] for rows in runs.values()]
+    start_label = "T5, after behaviour cloning" if starts[0]["stage"] == "cloned" else "T5, random init"
+    for label, pick in ((start_label, starts), ("T5, final", finals)):
         get = lambda k, xs=pick: np.array([r[k] for r in xs])
         lines.append(f"| {label} (mean [min, max] of {len(pick)}) | {get('heldout_reward').mean():.4f} "
                      f"[{get('heldout_reward').min():.4f}, {get('heldout_reward').max():.4f}] | "
