@@ -2,7 +2,7 @@
 decision.
 
 - Observation: `{"text": the Working Memory as text, "features": [has evidence, has candidate, last utility
-  (-1 before any), LLM calls so far / the budget]}`. The text keeps to `CHARSET` (printable ASCII; anything else
+  (-1 before any), LLM calls so far / the budget, an entity is mentioned]}`. The text keeps to `CHARSET` (printable ASCII; anything else
   becomes "?") and `max_text` characters, so it always lies in its `spaces.Text`.
 - Action: `Discrete(len(ACTIONS))` over `augmenter.memory.Action`. An inadmissible action is replaced the way
   the Agent replaces it (send with no candidate calls the LLM first; a call over the LLM budget sends the best
@@ -56,13 +56,14 @@ def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
     return text[:max_chars]
 
 
-N_FEATURES = 4
+N_FEATURES = 5
 
 
 def observation_features(mem: WorkingMemory, max_llm_calls: int) -> np.ndarray:
-    """[has evidence, has candidate, last utility (-1 before any), LLM calls so far / the budget]."""
+    """[has evidence, has candidate, last utility (-1 before any), LLM calls so far / the budget, a knowledge-base
+    entity is mentioned (the linker's state-tracking, done before the first decision)]."""
     features = np.array([float(mem.has_evidence), float(mem.has_candidate), mem.u[-1] if mem.u else -1.0,
-                         min(1.0, mem.llm_calls / max_llm_calls)], dtype=np.float32)
+                         min(1.0, mem.llm_calls / max_llm_calls), float(bool(mem.entities))], dtype=np.float32)
     return np.clip(features, -1.0, 1.0)
 
 
@@ -86,8 +87,8 @@ class TurnEnv(gym.Env):
         self.action_space = spaces.Discrete(len(ACTIONS))
         self.observation_space = spaces.Dict({
             "text": spaces.Text(max_length=max_text, min_length=0, charset=CHARSET),
-            "features": spaces.Box(low=np.array([0, 0, -1, 0], dtype=np.float32),
-                                   high=np.array([1, 1, 1, 1], dtype=np.float32), dtype=np.float32),
+            "features": spaces.Box(low=np.array([0, 0, -1, 0, 0], dtype=np.float32),
+                                   high=np.array([1, 1, 1, 1, 1], dtype=np.float32), dtype=np.float32),
         })
         self.turn: Optional[UserTurn] = None
         self.mem: Optional[WorkingMemory] = None

@@ -1,8 +1,9 @@
 """`augmenter train`: a T5 policy learns in `augmenter/Turn-v0` (paper sections 2.2 and 3.3).
 
 Stage 1 clones a rule-based teacher's decisions (cross-entropy on its (observation, action) pairs). Stage 2 is
-REINFORCE: episodes sampled from the policy, return-to-go minus a moving-average baseline, an entropy bonus,
-gradient-norm clipping. A plain torch loop, not `trl`: trl's trainers fine-tune causal or seq2seq language models
+REINFORCE: episodes sampled from the policy, return-to-go minus a moving-average baseline (per user turn by
+default: which turn is drawn moves the return far more than what the policy does, so a turn's own average
+removes most of the variance), an entropy bonus, gradient-norm clipping. A plain torch loop, not `trl`: trl's trainers fine-tune causal or seq2seq language models
 on text, and this policy is an encoder with a five-way action head whose data come from an environment.
 
 Every `checkpoint_every` episodes the whole training state (network, optimizer, baseline, episode counter, the
@@ -18,7 +19,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -79,19 +80,49 @@ def tokenizer_corpus(train_env: TurnEnv, observations: list[str]) -> list[str]:
 Trajectory = tuple[list[dict], list[int], list[float]]  # observations, actions, rewards of one episode
 
 
-def reinforce_update(policy: T5Policy, optimizer, batch: list[Trajectory], baseline: float, gamma: float = 1.0,
-                     entropy_coef: float = 0.01, grad_clip: float = 1.0) -> tuple[float, float]:
+class MovingBaseline:
+    """Moving average of the episode return, overall and (with `per_turn`) per user turn: a turn's own average
+    once it has been played, else the overall one. Early visits average plainly, later ones move by
+    1 - `momentum`."""
+
+    def __init__(self, momentum: float = 0.9, per_turn: bool = True):
+        self.momentum, self.per_turn = momentum, per_turn
+        self.overall: Optional[float] = None
+        self.turns: dict[str, tuple[float, int]] = {}  # turn id -> (average, visits)
+
+    def value(self, turn_id: str) -> float:
+        if self.per_turn and turn_id in self.turns:
+            return self.turns[turn_id][0]
+        return self.overall if self.overall is not None else 0.0
+
+    def update(self, turn_id: str, ret: float) -> None:
+        self.overall = ret if self.overall is None else self.momentum * self.overall + (1 - self.momentum) * ret
+        mean, visits = self.turns.get(turn_id, (0.0, 0))
+        step = max(1.0 - self.momentum, 1.0 / (visits + 1))
+        self.turns[turn_id] = (mean + step * (ret - mean), visits + 1)
+
+    def state(self) -> dict:
+        return {"overall": self.overall, "turns": self.turns}
+
+    def load(self, state: dict) -> None:
+        self.overall, self.turns = state["overall"], {k: tuple(v) for k, v in state["turns"].items()}
+
+
+def reinforce_update(policy: T5Policy, optimizer, batch: list[Trajectory], baseline: float | Sequence[float],
+                     gamma: float = 1.0, entropy_coef: float = 0.01, grad_clip: float = 1.0) -> tuple[float, float]:
     """One REINFORCE step on a batch of episodes: minimise -(G_t - b) log pi(a_t|s_t) - entropy_coef * H(pi(.|s_t)),
-    G_t the return-to-go, b the baseline; gradient norm clipped. Returns (mean episode return, mean entropy)."""
+    G_t the return-to-go, b the baseline (one for the batch, or one per episode); gradient norm clipped.
+    Returns (mean episode return, mean entropy)."""
     observations, actions, advantages = [], [], []
-    for obs, acts, rewards in batch:
+    baselines = [baseline] * len(batch) if isinstance(baseline, (int, float)) else list(baseline)
+    for (obs, acts, rewards), base in zip(batch, baselines):
         to_go, returns = 0.0, []
         for r in reversed(rewards):
             to_go = r + gamma * to_go
             returns.append(to_go)
         observations += obs
         actions += acts
-        advantages += [g - baseline for g in reversed(returns)]
+        advantages += [g - base for g in reversed(returns)]
     log_probs = torch.log_softmax(policy.logits(observations), -1)
     chosen = log_probs.gather(1, torch.tensor(actions).unsqueeze(1)).squeeze(1)
     entropy = -(log_probs.exp() * log_probs).sum(-1)
@@ -134,6 +165,8 @@ class Trainer:
         for key in ("episodes", "bc_episodes", "bc_epochs"):
             if t[key] < 0:
                 raise ConfigError(f"train.{key} must be >= 0, got {t[key]}")
+        if t.baseline not in ("turn", "global"):
+            raise ConfigError(f"train.baseline must be turn or global, got {t.baseline!r}")
         if not 0.0 <= t.baseline_momentum < 1.0:
             raise ConfigError(f"train.baseline_momentum must be in [0, 1), got {t.baseline_momentum}")
 
@@ -222,8 +255,8 @@ class Trainer:
     def _episode_seed(self, episode: int) -> int:
         return int(np.random.SeedSequence([self.seed, episode + 1_000_000]).generate_state(1)[0])
 
-    def _sample_episode(self, policy: T5Policy, episode: int) -> tuple[list[dict], list[int], list[float]]:
-        obs, _ = self.train_env.reset(seed=self._episode_seed(episode))
+    def _sample_episode(self, policy: T5Policy, episode: int) -> tuple[str, Trajectory]:
+        obs, info = self.train_env.reset(seed=self._episode_seed(episode))
         observations, actions, rewards, done = [], [], [], False
         while not done:
             action = policy.choose(obs)
@@ -232,7 +265,7 @@ class Trainer:
             obs, reward, done, truncated, _ = self.train_env.step(action)
             rewards.append(reward)
             done = done or truncated
-        return observations, actions, rewards
+        return info["turn_id"], (observations, actions, rewards)
 
     # -- the run -------------------------------------------------------------------------------------
     def _new_policy(self) -> tuple[T5Policy, dict]:
@@ -260,20 +293,21 @@ class Trainer:
         return policy, {"bc_pairs": len(actions), "bc_accuracy": accuracy, "teacher_seconds": teacher_seconds,
                         "tokenizer_seconds": tokenizer_seconds, "bc_seconds": time.perf_counter() - start}
 
-    def _save(self, policy: T5Policy, optimizer, episode: int, baseline: float, extra: dict) -> None:
+    def _save(self, policy: T5Policy, optimizer, episode: int, baseline: MovingBaseline, extra: dict) -> None:
         _atomic_save({"policy": policy.state(), "optimizer": optimizer.state_dict(), "episode": episode,
-                      "baseline": baseline, "sampler": policy.generator.get_state(), "extra": extra},
+                      "baseline": baseline.state(), "sampler": policy.generator.get_state(), "extra": extra},
                      self.run_dir / "checkpoint.pt")
 
     def _evaluate(self, policy: T5Policy, episode: int, stage: str, train_reward: float, entropy: float,
-                  baseline: float, started: float) -> HeldoutScore:
+                  baseline: MovingBaseline, started: float) -> HeldoutScore:
         policy.greedy = True
         score = score_heldout(self.heldout_env, policy)
         policy.greedy = False
         self._log({"episode": episode, "stage": stage, "heldout_reward": score.reward, "heldout_kf1": score.kf1,
                    "heldout_llm_calls": score.llm_calls, "heldout_consolidate_seeking": score.consolidate_seeking,
                    "heldout_consolidate_other": score.consolidate_other, "train_reward": train_reward,
-                   "entropy": entropy, "baseline": baseline, "seconds": round(time.perf_counter() - started, 2)})
+                   "entropy": entropy, "baseline": baseline.overall if baseline.overall is not None else float("nan"),
+                   "seconds": round(time.perf_counter() - started, 2)})
         return score
 
     def run(self) -> dict:
@@ -282,6 +316,7 @@ class Trainer:
         self._prepare_dir()
         checkpoint_path = self.run_dir / "checkpoint.pt"
         started = time.perf_counter()
+        baseline = MovingBaseline(self.t.baseline_momentum, per_turn=self.t.baseline == "turn")
         if checkpoint_path.exists():
             state = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
             policy = T5Policy.from_state(state["policy"], greedy=False)
@@ -289,7 +324,8 @@ class Trainer:
             optimizer = torch.optim.Adam(policy.net.parameters(), lr=self.t.lr)
             optimizer.load_state_dict(state["optimizer"])
             policy.generator.set_state(state["sampler"])
-            episode, baseline, extra = state["episode"], state["baseline"], state["extra"]
+            episode, extra = state["episode"], state["extra"]
+            baseline.load(state["baseline"])
             self._truncate_log(episode)
             resumed = episode
         else:
@@ -297,7 +333,7 @@ class Trainer:
             policy, extra = self._new_policy()
             policy.net.train()
             optimizer = torch.optim.Adam(policy.net.parameters(), lr=self.t.lr)
-            episode, baseline, resumed = 0, 0.0, None
+            episode, resumed = 0, None
             self._evaluate(policy, 0, "cloned" if self.t.bc_episodes else "init", float("nan"), float("nan"),
                            baseline, started)
             self._save(policy, optimizer, 0, baseline, extra)
@@ -306,11 +342,13 @@ class Trainer:
         window: list[float] = []
         entropy = float("nan")
         while episode < self.t.episodes:
-            batch = [self._sample_episode(policy, episode + i) for i in range(self.t.batch_episodes)]
-            mean_return, entropy = reinforce_update(policy, optimizer, batch, baseline, self.t.gamma,
+            sampled = [self._sample_episode(policy, episode + i) for i in range(self.t.batch_episodes)]
+            batch = [trajectory for _, trajectory in sampled]
+            mean_return, entropy = reinforce_update(policy, optimizer, batch,
+                                                   [baseline.value(turn) for turn, _ in sampled], self.t.gamma,
                                                    self.t.entropy_coef, self.t.grad_clip)
-            baseline = mean_return if episode == 0 and baseline == 0.0 else \
-                self.t.baseline_momentum * baseline + (1 - self.t.baseline_momentum) * mean_return
+            for turn, (_, _, rewards) in sampled:
+                baseline.update(turn, sum(rewards))
             window.append(mean_return)
             episode += len(batch)
             bar.update(len(batch))

@@ -14,7 +14,7 @@ import torch
 
 from augmenter.cli.main import main
 from augmenter.config import build_agent, compose
-from augmenter.envs import ACTIONS, build_env
+from augmenter.envs import ACTIONS, N_FEATURES, build_env
 from augmenter.envs.precompute import run as precompute
 from augmenter.memory import Action
 from augmenter.policies import RandomPolicy
@@ -34,7 +34,7 @@ def _tiny_policy(seed=0):
 
 
 def _obs(i):
-    return {"text": f"user: question number {i} about the hotel", "features": np.zeros(4, dtype=np.float32)}
+    return {"text": f"user: question number {i} about the hotel", "features": np.zeros(N_FEATURES, dtype=np.float32)}
 
 
 def _train_toward(rewarded: Action, updates=30):
@@ -170,3 +170,22 @@ def test_a_missing_or_foreign_checkpoint_is_a_clear_error(tmp_path, capsys):
     bad.write_text("not a checkpoint")
     assert main(["chat", "--script", "/dev/null", *FAKE, "policy=trained", f"policy.checkpoint={bad}"]) == 2
     assert "not a policy checkpoint" in capsys.readouterr().err
+
+
+def test_the_per_turn_baseline_tracks_each_turn():
+    from augmenter.policies.training import MovingBaseline
+
+    b = MovingBaseline(momentum=0.5, per_turn=True)
+    assert b.value("a") == 0.0
+    b.update("a", 1.0)
+    b.update("b", 0.0)
+    assert b.value("a") == 1.0 and b.value("b") == 0.0 and b.value("c") == 0.5  # unseen: the overall average
+    b.update("a", 0.0)
+    assert b.value("a") == 0.5  # the plain mean of its first visits
+    overall = MovingBaseline(momentum=0.5, per_turn=False)
+    overall.update("a", 1.0)
+    overall.update("b", 0.0)
+    assert overall.value("a") == overall.value("b") == 0.5
+    restored = MovingBaseline()
+    restored.load(b.state())
+    assert restored.value("a") == b.value("a")
