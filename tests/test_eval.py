@@ -121,8 +121,9 @@ def _eval_args(tmp_path, *extra):
 def test_every_experiment_composes_and_builds(name, tmp_path):
     from augmenter.config import build_agent
 
-    cfg = compose("eval", _eval_args(tmp_path, f"experiment={name}"))
-    assert cfg.name == name and cfg.eval.dataset in ("dstc11", "dstc7")
+    extra = ["retriever=bm25s"] if name.startswith("table5") else []  # not the dense encoder over all of OTT-QA
+    cfg = compose("eval", _eval_args(tmp_path, f"experiment={name}", *extra))
+    assert cfg.name == name and cfg.eval.dataset in ("dstc11", "dstc7", "ottqa")
     assert build_agent(cfg).respond("Is there free parking?").response
 
 
