@@ -120,6 +120,13 @@ def test_train_writes_metrics_checkpoints_policy_and_curve(trained):
     assert "| llm_augmenter |" in (trained / "curve.md").read_text()
 
 
+def test_the_cost_tradeoff_plot(trained, tmp_path):
+    assert main(["curve", "--tradeoff", str(trained), "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "tradeoff.png").stat().st_size > 10_000
+    table = (tmp_path / "tradeoff.md").read_text()
+    assert "| t5 | 0.02 / 0.01 | 1 |" in table and "| llm_augmenter (reference) |" in table
+
+
 def test_a_killed_run_resumes_from_its_last_checkpoint_as_if_never_stopped(trained, tmp_path):
     command = [sys.executable, "-m", "augmenter.cli.main", "train", *TRAIN, f"train.out_dir={tmp_path}"]
     run_dir = tmp_path / "t5" / "seed0"

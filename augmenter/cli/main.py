@@ -7,6 +7,7 @@
     augmenter precompute [overrides]                fill the LLM cache with every candidate training can need
     augmenter train [overrides]                     T5 policy: behaviour cloning, then REINFORCE (resumable)
     augmenter curve RUN_DIR [--out DIR]             the learning curve (Fig. 3) of a training run's seeds
+    augmenter curve --tradeoff RUN_DIR ... --out D  KF1 against LLM calls of runs with different costs
 
 Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`.
 Errors in configuration, data or input are printed as one line (exit code 2), never as a traceback.
@@ -63,8 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train a T5 policy in augmenter/Turn-v0 (resumable), then plot its curve")
     tr.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. train.seeds=[0,1,2,3,4]")
     cu = sub.add_parser("curve", help="plot the learning curve of a training run (all its seeds)")
-    cu.add_argument("run", help="a training run's directory, e.g. runs/train/t5")
+    cu.add_argument("runs", nargs="+", help="a training run's directory, e.g. runs/train/t5 (with --tradeoff: several)")
     cu.add_argument("--out", help="where to write fig3.png and curve.md (default: the run's directory)")
+    cu.add_argument("--tradeoff", action="store_true",
+                    help="KF1 against LLM calls of the final policies of runs that differ in their costs")
     return parser
 
 
@@ -213,9 +216,13 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def curve(args: argparse.Namespace) -> int:
-    from augmenter.eval.curve import write_curve
+    from augmenter.eval.curve import write_curve, write_tradeoff
 
-    print(f"learning curve: {write_curve(args.run, args.out) / 'fig3.png'}")
+    if args.tradeoff:
+        print(f"trade-off: {write_tradeoff(args.runs, args.out or args.runs[0]) / 'tradeoff.png'}")
+        return 0
+    for run in args.runs:
+        print(f"learning curve: {write_curve(run, args.out) / 'fig3.png'}")
     return 0
 
 

@@ -101,3 +101,49 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
               "", "![learning curve](fig3.png)", ""]
     (out / "curve.md").write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
+    """tradeoff.png and tradeoff.md: held-out KF1 against LLM calls per turn of the final policies of training runs
+    that differ in their cost term (each seed a point, each run's mean a larger one), with the reference policies."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from omegaconf import OmegaConf
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    lines = ["# KF1 against LLM calls: the cost term's trade-off", "",
+             "| run | cost per LLM call / consolidation | seeds | KF1 (mean [min, max]) | LLM calls / turn | reward |",
+             "|---|---|---|---|---|---|"]
+    baselines: dict = {}
+    for i, name_dir in enumerate(Path(d) for d in name_dirs):
+        runs = read_runs(name_dir)
+        env = OmegaConf.load(next(name_dir.glob("seed*/config.yaml"))).env
+        finals = [rows[-1] for rows in runs.values()]
+        kf1 = np.array([100 * r["heldout_kf1"] for r in finals])
+        calls = np.array([r["heldout_llm_calls"] for r in finals])
+        reward = np.array([r["heldout_reward"] for r in finals])
+        label = f"{name_dir.name} (costs {env.llm_call_cost} / {env.consolidation_cost})"
+        ax.scatter(calls, kf1, color=f"C{i}", alpha=0.4, s=20)
+        ax.scatter([calls.mean()], [kf1.mean()], color=f"C{i}", s=90, marker="D", label=label)
+        lines.append(f"| {name_dir.name} | {env.llm_call_cost} / {env.consolidation_cost} | {len(finals)} | "
+                     f"{kf1.mean():.2f} [{kf1.min():.2f}, {kf1.max():.2f}] | {calls.mean():.2f} | {reward.mean():.4f} |")
+        path = name_dir / "baselines.json"
+        if path.exists() and not baselines:
+            baselines = json.loads(path.read_text())["scores"]
+    for j, (name, s) in enumerate(baselines.items()):
+        ax.scatter([s["llm_calls"]], [100 * s["kf1"]], marker="x", s=70, color="black" if j == 0 else f"C{j + 4}",
+                   label=f"{name} (rule)" if name != "random" else "random")
+        lines.append(f"| {name} (reference) | - | - | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | - |")
+    ax.set_xlabel("LLM calls per turn (held-out)")
+    ax.set_ylabel("KF1 in % (held-out, knowledge-seeking turns)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out / "tradeoff.png", dpi=120)
+    plt.close(fig)
+    lines += ["", "![trade-off](tradeoff.png)", ""]
+    (out / "tradeoff.md").write_text("\n".join(lines), encoding="utf-8")
+    return out
