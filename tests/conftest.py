@@ -23,6 +23,14 @@ def dstc11_kb():
 
 
 @pytest.fixture(scope="session")
+def hotel_snippets(dstc11_kb):
+    """The snippet texts of the first 40 hotels of DSTC11's knowledge base: a small real corpus."""
+    hotels = [e for e in dstc11_kb.entities if e.domain == "hotel"][:40]
+    rows = sorted(r for e in hotels for r in dstc11_kb.rows_of(e.domain, e.entity_id))
+    return [dstc11_kb.snippets[r].text for r in rows]
+
+
+@pytest.fixture(scope="session")
 def demo_kb(tmp_path_factory):
     from augmenter.knowledge.demo import load_demo_knowledge
 

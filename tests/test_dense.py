@@ -7,40 +7,32 @@ from augmenter.knowledge import BM25sRetriever, DenseRetriever, HybridRetriever,
 
 
 @pytest.fixture(scope="module")
-def corpus(dstc11_kb):
-    """The snippets of the first 40 hotels of DSTC11's knowledge base."""
-    hotels = [e for e in dstc11_kb.entities if e.domain == "hotel"][:40]
-    rows = sorted(r for e in hotels for r in dstc11_kb.rows_of(e.domain, e.entity_id))
-    return [dstc11_kb.snippets[r].text for r in rows]
-
-
-@pytest.fixture(scope="module")
-def flat(corpus, tmp_path_factory):
+def flat(hotel_snippets, tmp_path_factory):
     retriever = DenseRetriever(store=str(tmp_path_factory.mktemp("emb")), progress=False)
-    retriever.index(corpus)
+    retriever.index(hotel_snippets)
     return retriever
 
 
-def test_dense_retrieval_finds_what_the_words_do_not_say(flat, corpus):
+def test_dense_retrieval_finds_what_the_words_do_not_say(flat, hotel_snippets):
     hits = top_k(flat.scores("can I bring my dog along?"), 5)
-    assert any(w in corpus[i].lower() for i, _ in hits for w in ("pet", "dog", "animal"))
-    assert flat.embeddings.shape == (len(corpus), 384)
+    assert any(w in hotel_snippets[i].lower() for i, _ in hits for w in ("pet", "dog", "animal"))
+    assert flat.embeddings.shape == (len(hotel_snippets), 384)
     assert np.allclose(np.linalg.norm(flat.embeddings, axis=1), 1.0, atol=1e-4)
 
 
-def test_embeddings_are_stored_once_and_reused_by_content_hash(flat, corpus):
+def test_embeddings_are_stored_once_and_reused_by_content_hash(flat, hotel_snippets):
     again = DenseRetriever(store=str(flat.store), progress=False)
     again.encode = lambda *a, **k: (_ for _ in ()).throw(AssertionError("encoded again"))
-    again.index(corpus)
+    again.index(hotel_snippets)
     assert again.loaded_from_disk and np.array_equal(again.embeddings, flat.embeddings)
     changed = DenseRetriever(store=str(flat.store), progress=False)
-    changed.index([*corpus[:-1], corpus[-1] + " (edited)"])
+    changed.index([*hotel_snippets[:-1], hotel_snippets[-1] + " (edited)"])
     assert not changed.loaded_from_disk and len(list(flat.store.glob("*.npy"))) == 2
 
 
-def test_hnsw_agrees_with_exact_search_on_a_small_corpus(flat, corpus):
+def test_hnsw_agrees_with_exact_search_on_a_small_corpus(flat, hotel_snippets):
     hnsw = DenseRetriever(index="hnsw", store=str(flat.store), progress=False)
-    hnsw.index(corpus)
+    hnsw.index(hotel_snippets)
     for query in ("is there free parking?", "do rooms have a kitchen?", "how far is the city centre?"):
         assert [i for i, _ in top_k(hnsw.scores(query), 5)] == [i for i, _ in top_k(flat.scores(query), 5)]
 
@@ -64,8 +56,8 @@ def test_reciprocal_rank_fusion_by_hand():
     assert [i for i, _ in top_k(fused, 2)] == [0, 2]
 
 
-def test_hybrid_on_real_snippets_keeps_both_signals(flat, corpus):
+def test_hybrid_on_real_snippets_keeps_both_signals(flat, hotel_snippets):
     hybrid = HybridRetriever(BM25sRetriever(), flat)
-    hybrid.sparse.index(corpus)  # the dense half is indexed already
+    hybrid.sparse.index(hotel_snippets)  # the dense half is indexed already
     hits = top_k(hybrid.scores("can I bring my dog along?"), 5)
-    assert any(w in corpus[i].lower() for i, _ in hits for w in ("pet", "dog", "animal"))
+    assert any(w in hotel_snippets[i].lower() for i, _ in hits for w in ("pet", "dog", "animal"))

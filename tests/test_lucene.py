@@ -13,23 +13,16 @@ QUERIES = ["free parking", "is wifi free", "can I bring my dog", "breakfast incl
 
 
 @pytest.fixture(scope="module")
-def corpus(dstc11_kb):
-    hotels = [e for e in dstc11_kb.entities if e.domain == "hotel"][:40]
-    rows = sorted(r for e in hotels for r in dstc11_kb.rows_of(e.domain, e.entity_id))
-    return [dstc11_kb.snippets[r].text for r in rows]
-
-
-@pytest.fixture(scope="module")
-def lucene(corpus, tmp_path_factory):
+def lucene(hotel_snippets, tmp_path_factory):
     retriever = LuceneRetriever(index_dir=str(tmp_path_factory.mktemp("lucene") / "index"))
-    retriever.index(corpus)
+    retriever.index(hotel_snippets)
     return retriever
 
 
-def test_lucene_top5_agrees_with_bm25s(lucene, corpus):
+def test_lucene_top5_agrees_with_bm25s(lucene, hotel_snippets):
     assert lucene.built
     bm25s = BM25sRetriever()
-    bm25s.index(corpus)
+    bm25s.index(hotel_snippets)
     same = 0
     for query in QUERIES:
         ours, theirs = top_k(bm25s.scores(query), 5), top_k(lucene.scores(query), 5)
@@ -40,13 +33,13 @@ def test_lucene_top5_agrees_with_bm25s(lucene, corpus):
     assert same >= 0.8 * len(QUERIES)
 
 
-def test_the_index_is_built_once_and_reopened(lucene, corpus):
+def test_the_index_is_built_once_and_reopened(lucene, hotel_snippets):
     again = LuceneRetriever(index_dir=str(lucene.index_dir))
-    again.index(corpus)
+    again.index(hotel_snippets)
     assert not again.built
     assert np.array_equal(again.scores("free parking"), lucene.scores("free parking"))
     other = LuceneRetriever(index_dir=str(lucene.index_dir))
     from augmenter.errors import ConfigError
 
     with pytest.raises(ConfigError, match="documents"):
-        other.index(corpus[:10])
+        other.index(hotel_snippets[:10])
