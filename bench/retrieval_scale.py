@@ -7,7 +7,7 @@ made-up words (seeded); queries are 4-word samples of random passages. The faiss
 vectors of the MiniLM's 384 dimensions (their speed does not depend on what the vectors mean); the encoder's own
 throughput is measured separately on real DSTC11 snippets. Lucene is asked for its 10 best hits per query (the
 retriever's `hits`; each hit crosses the Java bridge, so asking for 1,000 is much slower). Each (backend, size) runs in a fresh process, which
-reports its own peak resident memory (VmHWM) and the memory the corpus alone took. The sparse backends' top-5 are
+runs on one thread and reports its own peak resident memory (VmHWM) and the memory the corpus alone took. The sparse backends' top-5 are
 compared with bm25s's; HNSW's with exact search (recall@5). Writes bench/results/retrieval_scale.json.
 """
 
@@ -51,10 +51,11 @@ def synthetic_corpus(n: int, seed: int = 0) -> list[str]:
 
 
 def synthetic_queries(corpus: list[str], count: int, seed: int = 1) -> list[str]:
-    rng = np.random.default_rng(seed)
+    """Query i depends on (seed, i) alone, so the first n queries are the same whatever `count` is."""
     queries = []
-    for i in rng.integers(len(corpus), size=count):
-        words = corpus[i].split()
+    for q in range(count):
+        rng = np.random.default_rng([seed, q])
+        words = corpus[int(rng.integers(len(corpus)))].split()
         queries.append(" ".join(rng.choice(words, size=min(4, len(words)), replace=False)))
     return queries
 
@@ -83,6 +84,7 @@ def child(backend: str, size: int, queries: int) -> dict:
     else:
         import faiss
 
+        faiss.omp_set_num_threads(1)  # one query at a time on one thread, like the other backends
         rng = np.random.default_rng(0)
         vectors = rng.standard_normal((size, 384), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
