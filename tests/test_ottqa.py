@@ -88,3 +88,7 @@ def test_wiki_qa_eval_end_to_end_with_the_fake_llm(tmp_path):
     assert {s["doc_type"] for s in dense["memory"]["e"]} <= {"row", "passage"}
     feedback = [json.loads(line) for line in (runs / "table5_core_feedback" / "records.jsonl").read_text().splitlines()]
     assert any(t["action"] == "verify_utility" for r in feedback for t in r["memory"]["trace"])
+    assert main(["report", str(runs), "--out", str(tmp_path / "report"), "--no-bertscore"]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## Table 5: Wiki QA" in report and "| + linker + chainer + feedback (`table5_core_feedback`) | 3 |" in report
+    assert "11.80" in report  # the paper's F1 beside ours
