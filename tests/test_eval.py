@@ -161,6 +161,17 @@ def test_eval_refuses_to_mix_configurations(tmp_path):
         Evaluator(compose("eval", args)).run()
 
 
+def test_runs_recorded_before_an_option_existed_still_resume(tmp_path):
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=1"))
+    run = Evaluator(cfg)
+    run.run()
+    stored = json.loads((run.dir / "config.json").read_text())
+    assert "review_window" not in stored["consolidator"]  # left out while off: as a run recorded before it existed
+    Evaluator(cfg).run()  # resumes
+    with pytest.raises(ConfigError, match="consolidator"):  # switched on, it is a different system
+        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "consolidator.review_window=1"))).run()
+
+
 def test_a_second_writer_is_refused(tmp_path):
     import subprocess
     import sys

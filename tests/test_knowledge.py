@@ -104,3 +104,26 @@ def test_consolidator_focuses_on_linked_entity(dstc11_kb):
     assert "hobsons" not in query
     _, unfocused = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), focus_entities=False).retrieve(q, history)
     assert any(s.entity_name != "HOBSONS HOUSE" for s in unfocused)
+
+
+def test_evidence_linker_attaches_review_context_and_faq(dstc11_kb):
+    q = "Is the room at the Gonville Hotel clean?"
+    plain = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5)
+    linked = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5, review_window=1, faq_context=1)
+    _, before = plain.retrieve(q, (), plain.link(q))
+    _, after = linked.retrieve(q, (), linked.link(q))
+    assert [s.id for s in before] == [s.id for s in after]  # the same evidence, only richer
+    assert [s.text for s in before] == [s.text for s in after]  # the text utilities compare is unchanged
+    reviews = [s for s in after if s.doc_type == "review"]
+    assert reviews and all(s.context and s.context[0].startswith("Same review: ") for s in reviews)
+    for s in reviews:  # the context is the neighbouring sentences of the same review in knowledge.json
+        neighbours = [dstc11_kb.by_id.get(f"hotel:{s.entity_id}:review:{s.doc_id}:{s.sent_id + d}") for d in (-1, 1)]
+        assert s.context[0] == "Same review: " + " ".join(n.text for n in neighbours if n)
+        assert s.render().startswith("[GONVILLE HOTEL] Review: ") and s.context[0] in s.render()
+    faqs = [c for s in reviews for c in s.context if c.startswith("FAQ: ")]
+    assert faqs and len(faqs) == len(set(faqs))  # each FAQ attached once, and none already in the evidence
+    assert not {c[len("FAQ: "):] for c in faqs} & {s.text for s in after}
+    assert all(not s.context for s in after if s.doc_type == "faq")
+    assert all(not s.context for s in before)
+    with pytest.raises(ValueError, match="review_window"):
+        KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), review_window=-1)

@@ -78,9 +78,17 @@ def run_dir(cfg: DictConfig) -> Path:
     return Path(ev.out_dir) / sample / str(cfg.name)
 
 
+# Options added after runs were recorded: left out of the fingerprint while they are off, so older runs still resume.
+_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0}}
+
+
 def _fingerprint(cfg: DictConfig) -> dict:
     """What must match for records to be resumed: everything but where and how the run is shown."""
     data = OmegaConf.to_container(cfg, resolve=True)
+    for group, options in _ADDED_OPTIONS.items():
+        for key, off in options.items():
+            if isinstance(data.get(group), dict) and data[group].get(key, off) == off:
+                data[group].pop(key, None)
     for key in ("trace", "script", "output", "data_root", "llm_cache"):
         data.pop(key, None)
     data.get("eval", {}).pop("out_dir", None)

@@ -140,8 +140,9 @@ class TableTextConsolidator:
 
     def __init__(self, knowledge: TableTextCorpus, retriever: Retriever, mode: str = "chains", k: int = 5,
                  first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400,
-                 history_turns: int = 0, focus_entities: bool = False):
-        """`history_turns` and `focus_entities` belong to the snippet consolidator's config: unused here."""
+                 history_turns: int = 0, focus_entities: bool = False, review_window: int = 0, faq_context: int = 0):
+        """`history_turns`, `focus_entities`, `review_window` and `faq_context` belong to the snippet
+        consolidator's config: unused here (the hyperlinks are this corpus's links)."""
         from augmenter.errors import ConfigError
         from augmenter.knowledge.retrievers import BM25sRetriever
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from augmenter.knowledge.base import KnowledgeBase
-from augmenter.knowledge.linker import EntityLinker, strip_names
+from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
 from augmenter.knowledge.retrievers import Retriever, top_k
 from augmenter.memory import EntityMention, Snippet, Utterance
 
@@ -18,7 +18,9 @@ class KnowledgeConsolidator:
       alone, their names removed (on DSTC11 dev, adding history text to a focused query lowers
       recall@5 from 0.44 to 0.30);
     - otherwise the query is q plus the last `history_turns` utterances of h_q, over all snippets;
-    - the top `k` snippets become e.
+    - the top `k` snippets become e;
+    - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
+      neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`).
     """
 
     def __init__(
@@ -28,6 +30,8 @@ class KnowledgeConsolidator:
         k: int = 5,
         history_turns: int = 1,
         focus_entities: bool = True,
+        review_window: int = 0,
+        faq_context: int = 0,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -40,6 +44,8 @@ class KnowledgeConsolidator:
         self.history_turns = history_turns
         self.focus_entities = focus_entities
         self.linker = EntityLinker(knowledge.entities)
+        self.evidence_linker = (EvidenceLinker(knowledge, review_window, faq_context)
+                                if review_window or faq_context else None)
         self.retriever.index([s.text for s in knowledge.snippets])
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
@@ -58,8 +64,13 @@ class KnowledgeConsolidator:
             # Within an entity's own snippets its name carries no signal: search without it.
             query = strip_names(q, [m.surface for m in entities])
             rows = sorted({r for m in entities for r in self.kb.rows_of(m.domain, m.entity_id)})
-            hits = top_k(self.retriever.scores(query), self.k, rows)
+            scores = self.retriever.scores(query)
+            hits = top_k(scores, self.k, rows)
         if not hits:
             query = self.query(q, history)
-            hits = top_k(self.retriever.scores(query), self.k)
-        return query, [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
+            scores = self.retriever.scores(query)
+            hits = top_k(scores, self.k)
+        evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
+        if self.evidence_linker is not None:
+            evidence = self.evidence_linker.attach(evidence, scores)
+        return query, evidence

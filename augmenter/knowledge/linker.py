@@ -1,4 +1,4 @@
-"""Entity linker: finds the knowledge base's entities mentioned in q and in the dialogue history."""
+"""Entity linking: the entities mentioned in q and h_q (`EntityLinker`), and the context of raw evidence (`EvidenceLinker`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from typing import Sequence
 
 from augmenter.knowledge.base import Entity
-from augmenter.memory import EntityMention, Utterance
+from augmenter.memory import EntityMention, Snippet, Utterance
 
 _GENERIC = {"hotel", "hotels", "restaurant", "restaurants", "guest house", "guesthouse", "the", "lodge", "house"}
 
@@ -81,3 +81,50 @@ class EntityLinker:
             EntityMention(domain=e.domain, entity_id=e.entity_id, name=e.name, surface=s, in_query=in_query)
             for e, s in hits
         ]
+
+
+class EvidenceLinker:
+    """Links raw evidence to its context (paper section 2.3.1), for snippet knowledge bases such as DSTC11.
+
+    A review sentence alone ("It was spotless.") often hides what it is about. The linker attaches, to each
+    review snippet, the `review_window` sentences either side of it in the same review, and the entity's
+    `faqs` FAQs that score best for the query (those scoring at least half the review snippet's own score and not
+    already shown in the evidence or attached to an earlier snippet). Each snippet already carries
+    its entity's name, which `Snippet.render` shows. The snippet's own `text` is left as it was, so utilities
+    that compare evidence with gold knowledge (Knowledge F1) see the same evidence.
+    """
+
+    def __init__(self, knowledge, review_window: int = 1, faqs: int = 1):
+        if review_window < 0 or faqs < 0:
+            raise ValueError(f"review_window and faqs must be >= 0, got {review_window} and {faqs}")
+        self.review_window, self.faqs = review_window, faqs
+        self._review: dict[tuple, dict[int, str]] = {}
+        self._faq_rows: dict[tuple, list[int]] = {}
+        for i, s in enumerate(knowledge.snippets):
+            if s.doc_type == "review" and s.sent_id is not None:
+                self._review.setdefault((s.domain, s.entity_id, s.doc_id), {})[s.sent_id] = s.text
+            elif s.doc_type == "faq":
+                self._faq_rows.setdefault((s.domain, s.entity_id), []).append(i)
+        self._snippets = knowledge.snippets
+
+    def attach(self, snippets: Sequence[Snippet], scores) -> list[Snippet]:
+        """`snippets` with `context` filled in; `scores` are the retriever's scores of every snippet for the query."""
+        out, shown = [], {s.id for s in snippets}
+        for s in snippets:
+            if s.doc_type != "review":
+                out.append(s)
+                continue
+            context = []
+            sentences = self._review.get((s.domain, s.entity_id, s.doc_id), {})
+            around = [sentences[j] for j in range(s.sent_id - self.review_window, s.sent_id + self.review_window + 1)
+                      if j != s.sent_id and j in sentences] if s.sent_id is not None else []
+            if around:
+                context.append("Same review: " + " ".join(around))
+            rows = [r for r in self._faq_rows.get((s.domain, s.entity_id), [])
+                    if float(scores[r]) > 0 and float(scores[r]) >= 0.5 * (s.score or 0.0)
+                    and self._snippets[r].id not in shown]
+            for r in sorted(rows, key=lambda r: -float(scores[r]))[: self.faqs]:
+                shown.add(self._snippets[r].id)
+                context.append(f"FAQ: {self._snippets[r].text}")
+            out.append(s.model_copy(update={"context": context}))
+        return out

@@ -37,12 +37,14 @@ class Snippet(BaseModel):
     doc_id: Optional[int | str] = None
     sent_id: Optional[int] = None
     score: Optional[float] = None  # retrieval score, when it came from a retriever
+    context: list[str] = Field(default_factory=list)  # linked context (the evidence linker's), shown after the text
 
     def render(self) -> str:
         """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.`"""
         prefix = f"[{self.entity_name}] " if self.entity_name else ""
         kind = {"faq": "", "review": "Review: "}.get(self.doc_type or "", "")
-        return f"{prefix}{kind}{self.text}"
+        linked = "".join(f" ({c})" for c in self.context)
+        return f"{prefix}{kind}{self.text}{linked}"
 
 
 class EntityMention(BaseModel):
