@@ -8,7 +8,8 @@ vectors of the MiniLM's 384 dimensions (their speed does not depend on what the 
 throughput is measured separately on real DSTC11 snippets. Lucene is asked for its 10 best hits per query (the
 retriever's `hits`; each hit crosses the Java bridge, so asking for 1,000 is much slower). Each (backend, size) runs in a fresh process, which
 runs on one thread and reports its own peak resident memory (VmHWM) and the memory the corpus alone took. The sparse backends' top-5 are
-compared with bm25s's; HNSW's with exact search (recall@5). Writes bench/results/retrieval_scale.json.
+compared with bm25s's; HNSW's with exact search (recall@5). Writes bench/results/retrieval_scale.json, keeping
+the rows of sizes and backends not measured this time (each row names its command).
 """
 
 from __future__ import annotations
@@ -142,10 +143,21 @@ def main() -> None:
         for r in results.values():
             r.pop("top5")
             rows.append(r)
-    result = {"command": "python bench/retrieval_scale.py " + " ".join(sys.argv[1:]),
+    command = "python bench/retrieval_scale.py " + " ".join(sys.argv[1:])
+    for r in rows:
+        r["command"] = command
+    # rows of other sizes or backends measured earlier (a 1M run need not repeat 10k and 100k) are kept
+    out = Path(args.out)
+    earlier = json.loads(out.read_text())["rows"] if out.exists() else []
+    measured = {(r["backend"], r["size"]) for r in rows}
+    kept = [r for r in earlier if (r["backend"], r["size"]) not in measured]
+    for r in kept:
+        r.setdefault("command", json.loads(out.read_text()).get("command", "?"))
+    rows = sorted(kept + rows, key=lambda r: (r["size"], (SPARSE + DENSE).index(r["backend"])))
+    result = {"commands": sorted({r["command"] for r in rows}),
               "machine": f"{platform.machine()}, python {platform.python_version()}", "corpus": "synthetic (see the "
               "module docstring)", "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
