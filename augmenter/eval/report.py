@@ -26,7 +26,8 @@ FIG4 = [("table2_llm_only", "no knowledge consolidator", None), ("fig4_self_ask"
 FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feedback", "(2) utility + feedback", None),
         ("fig5_no_gating", "(3) feedback without utility gating", None),
         ("fig5_always_feedback", "(4) always feedback", None), ("fig5_rerank", "(5) rerank the best of two", None)]
-LINKER = [("table2_bm25", "BM25 evidence", None), ("linker_bm25", "+ evidence linker (review context, FAQ)", None)]
+CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None), ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
+                ("querygen_bm25", "BM25 on an LLM-written query", None)]
 
 TABLE5 = [("table5_closed_book", "LLM only (closed book)", 0.59), ("table5_dpr", "+ DPR (dense retrieval)", 2.38),
           ("table5_core", "+ linker + chainer (CORE)", 8.08),
@@ -210,7 +211,7 @@ def render(runs: dict[str, dict], title: str) -> str:
         return "\n".join(out)
     sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
                 ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),
-                ("Fig. 5: utility and feedback", FIG5), ("Evidence linker (DSTC11)", LINKER)]
+                ("Fig. 5: utility and feedback", FIG5), ("Knowledge Consolidator options (DSTC11)", CONSOLIDATOR)]
     for heading, rows in sections:
         if any(name in runs for name, _, _ in rows):
             out += [f"## {heading}", "", *_metric_table(rows, runs), "", *_cost_table(rows, runs), ""]
