@@ -148,17 +148,17 @@ def main() -> None:
         r["command"] = command
     # rows of other sizes or backends measured earlier (a 1M run need not repeat 10k and 100k) are kept
     out = Path(args.out)
-    earlier = json.loads(out.read_text())["rows"] if out.exists() else []
+    earlier = json.loads(out.read_text()) if out.exists() else {}
     measured = {(r["backend"], r["size"]) for r in rows}
-    kept = [r for r in earlier if (r["backend"], r["size"]) not in measured]
+    kept = [r for r in earlier.get("rows", []) if (r["backend"], r["size"]) not in measured]
     for r in kept:
-        r.setdefault("command", json.loads(out.read_text()).get("command", "?"))
+        r.setdefault("command", earlier.get("command", "?"))
     rows = sorted(kept + rows, key=lambda r: (r["size"], (SPARSE + DENSE).index(r["backend"])))
     result = {"commands": sorted({r["command"] for r in rows}),
               "machine": f"{platform.machine()}, python {platform.python_version()}", "corpus": "synthetic (see the "
               "module docstring)", "rows": rows}
     out.parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from augmenter.knowledge.base import Entity
+from augmenter.knowledge.base import Entity, KnowledgeBase
 from augmenter.memory import EntityMention, Snippet, Utterance
 
 _GENERIC = {"hotel", "hotels", "restaurant", "restaurants", "guest house", "guesthouse", "the", "lodge", "house"}
@@ -94,18 +94,10 @@ class EvidenceLinker:
     that compare evidence with gold knowledge (Knowledge F1) see the same evidence.
     """
 
-    def __init__(self, knowledge, review_window: int = 1, faqs: int = 1):
+    def __init__(self, knowledge: KnowledgeBase, review_window: int = 1, faqs: int = 1):
         if review_window < 0 or faqs < 0:
             raise ValueError(f"review_window and faqs must be >= 0, got {review_window} and {faqs}")
-        self.review_window, self.faqs = review_window, faqs
-        self._review: dict[tuple, dict[int, str]] = {}
-        self._faq_rows: dict[tuple, list[int]] = {}
-        for i, s in enumerate(knowledge.snippets):
-            if s.doc_type == "review" and s.sent_id is not None:
-                self._review.setdefault((s.domain, s.entity_id, s.doc_id), {})[s.sent_id] = s.text
-            elif s.doc_type == "faq":
-                self._faq_rows.setdefault((s.domain, s.entity_id), []).append(i)
-        self._snippets = knowledge.snippets
+        self.kb, self.review_window, self.faqs = knowledge, review_window, faqs
 
     def attach(self, snippets: Sequence[Snippet], scores) -> list[Snippet]:
         """`snippets` with `context` filled in; `scores` are the retriever's scores of every snippet for the query."""
@@ -115,16 +107,18 @@ class EvidenceLinker:
                 out.append(s)
                 continue
             context = []
-            sentences = self._review.get((s.domain, s.entity_id, s.doc_id), {})
-            around = [sentences[j] for j in range(s.sent_id - self.review_window, s.sent_id + self.review_window + 1)
-                      if j != s.sent_id and j in sentences] if s.sent_id is not None else []
-            if around:
-                context.append("Same review: " + " ".join(around))
-            rows = [r for r in self._faq_rows.get((s.domain, s.entity_id), [])
-                    if float(scores[r]) > 0 and float(scores[r]) >= 0.5 * (s.score or 0.0)
-                    and self._snippets[r].id not in shown]
-            for r in sorted(rows, key=lambda r: -float(scores[r]))[: self.faqs]:
-                shown.add(self._snippets[r].id)
-                context.append(f"FAQ: {self._snippets[r].text}")
+            rows = self.kb.rows_of(s.domain, s.entity_id)
+            if s.sent_id is not None:
+                around = {n.sent_id: n.text for n in (self.kb.snippets[r] for r in rows)
+                          if n.doc_type == "review" and n.doc_id == s.doc_id and n.sent_id is not None
+                          and 0 < abs(n.sent_id - s.sent_id) <= self.review_window}
+                if around:
+                    context.append("Same review: " + " ".join(around[j] for j in sorted(around)))
+            faq_rows = [r for r in rows if self.kb.snippets[r].doc_type == "faq"
+                        and float(scores[r]) > 0 and float(scores[r]) >= 0.5 * (s.score or 0.0)
+                        and self.kb.snippets[r].id not in shown]
+            for r in sorted(faq_rows, key=lambda r: -float(scores[r]))[: self.faqs]:
+                shown.add(self.kb.snippets[r].id)
+                context.append(f"FAQ: {self.kb.snippets[r].text}")
             out.append(s.model_copy(update={"context": context}))
         return out
