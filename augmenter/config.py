@@ -10,7 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from augmenter.errors import AugmenterError, ConfigError
 
-GROUPS = ("llm", "retriever", "knowledge", "policy", "utility", "prompt", "task")
+GROUPS = ("llm", "retriever", "knowledge", "policy", "utility", "verifier", "prompt", "task")
 
 
 def config_dir() -> Path:
@@ -110,7 +110,9 @@ def build_agent(cfg: DictConfig, llm=None):
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"consolidator: {exc}") from None
     prompts = instantiate(cfg.prompt, "prompt")
-    utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts)
+    verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts) if "verifier" in cfg else None
+    utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts, consolidator=consolidator,
+                          verifier=verifier)
     policy = instantiate(cfg.policy, "policy")
     try:
         executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,

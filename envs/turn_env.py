@@ -49,6 +49,11 @@ def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
     lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {clip(mem.e[0].text, 200)}" if mem.e else ""))
     for i, candidate in enumerate(mem.o):
         score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"
+        checks = mem.checks[i] if i < len(mem.checks) else []
+        if checks:
+            counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "refuted", "not_enough_info")}
+            score += f" (claims: {counts['supported']} supported, {counts['refuted']} refuted, " \
+                     f"{counts['not_enough_info']} not in the knowledge)"
         lines.append(f"candidate {i + 1}{score}: {clip(candidate, 300)}")
     if mem.feedback:
         lines.append(f"feedback: {mem.feedback}")
@@ -109,11 +114,13 @@ class TurnEnv(gym.Env):
         return self._observation(), {"turn_id": self.turn.turn_id, "knowledge_seeking": self.turn.knowledge_seeking}
 
     def quality(self) -> float:
-        """The sent response's utility against the turn's gold knowledge (0 when the turn needs none)."""
-        if not self.turn.gold or not self.mem.response:
+        """The sent response's utility against the turn's gold knowledge (0 when the turn needs none, and 0 for a
+        reply that says the knowledge does not answer: every replayed turn's gold knowledge does answer it)."""
+        if not self.turn.gold or not self.mem.response or self.mem.outcome == "abstained":
             return 0.0
         scorer = self.agent.executor.utility
-        return float(scorer.score(self.mem.model_copy(update={"e": list(self.turn.gold)}), self.mem.response))
+        gold = list(self.turn.gold)
+        return float(scorer.score(self.mem.model_copy(update={"e": gold, "given": gold}), self.mem.response))
 
     def step(self, action):
         if self.mem is None:
@@ -132,6 +139,7 @@ class TurnEnv(gym.Env):
         if done:
             info["quality"] = self.quality()
             info["llm_calls"] = self.mem.llm_calls
+            info["outcome"] = self.mem.outcome
             reward += info["quality"]
             self.turns_done += 1
             if self.episode == "dialogue" and (self.max_turns is None or self.turns_done < self.max_turns):

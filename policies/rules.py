@@ -13,6 +13,8 @@ holds. Predicates:
 | has_candidate | the LLM produced at least one candidate |
 | unverified_candidate | the latest candidate has no utility score yet |
 | has_feedback | the latest verified candidate failed its utility (f is set) |
+| contradicted | a claim of the latest verified candidate is refuted by the knowledge (claims utility) |
+| claims_supported | the latest verified candidate was claim-checked and every claim is supported |
 | asked_need_knowledge | the self-ask question was asked this turn |
 | needs_knowledge | the LLM said it needs external knowledge |
 | query_matches:REGEX | q matches the (case-insensitive) regular expression |
@@ -39,6 +41,8 @@ PREDICATES: dict[str, Predicate] = {
     "has_candidate": lambda m: m.has_candidate,
     "unverified_candidate": lambda m: m.has_unverified_candidate,
     "has_feedback": lambda m: m.feedback is not None,
+    "contradicted": lambda m: m.contradicted,
+    "claims_supported": lambda m: bool(m.checks and m.checks[-1]) and all(c.supported for c in m.checks[-1]),
     "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
     "needs_knowledge": lambda m: bool(m.needs_knowledge),
 }
@@ -106,13 +110,15 @@ class RulePolicy:
 
 class LLMAugmenterPolicy(RulePolicy):
     """The paper's policy: always consolidate, call the LLM, verify with the utility, retry with the
-    feedback while the candidate fails (bounded by the agent's LLM-call budget), then send."""
+    feedback while the candidate fails (bounded by the agent's LLM-call budget), then send. A candidate the
+    knowledge contradicts is always revised, whatever its score (sending never sends it: see Executor)."""
 
     name = "llm_augmenter"
     RULES = (
         {"if": "not consolidated", "then": "consolidate_knowledge"},
         {"if": "not has_candidate", "then": "call_llm"},
         {"if": "unverified_candidate", "then": "verify_utility"},
+        {"if": "contradicted", "then": "call_llm"},
         {"if": "has_feedback", "then": "call_llm"},
         {"then": "send"},
     )

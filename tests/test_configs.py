@@ -39,8 +39,13 @@ def test_option_composes_and_instantiates(group, option, tmp_path, untrained_pol
     if group == "task":
         assert cfg.knowledge._target_  # a task selects its knowledge base
         return
-    obj = instantiate(cfg[group], group, llm=None, prompts=None)
-    assert obj is not None
+    verifier = instantiate(cfg.verifier, "verifier", llm=None, prompts=None)
+    obj = instantiate(cfg[group], group, llm=None, prompts=None, verifier=verifier)
+    from hydra.utils import get_object
+
+    target = get_object(cfg[group]._target_)
+    if isinstance(target, type):  # a class: the object is one (loaders and classmethods return their own types)
+        assert isinstance(obj, target)
     if group in ("policy", "utility", "knowledge", "prompt"):
         agent = build_agent(cfg)  # and the whole agent builds around it
         assert agent.respond("Does the Grand Meridian Hotel have a pool?").response

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 from augmenter.knowledge import KnowledgeConsolidator
 from augmenter.llm.base import MeteredLLM, SamplingParams
-from augmenter.memory import Action, ActionRecord, WorkingMemory
+from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.utilities import UtilityResult
 
@@ -38,6 +38,8 @@ def parse_yes_no(text: str) -> Optional[bool]:
 
 
 SELECT = ("best", "latest")
+UNSUPPORTED = ("supported_part", "best")
+ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 
 
 class Executor:
@@ -46,6 +48,10 @@ class Executor:
     Ablation switches (paper Fig. 5): `feedback_in_prompt=False` makes later candidates fresh samples of the
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
+    Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
+    passed, `unsupported="supported_part"` sends only the supported claims of the best candidate, or, when none is
+    supported, says that the knowledge does not answer and what it did find (`mem.outcome`: answered, partial,
+    abstained); `unsupported="best"` sends the best candidate that is not contradicted.
     `query_generation=True`: consolidating first asks the LLM for the search queries (prompt `search_query`; it
     may answer NONE: no lookup) instead of searching with q and h_q.
     """
@@ -53,9 +59,12 @@ class Executor:
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best",
-                 query_generation: bool = False, max_queries: int = 3):
+                 query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part"):
         if select not in SELECT:
             raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
+        if unsupported not in UNSUPPORTED:
+            raise ValueError(f"unsupported must be one of {', '.join(UNSUPPORTED)}, got {unsupported!r}")
+        self.unsupported = unsupported
         self.feedback_in_prompt = feedback_in_prompt
         self.select = select
         self.query_generation, self.max_queries = query_generation, max_queries
@@ -142,9 +151,12 @@ class Executor:
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]
         result = self.utility(mem, candidate)
-        mem.add_verdict(result.score, result.feedback)
+        checks = getattr(result, "claims", None) or []
+        mem.add_verdict(result.score, result.feedback, checks)
         record.inputs = {"candidate_index": len(mem.u) - 1}
         record.outputs = {"score": round(result.score, 4), "feedback": result.feedback}
+        if checks:
+            record.outputs["claims"] = {v.value: sum(c.verdict == v for c in checks) for v in Verdict}
 
     def _ask_need_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
         answer = self.llm.complete(self.prompts.self_ask(mem), SamplingParams(max_tokens=4, temperature=0.0)).text
@@ -153,5 +165,30 @@ class Executor:
         record.outputs = {"answer": answer, "needs_knowledge": mem.needs_knowledge}
 
     def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
-        mem.response = mem.choose(self.select)
-        record.outputs = {"response": mem.response}
+        index = mem.best_index(self.select)
+        if any(mem.checks) and self.unsupported == "supported_part":
+            passing = [i for i in range(len(mem.u)) if mem.f[i] is None and not mem.contradicts(i)]
+            if self.select == "best" and passing:
+                index = max(passing, key=lambda i: (mem.u[i], i))
+            elif index not in passing:
+                index = None
+        if index is None:
+            self._answer_from_claims(mem, record)
+        else:
+            mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
+        record.outputs = {"response": mem.response, "outcome": mem.outcome}
+
+    @staticmethod
+    def _answer_from_claims(mem: WorkingMemory, record: ActionRecord) -> None:
+        """No candidate may be sent: the supported claims of the candidate with the most of them, else a plain
+        statement that the knowledge does not answer, with the best evidence found."""
+        supported = [[c for c in checks if c.supported] for checks in mem.checks]
+        best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
+        if best is not None and supported[best]:
+            mem.sent_claims = supported[best]
+            mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
+            record.note = f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
+            return
+        found = f' What I found: "{mem.e[0].render()}"' if mem.e else ""
+        mem.response, mem.outcome = ABSTAIN_REPLY + found, "abstained"
+        record.note = "no candidate passed and no claim is supported: said the knowledge does not answer"

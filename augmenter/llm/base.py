@@ -15,6 +15,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False  # served from the disk cache: cost nothing
+    top_logprobs: Optional[list[dict[str, float]]] = None  # per answer token, its most likely tokens' log-probs
 
 
 @dataclass
@@ -24,10 +25,14 @@ class SamplingParams:
     top_p: float = 1.0
     seed: Optional[int] = 0
     stop: list[str] = field(default_factory=list)
+    logprobs: int = 0  # > 0: return the top-`logprobs` log-probabilities of the first answer token
 
     def key(self) -> dict:
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
-                "seed": self.seed, "stop": list(self.stop)}
+        key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
+               "seed": self.seed, "stop": list(self.stop)}
+        if self.logprobs:  # only when asked, so that earlier cache entries keep their keys
+            key["logprobs"] = self.logprobs
+        return key
 
 
 @runtime_checkable

@@ -41,6 +41,8 @@ class CachedLLM:
             return Completion(**stored, cached=True)
         self.misses += 1
         out = self.llm.complete(messages, params)
-        self._cache.set(key, {"text": out.text, "prompt_tokens": out.prompt_tokens,
-                              "completion_tokens": out.completion_tokens})
+        stored = {"text": out.text, "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens}
+        if out.top_logprobs is not None:
+            stored["top_logprobs"] = out.top_logprobs
+        self._cache.set(key, stored)
         return out

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Optional, Union
 
 from augmenter.llm.base import Completion, Messages, SamplingParams
 
-Reply = Union[str, Callable[[Messages], str]]
+Reply = Union[str, Completion, Callable[[Messages], Union[str, Completion]]]
 
 
 class FakeLLM:
@@ -14,6 +14,7 @@ class FakeLLM:
 
     - `responses`: replies used in order (a reply may be a function of the messages); when they run out,
       `default` answers (or an error is raised if there is no default);
+    - a reply may also be a `Completion` (to script `top_logprobs`), returned as it is;
     - `rules`: {substring: reply} — when any message contains the substring, that reply wins.
     Every call is kept in `calls` so tests can look at the prompts.
     """
@@ -46,5 +47,7 @@ class FakeLLM:
         if reply is None:
             raise RuntimeError("FakeLLM ran out of scripted responses")
         text = reply(messages) if callable(reply) else reply
+        if isinstance(text, Completion):  # a scripted completion, e.g. with top_logprobs
+            return text
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
         return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text.split()))

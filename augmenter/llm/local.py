@@ -16,7 +16,9 @@ class LocalLLM:
     """llama.cpp chat completion.
 
     `model` names an embedded model (see `augmenter.llm.assets.MODELS`) or is a path to any GGUF file.
-    The model loads on first use. Prompts longer than the context window are cut from the middle of the
+    The model loads on first use. With `params.logprobs`, the call is one scoring forward pass: the answer is
+    the most likely first token and `top_logprobs` its alternatives (label scoring for the LLM verifier).
+    Prompts longer than the context window are cut from the middle of the
     conversation (the system message and the final user message are kept) before llama.cpp sees them.
     """
 
@@ -29,6 +31,7 @@ class LocalLLM:
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self.verbose = verbose
         self._llm = None
+        self._formatter = None
         self._lock = threading.Lock()
 
     def _load(self):
@@ -60,10 +63,54 @@ class LocalLLM:
             msgs[-1]["content"] = content[:keep // 2] + "\n...\n" + content[len(content) - keep // 2:]
         return msgs
 
+    def _chat_tokens(self, llm, messages: Messages) -> list[int]:
+        """The prompt's tokens in the model's own chat template (as create_chat_completion would build them)."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise LLMError(f"{self.model}: the GGUF file has no chat template, so it cannot score labels")
+            text = lambda token: llm._model.token_get_text(token) if token != -1 else ""
+            self._formatter = Jinja2ChatFormatter(template=template, eos_token=text(llm.token_eos()),
+                                                  bos_token=text(llm.token_bos()))
+        prompt = self._formatter(messages=messages).prompt
+        return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+
+    def _first_token_logprobs(self, llm, messages: Messages, k: int) -> Completion:
+        """One forward pass: the log-probabilities of the answer's first token (llama.cpp keeps only the last
+        position's logits, so this is how a model loaded without `logits_all` gives label probabilities). The
+        prompt's shared prefix with the previous call is kept in the KV cache."""
+        import numpy as np
+
+        tokens = self._chat_tokens(llm, messages)
+        previous = llm.input_ids[: llm.n_tokens]
+        shared = 0
+        while shared < min(len(previous), len(tokens) - 1) and previous[shared] == tokens[shared]:
+            shared += 1
+        llm.n_tokens = shared
+        llm.eval(tokens[shared:])
+        logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
+        logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+        best = np.argpartition(-logprobs, k)[:k]
+        best = best[np.argsort(-logprobs[best])]
+        top: dict[str, float] = {}
+        for token in best:
+            piece = llm.detokenize([int(token)]).decode("utf-8", "ignore")
+            top[piece] = max(top.get(piece, -1e9), float(logprobs[token]))
+        first = llm.detokenize([int(best[0])]).decode("utf-8", "ignore")
+        return Completion(text=first.strip(), prompt_tokens=len(tokens), completion_tokens=1,
+                          top_logprobs=[top])
+
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         with self._lock:
             llm = self._load()
             msgs = self._fit(llm, messages, params.max_tokens)
+            if params.logprobs:
+                try:
+                    return self._first_token_logprobs(llm, msgs, params.logprobs)
+                except (ValueError, RuntimeError) as exc:
+                    raise LLMError(f"llama.cpp failed to score the prompt: {exc}") from None
             try:
                 out = llm.create_chat_completion(
                     messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,

@@ -50,14 +50,22 @@ class OpenAICompatLLM:
             kwargs["seed"] = params.seed
         if params.stop:
             kwargs["stop"] = params.stop
+        if params.logprobs:
+            kwargs["logprobs"], kwargs["top_logprobs"] = True, min(20, params.logprobs)
         try:
             out = self._get_client().chat.completions.create(**kwargs)
         except openai.APIError as exc:
             where = self.base_url or "the OpenAI API"
             raise LLMError(f"{where}: {type(exc).__name__}: {getattr(exc, 'message', exc)}") from None
         usage = out.usage
+        top = None
+        content = getattr(getattr(out.choices[0], "logprobs", None), "content", None)
+        if params.logprobs and content:
+            top = [{alt.token: alt.logprob for alt in (tok.top_logprobs or [])} or {tok.token: tok.logprob}
+                   for tok in content]
         return Completion(
             text=(out.choices[0].message.content or "").strip(),
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            top_logprobs=top,
         )

@@ -3,10 +3,14 @@
 from augmenter.memory.state import (
     Action,
     ActionRecord,
+    ClaimCheck,
     EntityMention,
+    EvidenceRef,
     Snippet,
     Utterance,
+    Verdict,
     WorkingMemory,
 )
 
-__all__ = ["Action", "ActionRecord", "EntityMention", "Snippet", "Utterance", "WorkingMemory"]
+__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Snippet", "Utterance", "Verdict",
+           "WorkingMemory"]

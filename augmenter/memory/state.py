@@ -47,6 +47,36 @@ class Snippet(BaseModel):
         return f"{prefix}{kind}{self.text}{linked}"
 
 
+class Verdict(str, Enum):
+    """A claim's verdict against the evidence (WikiChat's and FEVER's three labels)."""
+
+    SUPPORTED = "supported"
+    REFUTED = "refuted"
+    NOT_ENOUGH_INFO = "not_enough_info"
+
+
+class EvidenceRef(BaseModel):
+    """The evidence a claim was judged against: a snippet id and the sentence of it that matched best."""
+
+    id: str
+    text: str
+    similarity: Optional[float] = None
+
+
+class ClaimCheck(BaseModel):
+    """One atomic claim of a candidate, its verdict, how sure the verifier is, and the evidence it cites."""
+
+    claim: str
+    verdict: Verdict
+    p_supported: float  # the verifier's probability that the evidence supports the claim
+    evidence: list[EvidenceRef] = Field(default_factory=list)  # best first; the citations of a supported claim
+    reason: Optional[str] = None  # e.g. "the evidence says 15, the claim 12"
+
+    @property
+    def supported(self) -> bool:
+        return self.verdict == Verdict.SUPPORTED
+
+
 class EntityMention(BaseModel):
     """A knowledge-base entity found in the query or the history."""
 
@@ -87,6 +117,7 @@ class WorkingMemory(BaseModel):
     u: list[float] = Field(default_factory=list)
     f: list[Optional[str]] = Field(default_factory=list)
     h_q: list[Utterance] = Field(default_factory=list)
+    checks: list[list[ClaimCheck]] = Field(default_factory=list)  # per verified candidate: its claims ([] unchecked)
 
     given: Optional[list[Snippet]] = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
     entities: list[EntityMention] = Field(default_factory=list)
@@ -94,6 +125,9 @@ class WorkingMemory(BaseModel):
     consolidated: bool = False  # whether the knowledge consolidator ran this turn
     trace: list[ActionRecord] = Field(default_factory=list)
     response: Optional[str] = None  # what was sent to the user
+    sent_index: Optional[int] = None  # which candidate was sent (None: an "I don't know" or a composed reply)
+    outcome: Optional[str] = None  # "answered", "partial" (only the supported claims) or "abstained"
+    sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
     warnings: list[str] = Field(default_factory=list)
     overhead_seconds: dict[str, float] = Field(default_factory=dict)  # non-action work, e.g. entity linking
 
@@ -147,29 +181,70 @@ class WorkingMemory(BaseModel):
         """Time outside the LLM: retrieval, linking, utility, policy."""
         return self.wall_seconds - sum(r.llm_seconds for r in self.trace)
 
-    def best_candidate(self) -> Optional[str]:
-        """The verified candidate with the highest utility (latest wins ties), else the latest candidate."""
-        if not self.o:
+    def contradicts(self, i: int) -> bool:
+        """Whether a verified claim of candidate i is refuted by the knowledge."""
+        return i < len(self.checks) and any(c.verdict == Verdict.REFUTED for c in self.checks[i])
+
+    @property
+    def contradicted(self) -> bool:
+        """The latest verified candidate has a claim the knowledge contradicts."""
+        return bool(self.u) and self.contradicts(len(self.u) - 1)
+
+    def best_index(self, select: str = "best") -> Optional[int]:
+        """The candidate to send: "best" = the verified one with the highest utility (latest wins ties), else the
+        latest; "latest" = the last one. A candidate with a refuted claim is never chosen (None if all are)."""
+        allowed = [i for i in range(len(self.o)) if not self.contradicts(i)]
+        if not allowed:
             return None
-        if not self.u:
-            return self.o[-1]
-        best = max(range(len(self.u)), key=lambda i: (self.u[i], i))
-        return self.o[best]
+        if select == "latest":
+            return allowed[-1]
+        verified = [i for i in allowed if i < len(self.u)]
+        if not verified:
+            return allowed[-1]
+        return max(verified, key=lambda i: (self.u[i], i))
+
+    def best_candidate(self) -> Optional[str]:
+        i = self.best_index()
+        return None if i is None else self.o[i]
 
     def choose(self, select: str = "best") -> Optional[str]:
-        """The candidate to send: "best" by utility (see best_candidate) or simply the "latest"."""
-        if select == "latest":
-            return self.o[-1] if self.o else None
-        return self.best_candidate()
+        """The candidate text to send (see best_index)."""
+        i = self.best_index(select)
+        return None if i is None else self.o[i]
 
     def add_candidate(self, text: str) -> None:
         self.o.append(text)
 
-    def add_verdict(self, score: float, feedback: Optional[str]) -> None:
+    def add_verdict(self, score: float, feedback: Optional[str], checks: Optional[list[ClaimCheck]] = None) -> None:
         if not self.has_unverified_candidate:
             raise ValueError("no unverified candidate to score")
         self.u.append(float(score))
         self.f.append(feedback)
+        self.checks.append(list(checks or []))
+
+    @property
+    def citations(self) -> list[ClaimCheck]:
+        """The supported claims of the sent response with their evidence (empty when nothing was checked)."""
+        if self.sent_index is None or self.sent_index >= len(self.checks) or not self.checks[self.sent_index]:
+            return [c for c in self.sent_claims if c.supported]
+        return [c for c in self.checks[self.sent_index] if c.supported]
+
+    def sources(self) -> tuple[list[EvidenceRef], list[tuple[str, list[int]]]]:
+        """The sent response's sources, numbered from 1 in order of first use, and each supported claim with the
+        numbers of its sources (the best one or two pieces of evidence it was judged on)."""
+        sources: list[EvidenceRef] = []
+        position: dict[tuple[str, str], int] = {}
+        claims = []
+        for check in self.citations:
+            numbers = []
+            for ref in check.evidence[:2]:
+                key = (ref.id, ref.text)
+                if key not in position:
+                    sources.append(ref)
+                    position[key] = len(sources)
+                numbers.append(position[key])
+            claims.append((check.claim, numbers))
+        return sources, claims
 
     def evidence_text(self) -> str:
         """All evidence as one string, for utilities such as Knowledge F1."""

@@ -99,12 +99,15 @@ class PromptEngine:
 
     def __init__(self, response: str = "customer_service", self_ask: str = "self_ask",
                  self_critique: str = "self_critique", search_query: str = "search_query", max_history_turns: int = 6,
-                 max_chars_per_turn: int = 600, today: Optional[str] = None):
+                 max_chars_per_turn: int = 600, today: Optional[str] = None, claims: str = "claims",
+                 verify_claim: str = "verify_claim"):
         self.response = PromptTemplate.load(response)
         self.search_query_prompt = PromptTemplate.load(search_query)
         self.today = today  # the date hint of the search-query prompt (None: no hint, so prompts stay cacheable)
         self.self_ask_prompt = PromptTemplate.load(self_ask)
         self.self_critique_prompt = PromptTemplate.load(self_critique)
+        self.claims_prompt = PromptTemplate.load(claims)
+        self.verify_prompt = PromptTemplate.load(verify_claim)
         self.max_history_turns = max_history_turns
         self.max_chars_per_turn = max_chars_per_turn
 
@@ -135,3 +138,14 @@ class PromptEngine:
 
     def self_critique(self, mem: WorkingMemory, candidate: str) -> Messages:
         return self.self_critique_prompt.render(**self._variables(mem, previous=candidate))
+
+    def claims(self, q: str, history, candidate: str) -> Messages:
+        """The prompt that lists a candidate's claims (the question gives the claims their subject)."""
+        return self.claims_prompt.render(q=q, history=[{"speaker": t.speaker, "text": t.text} for t in history],
+                                         evidence=[], feedback=None, previous=candidate)
+
+    def verify_claim(self, claim: str, evidence: list[str], context: str = "") -> Messages:
+        """The prompt that labels a claim SUPPORTED / REFUTED / NOT ENOUGH INFO against evidence sentences."""
+        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+        return self.verify_prompt.render(q="", history=[], evidence=[clip(e) for e in evidence], feedback=None,
+                                         previous=claim, context=context)

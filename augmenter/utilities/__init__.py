@@ -2,6 +2,7 @@
 
 from augmenter.utilities.kf1 import f1_score, knowledge_f1, normalize_answer, prec_recall_f1, token_recall
 from augmenter.utilities.scorers import PAPER_FEEDBACK, KF1Utility, RecallUtility, SelfCritiqueUtility, UtilityResult
+from augmenter.utilities.claims import ClaimsUtility
 
-__all__ = ["KF1Utility", "PAPER_FEEDBACK", "RecallUtility", "SelfCritiqueUtility", "UtilityResult", "f1_score", "knowledge_f1",
+__all__ = ["ClaimsUtility", "KF1Utility", "PAPER_FEEDBACK", "RecallUtility", "SelfCritiqueUtility", "UtilityResult", "f1_score", "knowledge_f1",
            "normalize_answer", "prec_recall_f1", "token_recall"]

@@ -21,6 +21,7 @@ PAPER_FEEDBACK = "The response is inconsistent with the knowledge. Please genera
 class UtilityResult:
     score: float
     feedback: Optional[str] = None
+    claims: Optional[list] = None  # the candidate's ClaimChecks, from a utility that checks claims
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,75 @@
+"""Labelled claims in the DSTC11 domain, for fitting a verifier (no claim labels ship with DSTC11):
+
+- each sentence of a gold response that states something is SUPPORTED by its turn's gold knowledge;
+- the same sentence with a number, a day or its polarity changed is not (the errors a small model makes);
+- the same sentence against another turn's gold knowledge (another entity) is not.
+Built from dev turns outside a held-out sample, so a verifier fitted on them is not fitted on the turns it is
+evaluated on."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Collection, Optional
+
+from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.factcheck import LabelledClaim
+from augmenter.verification.lexical import DAYS
+from augmenter.verification.splitter import is_claim, split_sentences
+
+_AUX = re.compile(r"\b(is|are|was|were|does|do|did|has|have|can|will|would|should)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+def perturb(sentence: str, rng: random.Random) -> Optional[str]:
+    """The sentence made false in one detail: another number, another day, or the opposite polarity."""
+    m = _NUMBER.search(sentence)
+    if m:
+        value = float(m.group())
+        new = value + rng.choice([1, 2, 3, 5, 10]) if value < 1000 else value * 2
+        text = str(int(new)) if new == int(new) else f"{new:.2f}"
+        return sentence[: m.start()] + text + sentence[m.end():]
+    for day in DAYS:
+        hit = re.search(rf"\b{day}", sentence, re.IGNORECASE)
+        if hit:
+            other = rng.choice([d for d in DAYS if d != day]).capitalize()
+            return sentence[: hit.start()] + other + sentence[hit.start() + len(day):]
+    if re.search(r"\bnot\b", sentence):
+        return re.sub(r"\s*\bnot\b", "", sentence, count=1)
+    if re.search(r"n't\b", sentence):
+        return re.sub(r"n't\b", "", sentence, count=1)
+    if re.match(r"^\s*yes\b", sentence, re.IGNORECASE):
+        return re.sub(r"^\s*yes\b", "No", sentence, count=1, flags=re.IGNORECASE)
+    m = _AUX.search(sentence)
+    if m:
+        return sentence[: m.end()] + " not" + sentence[m.end():]
+    return None
+
+
+def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = (),
+                  limit: Optional[int] = None, seed: int = 0) -> list[LabelledClaim]:
+    """Labelled claims from the gold responses of knowledge-seeking turns whose index is not in `exclude`."""
+    rng = random.Random(seed)
+    turns = [t for t in load_instances(Path(root) / split, knowledge_seeking_only=True)
+             if t.index not in set(exclude) and t.response]
+    if limit is not None and limit < len(turns):
+        turns = sorted(rng.sample(turns, limit), key=lambda t: t.index)
+    evidence = {t.index: [s.render() for s in knowledge_base.gold(t.knowledge)] for t in turns}
+    items: list[LabelledClaim] = []
+    for t in turns:
+        gold = evidence[t.index]
+        if not gold:
+            continue
+        for j, sentence in enumerate(s for s in split_sentences(t.response) if is_claim(s)):
+            base = f"dstc11:{t.index}:{j}"
+            group = f"dstc11:{t.index}"
+            items.append(LabelledClaim(base, sentence, gold, True, group, t.q, "dstc11"))
+            wrong = perturb(sentence, rng)
+            if wrong and wrong != sentence:
+                items.append(LabelledClaim(base + ":perturbed", wrong, gold, False, group, t.q, "dstc11"))
+            other = rng.choice(turns)
+            if evidence[other.index] and other.knowledge[:1] != t.knowledge[:1]:
+                items.append(LabelledClaim(base + ":other", sentence, evidence[other.index], False, group, t.q,
+                                           "dstc11"))
+    return items

@@ -1,0 +1,88 @@
+"""The claims utility (WikiChat, Citation-Enhanced Generation): split a candidate into atomic claims, find each
+claim's evidence, judge it with a verifier, score the candidate by its claims and write feedback that names each
+unsupported or contradicted claim and quotes the evidence, so the revision can fix it."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from augmenter.memory import ClaimCheck, EvidenceRef, Verdict, WorkingMemory
+from augmenter.utilities.scorers import UtilityResult
+from augmenter.verification import ClaimSplitter, EvidenceFinder
+from augmenter.verification.encoder import embed
+
+FEEDBACK_HEAD = "Some claims in the response are not backed by the knowledge:"
+FEEDBACK_TAIL = ("Rewrite the response using only facts from the knowledge. If the knowledge does not answer the "
+                 "question, say so.")
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ClaimsUtility:
+    """Score = the mean p(supported) of the candidate's claims (1 when it makes none). A candidate passes when no
+    claim is refuted and at least `threshold` of its claims are SUPPORTED; `gate=False` gives feedback to every
+    candidate with a claim that is not SUPPORTED, whatever the threshold. `splitter`: "sentences" (no LLM call)
+    or "llm" (the `claims` prompt, sentence split as the fallback); `k`, `similarity`, `max_evidence`: the
+    per-claim evidence (see EvidenceFinder)."""
+
+    name = "claims"
+
+    def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
+                 k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
+                 gate: bool = True, max_claims: int = 8):
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
+        self.verifier = verifier
+        self.splitter = ClaimSplitter(splitter, llm, prompts, max_claims=max_claims)
+        self.finder = EvidenceFinder(consolidator, k=k, similarity=similarity, max_units=max_evidence)
+        self.threshold, self.gate = threshold, gate
+
+    def check(self, mem: WorkingMemory, candidate: str, claims: Optional[list[str]] = None) -> list[ClaimCheck]:
+        """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
+        if claims is None:
+            claims, _ = self.splitter.split(candidate, mem.q, mem.h_q)
+        pools = [self.finder.pool(claim, mem) for claim in claims]
+        embed([*claims, *(u.text for pool in pools for u in pool)])  # one encoder batch for the whole candidate
+        checks = []
+        for claim, pool in zip(claims, pools):
+            found = self.finder.find(claim, mem, pool)
+            judgement = self.verifier.judge(claim, [u.text for u, _ in found], context=mem.q)
+            refs = [EvidenceRef(id=found[i][0].id, text=found[i][0].text, similarity=round(found[i][1], 4))
+                    for i in judgement.evidence if i < len(found)]
+            checks.append(ClaimCheck(claim=claim, verdict=judgement.verdict, p_supported=round(judgement.p_supported, 4),
+                                     evidence=refs, reason=judgement.reason))
+        return checks
+
+    @staticmethod
+    def score_of(checks: list[ClaimCheck]) -> float:
+        return sum(c.p_supported for c in checks) / len(checks) if checks else 1.0
+
+    def score(self, mem: WorkingMemory, candidate: str) -> float:
+        return self.score_of(self.check(mem, candidate))
+
+    def passes(self, checks: list[ClaimCheck]) -> bool:
+        if any(c.verdict == Verdict.REFUTED for c in checks):
+            return False
+        return not checks or sum(c.supported for c in checks) / len(checks) >= self.threshold
+
+    @staticmethod
+    def feedback(checks: list[ClaimCheck]) -> str:
+        lines = [FEEDBACK_HEAD]
+        for c in checks:
+            if c.verdict == Verdict.REFUTED:
+                quote = f' The knowledge says: "{_quote(c.evidence[0].text)}"' if c.evidence else ""
+                why = f" ({c.reason})" if c.reason else ""
+                lines.append(f'- "{c.claim}" is contradicted by the knowledge{why}.{quote}')
+            elif c.verdict == Verdict.NOT_ENOUGH_INFO:
+                lines.append(f'- "{c.claim}" is not in the knowledge.')
+        lines.append(FEEDBACK_TAIL)
+        return "\n".join(lines)
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
+        checks = self.check(mem, candidate)
+        passed = self.passes(checks)
+        unsupported = any(not c.supported for c in checks)
+        failed = not passed or (not self.gate and unsupported)
+        return UtilityResult(self.score_of(checks), self.feedback(checks) if failed else None, checks)

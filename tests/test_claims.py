@@ -1,0 +1,256 @@
+"""Claim-level verification: splitting, lexical checks, the verifiers on hand-made cases, the claims utility's
+feedback, citations, and the agent's "I don't know" path."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from augmenter.llm import FakeLLM, MeteredLLM
+from augmenter.llm.base import Completion
+from augmenter.memory import Snippet, Verdict, WorkingMemory
+from augmenter.prompts import PromptEngine
+from augmenter.utilities import ClaimsUtility
+from augmenter.verification import FastVerifier, LLMVerifier, split_sentences
+from augmenter.verification import lexical
+from augmenter.verification.splitter import ClaimSplitter, is_claim, parse_claims
+from augmenter.verification.verifiers import label_distribution, label_of
+
+SHUTTLE = "[Grand Meridian Hotel] Q: Do you offer airport shuttles? A: A shuttle to the airport leaves every hour for 12 pounds."
+SUNDAY = "[Crumb & Co] Q: Are you open on Sundays? A: No, the bakery is closed on Sundays."
+PARKING = "[Riverside Lodge] Q: Is there free parking? A: Yes, guests can park for free in the lot behind the lodge."
+POOL = "[Grand Meridian Hotel] Q: Is there a swimming pool? A: Yes, there is an indoor heated pool open from 7 am to 10 pm."
+
+
+# ------------------------------------------------------------------------------------------- splitting
+
+
+def test_sentences_keep_abbreviations_and_drop_questions_and_greetings():
+    text = "Dr. Smith works at St. Mary's. It opens at 9 am! Would you like to book? Thanks."
+    assert split_sentences(text) == ["Dr. Smith works at St. Mary's.", "It opens at 9 am!", "Would you like to book?",
+                                     "Thanks."]
+    assert [s for s in split_sentences(text) if is_claim(s)] == ["Dr. Smith works at St. Mary's.", "It opens at 9 am!"]
+
+
+def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
+    assert parse_claims("- The hotel has a pool.\n2. The pool is heated.\n") == ["The hotel has a pool.", "The pool is heated."]
+    assert parse_claims("NONE") == []
+    assert parse_claims("   ") is None
+    candidate = "The hotel has a heated pool. Parking costs 15 pounds."
+    good = FakeLLM(responses=["- The Grand Meridian Hotel has a heated pool.\n- Parking costs 15 pounds."])
+    splitter = ClaimSplitter("llm", MeteredLLM(good), PromptEngine())
+    assert splitter.split(candidate, "Is there a pool?") == (["The Grand Meridian Hotel has a heated pool.",
+                                                              "Parking costs 15 pounds."], "llm")
+    invented = FakeLLM(responses=["- The museum in the north sells tickets to tourists every morning."])
+    splitter = ClaimSplitter("llm", MeteredLLM(invented), PromptEngine())
+    claims, how = splitter.split(candidate, "Is there a pool?")
+    assert how == "fallback" and claims == ["The hotel has a heated pool.", "Parking costs 15 pounds."]
+    assert splitter.fallbacks == 1
+
+
+# --------------------------------------------------------------------------------------- lexical checks
+
+
+def test_lexical_normalises_numbers_times_days_and_negation():
+    assert lexical.numbers("Check-in is at 2 pm, breakfast costs £12.00 and twelve rooms") == {"14:00", "12"}
+    assert lexical.numbers("open 7:30 to 22:00") == {"7:30", "22:00"}
+    assert lexical.days("Closed on Sundays and weekends") == {"sunday", "weekend"}
+    assert lexical.negated("The bakery is closed on Sundays") and not lexical.negated("It opens on Sundays")
+    assert not lexical.negated("It is not closed")  # two negations
+    assert "meridian" in lexical.names("We stayed at the Grand Meridian Hotel.")
+
+
+# ------------------------------------------------------------------------------------------- verifiers
+
+
+@pytest.fixture(scope="module")
+def fast():
+    return FastVerifier()
+
+
+def test_fast_verifier_refutes_a_wrong_price(fast):
+    j = fast.judge("A shuttle to the airport costs 20 pounds.", [SHUTTLE, POOL])
+    assert j.verdict == Verdict.REFUTED
+    assert "12" in j.reason and "20" in j.reason
+    assert j.evidence[0] == 0  # the shuttle FAQ is the evidence it cites
+
+
+def test_fast_verifier_refutes_a_negated_day(fast):
+    j = fast.judge("The bakery is open on Sundays.", [SUNDAY])
+    assert j.verdict == Verdict.REFUTED and j.p_supported < fast.threshold
+
+
+def test_fast_verifier_supports_a_paraphrase(fast):
+    j = fast.judge("Guests can park for free behind the lodge.", [PARKING, SHUTTLE])
+    assert j.verdict == Verdict.SUPPORTED and j.p_supported >= fast.threshold
+
+
+def test_fast_verifier_without_evidence_has_not_enough_info(fast):
+    j = fast.judge("The lodge has a rooftop bar.", [])
+    assert j.verdict == Verdict.NOT_ENOUGH_INFO and j.p_supported < fast.threshold
+
+
+def test_fast_verifier_does_not_support_an_unrelated_claim(fast):
+    j = fast.judge("The restaurant serves vegan sushi every Tuesday.", [PARKING, POOL])
+    assert j.verdict != Verdict.SUPPORTED
+
+
+def test_fast_verifier_checks_a_claim_quickly(fast):
+    import time
+
+    fast.judge("warm up the encoder", [POOL])
+    start = time.perf_counter()
+    for i in range(20):
+        fast.judge(f"The pool opens at {i} am.", [POOL, SHUTTLE, PARKING])
+    assert (time.perf_counter() - start) / 20 < 0.5  # generous: the benchmark measures the real figure
+
+
+def test_label_scores_come_from_first_token_logprobs():
+    assert label_of("SUP") == Verdict.SUPPORTED and label_of(" REF") == Verdict.REFUTED
+    assert label_of("NOT") == Verdict.NOT_ENOUGH_INFO and label_of("x") is None
+    dist = label_distribution([{"SUP": math.log(0.6), "REF": math.log(0.2), "NOT": math.log(0.1), "The": -1.0}], "SUP")
+    assert dist[Verdict.SUPPORTED] == pytest.approx(0.6 / 0.9)
+    assert dist[Verdict.REFUTED] == pytest.approx(0.2 / 0.9)
+    # no log-probabilities from the backend: the word said
+    assert label_distribution(None, "REFUTED") == {Verdict.SUPPORTED: 0.0, Verdict.REFUTED: 1.0,
+                                                    Verdict.NOT_ENOUGH_INFO: 0.0}
+
+
+def test_llm_verifier_uses_logprobs_and_shows_the_most_similar_evidence():
+    scripted = Completion("REF", top_logprobs=[{"REF": math.log(0.7), "SUP": math.log(0.2), "NOT": math.log(0.1)}])
+    fake = FakeLLM(responses=[scripted])
+    verifier = LLMVerifier(MeteredLLM(fake), PromptEngine(), max_evidence=1)
+    j = verifier.judge("A shuttle to the airport costs 20 pounds.", [POOL, SHUTTLE])
+    assert j.verdict == Verdict.REFUTED and j.p_supported == pytest.approx(0.2)
+    prompt = fake.calls[0][-1]["content"]
+    assert "12 pounds" in prompt and "indoor heated pool" not in prompt  # only the best evidence is shown
+    assert "Claim: A shuttle to the airport costs 20 pounds." in prompt
+
+
+# --------------------------------------------------------------------------------------- the utility
+
+
+def _memory(*texts: str, q: str = "Tell me about the hotel.") -> WorkingMemory:
+    snippets = [Snippet(id=f"s{i}", text=t) for i, t in enumerate(texts)]
+    return WorkingMemory(q=q, e=snippets, given=snippets, consolidated=True)
+
+
+def test_claims_feedback_names_each_bad_claim_and_quotes_the_evidence(fast):
+    utility = ClaimsUtility(fast)
+    mem = _memory(SHUTTLE, POOL)
+    result = utility(mem, "There is an indoor heated pool. A shuttle to the airport costs 20 pounds. The hotel has a spa.")
+    verdicts = [c.verdict for c in result.claims]
+    assert verdicts[0] == Verdict.SUPPORTED and verdicts[1] == Verdict.REFUTED
+    assert verdicts[2] == Verdict.NOT_ENOUGH_INFO
+    assert '"A shuttle to the airport costs 20 pounds." is contradicted by the knowledge' in result.feedback
+    assert "12 pounds" in result.feedback  # the contradicting evidence is quoted
+    assert '"The hotel has a spa." is not in the knowledge' in result.feedback
+    assert result.claims[0].evidence[0].id == "s1"
+    assert 0 < result.score < 1
+
+
+def test_a_fully_supported_candidate_passes_and_a_claimless_one_scores_one(fast):
+    utility = ClaimsUtility(fast)
+    mem = _memory(POOL)
+    assert utility(mem, "Yes, there is an indoor heated pool.").passed
+    result = utility(mem, "Would you like me to book it?")
+    assert result.passed and result.score == 1.0 and result.claims == []
+
+
+# ------------------------------------------------------------------------ the agent: never a contradiction
+
+
+@pytest.fixture
+def claims_agent(demo_kb, fast):
+    from augmenter.agent import Agent, Executor
+    from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
+    from augmenter.policies import LLMAugmenterPolicy
+
+    def build(fake, **executor_kwargs):
+        llm = MeteredLLM(fake)
+        consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3)
+        prompts = PromptEngine()
+        utility = ClaimsUtility(fast, consolidator=consolidator)
+        executor = Executor(llm, prompts, utility, consolidator, **executor_kwargs)
+        return Agent(LLMAugmenterPolicy(), executor, max_llm_calls=2)
+
+    return build
+
+
+def test_a_contradicted_candidate_is_never_sent(claims_agent):
+    wrong = "Parking at the Grand Meridian Hotel is free."
+    agent = claims_agent(FakeLLM(default=wrong))
+    mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
+    assert mem.contradicts(0) and mem.contradicts(1)
+    assert mem.response != wrong and mem.outcome in ("partial", "abstained")
+    assert "Please generate again" not in (mem.f[0] or "") and "contradicted" in mem.f[0]
+
+
+def test_unanswerable_question_gets_i_dont_know_with_what_was_found(claims_agent):
+    invented = "The Riverside Lodge has a rooftop bar with live jazz on Fridays."
+    agent = claims_agent(FakeLLM(default=invented))
+    mem = agent.respond("Does the Riverside Lodge have a rooftop bar?")
+    assert mem.outcome == "abstained" and mem.sent_index is None
+    assert mem.response.startswith("I'm sorry, but the knowledge I have does not answer that.")
+    assert "What I found:" in mem.response and "Riverside Lodge" in mem.response
+    assert invented not in mem.response
+
+
+def test_budget_spent_sends_only_the_supported_claims(claims_agent):
+    mixed = "The Grand Meridian Hotel has an indoor heated pool. It also has a rooftop cinema for guests."
+    agent = claims_agent(FakeLLM(default=mixed))
+    mem = agent.respond("What does the Grand Meridian Hotel offer?")
+    assert mem.outcome == "partial"
+    assert mem.response == "The Grand Meridian Hotel has an indoor heated pool."
+    assert [c.claim for c in mem.citations] == [mem.response]
+    assert mem.citations[0].evidence[0].id.startswith("hotel:1:faq")
+
+
+def test_a_supported_answer_is_sent_with_its_citations(claims_agent):
+    good = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
+    agent = claims_agent(FakeLLM(default=good))
+    mem = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    assert mem.outcome == "answered" and mem.response == good and mem.llm_calls == 1
+    sources, claims = mem.sources()
+    assert claims and claims[0][1][0] == 1 and "indoor heated pool" in sources[0].text
+
+
+def test_kf1_systems_still_send_their_best_candidate(make_agent):
+    from augmenter.policies import LLMAugmenterPolicy
+
+    agent = make_agent(FakeLLM(default="Parking at the Grand Meridian Hotel is free."), LLMAugmenterPolicy())
+    mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
+    assert mem.response == "Parking at the Grand Meridian Hotel is free." and mem.outcome == "answered"
+
+
+# ------------------------------------------------------------------------------ chat: sources and JSONL
+
+
+def test_chat_shows_sources_and_writes_citations(tmp_path, capsys):
+    from augmenter.cli.main import main
+
+    script = tmp_path / "turns.txt"
+    script.write_text("Does the Grand Meridian Hotel have a pool? [/red]\n", encoding="utf-8")
+    out = tmp_path / "session.jsonl"
+    answer = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
+    code = main(["chat", "--script", str(script), "--output", str(out), "llm=fake", f"llm.responses=[{json.dumps(answer)}]",
+                 "utility=claims"])
+    assert code == 0
+    shown = capsys.readouterr().out
+    assert "sources:" in shown and "[1] hotel:1:faq:0" in shown and "[/red]" in shown
+    line = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert line["outcome"] == "answered"
+    assert line["citations"][0]["sources"][0] == "hotel:1:faq:0"
+    assert line["memory"]["checks"][0][0]["verdict"] == "supported"
+
+
+def test_claims_utility_with_each_verifier_builds_from_config():
+    from augmenter.config import build_agent, compose
+
+    for verifier in ("fast", "llm"):
+        agent = build_agent(compose("chat", ["llm=fake", "utility=claims", f"verifier={verifier}",
+                                             "utility.splitter=llm"]))
+        assert type(agent.executor.utility.verifier).__name__ == {"fast": "FastVerifier", "llm": "LLMVerifier"}[verifier]
+        assert agent.respond("Does the Grand Meridian Hotel have a pool?").outcome is not None
