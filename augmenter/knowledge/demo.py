@@ -1,11 +1,16 @@
 """A small demo knowledge base in DSTC11's `knowledge.json` format, written by the project itself.
 
 It lets the default `augmenter chat` run with no data download. Hotels and restaurants are invented.
+A second demo knowledge base, `DEMO2_KNOWLEDGE` (`task=demo2`), covers other domains (a bakery, a bike repair
+shop, a dental clinic, a public library, a museum) in the JSONL format of `load_jsonl`: it shows the assistant
+outside travel and lets `bench/fewshot_leakage.py` ask questions that the knowledge cannot answer.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from augmenter.paths import cache_dir
@@ -144,3 +149,90 @@ def load_demo_knowledge(directory: str | Path | None = None):
 
     path = write_demo_knowledge(directory)
     return load_dstc11(path, path.parent / "entity_mapping.json")
+
+
+# ---- the second demo: other domains, JSONL format ----------------------------------------------------------------
+def _entity(name: str, domain: str, aliases: list[str], faqs: list[tuple[str, str]], reviews: list[str]) -> list[dict]:
+    head = {"entity": name, "aliases": aliases, "domain": domain}
+    rows = [{**head, "question": q, "answer": a, "doc_type": "faq"} for q, a in faqs]
+    return rows + [{**head, "text": text, "doc_type": "review"} for text in reviews]
+
+
+DEMO2_KNOWLEDGE: list[dict] = [
+    *_entity("Crumb and Crust Bakery", "bakery", ["crumb and crust", "crumb & crust"], [
+        ("Are you open on Sundays?",
+         "No, the bakery is closed on Sundays. It opens Monday to Saturday from 7 am to 3 pm."),
+        ("How much is a sourdough loaf?", "A large sourdough loaf costs 4.50 pounds and a small one 2.80 pounds."),
+        ("Do you sell gluten-free bread?", "Yes, a gluten-free seeded loaf is baked every Friday."),
+        ("Can I order a birthday cake?", "Yes, birthday cakes must be ordered at least three days ahead."),
+    ], ["The cinnamon buns sell out before ten, so come early.", "The coffee is only average."]),
+    *_entity("Spoke Doctor", "bike_repair", ["spoke doctor bikes", "the spoke doctor"], [
+        ("How much does a puncture repair cost?", "A puncture repair costs 8 pounds and is done while you wait."),
+        ("How long does a full service take?", "A full service takes two working days and costs 60 pounds."),
+        ("Do you repair electric bikes?", "No, we do not repair electric bikes or their batteries."),
+        ("Can I rent a bike?", "Yes, city bikes can be rented for 15 pounds a day, helmet included."),
+    ], ["They fixed my gears in twenty minutes.", "A bit pricey, but the mechanic explained everything."]),
+    *_entity("Maple Street Dental Clinic", "dental", ["maple street dental", "the dental clinic"], [
+        ("What are your opening hours?", "Monday to Friday from 8 am to 6 pm, and Saturday from 9 am to noon."),
+        ("How much is a check-up?", "A check-up costs 35 pounds for adults and is free for children under 18."),
+        ("Do you take new patients?", "Yes, new patients can register online or at reception."),
+        ("Can I get an emergency appointment?",
+         "Two emergency slots are kept free every weekday morning; call at 8 am."),
+    ], ["The hygienist was gentle and explained every step.", "I waited forty minutes past my appointment time."]),
+    *_entity("Eastbrook Public Library", "library", ["eastbrook library", "the eastbrook"], [
+        ("Is a library card free?", "Yes, a library card is free for anyone who lives or works in the borough."),
+        ("How many books can I borrow?", "You can borrow up to 12 books at a time, for three weeks."),
+        ("Are you open on Sundays?", "Yes, the library is open on Sundays from 11 am to 4 pm."),
+        ("Is there wifi?", "Yes, free wifi is available; ask at the front desk for the password."),
+    ], ["The children's corner is bright and quiet enough for reading."]),
+    *_entity("Harbour Museum", "museum", ["the harbour museum", "harbour maritime museum"], [
+        ("How much is admission?", "Admission is free; special exhibitions cost 6 pounds."),
+        ("When is the museum open?", "Tuesday to Sunday from 10 am to 5 pm. The museum is closed on Mondays."),
+        ("Can I take photos?", "Photos without flash are allowed everywhere except the map room."),
+        ("Is there a cafe?", "Yes, the cafe on the top floor serves lunch until 2.30 pm."),
+    ], ["The ship models were the highlight for our kids.", "The cafe was crowded at lunchtime."]),
+]
+
+# One conversation (the second question leans on the first for its entity). What each turn's true answer is:
+# "no" (the knowledge says no / closed), "price" or "time" (a figure in the knowledge), "yes", or
+# "unanswerable" (the knowledge does not say: the assistant should say so rather than guess).
+DEMO2_TURNS: list[tuple[str, str]] = [
+    ("Is Crumb and Crust Bakery open on Sundays?", "no"),
+    ("How much is a sourdough loaf there?", "price"),
+    ("Does Spoke Doctor repair electric bikes?", "no"),
+    ("How much does a puncture repair cost at Spoke Doctor?", "price"),
+    ("Does Spoke Doctor sell second-hand bikes?", "unanswerable"),
+    ("What are the opening hours of Maple Street Dental Clinic?", "time"),
+    ("Does the dental clinic accept my insurance?", "unanswerable"),
+    ("Is Eastbrook Public Library open on Sundays?", "yes"),
+    ("Where is Eastbrook Public Library located?", "unanswerable"),
+    ("How much is admission at the Harbour Museum?", "price"),
+    ("Does the Harbour Museum have a gift shop?", "unanswerable"),
+    ("Is the Harbour Museum open on Mondays?", "no"),
+]
+DEMO2_SCRIPT: list[str] = [q for q, _ in DEMO2_TURNS]
+
+
+def write_demo2_knowledge(directory: str | Path | None = None) -> Path:
+    """Write the second demo's `knowledge.jsonl` (atomically, only when it changed) and return its path."""
+    directory = Path(directory) if directory else cache_dir() / "demo2"
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "knowledge.jsonl"
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in DEMO2_KNOWLEDGE)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".knowledge.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return target
+
+
+def load_demo2_knowledge(directory: str | Path | None = None):
+    """The second demo knowledge base, loaded through the JSONL loader like the user's own knowledge."""
+    from augmenter.knowledge.base import load_jsonl
+
+    return load_jsonl(write_demo2_knowledge(directory))
