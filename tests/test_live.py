@@ -149,3 +149,31 @@ def test_llm_user_simulator_with_the_embedded_model(tmp_path):
             turns.append(env.turn)
     assert len(turns) == 2 and turns[1].q and turns[1].q != first.q
     assert turns[1].history[-1].speaker == "S" and turns[1].history[-2].text == first.q
+
+
+def test_label_logprobs_from_the_embedded_model_keep_generation_intact():
+    """One scoring forward pass gives the first token's distribution, and generation afterwards is unchanged."""
+    llm = LocalLLM()
+    ask = [{"role": "user", "content": "Is Paris the capital of France? Answer YES or NO."}]
+    params = SamplingParams(max_tokens=12, temperature=0.0)
+    before = llm.complete(ask, params).text
+    scored = llm.complete(ask, SamplingParams(max_tokens=4, logprobs=8))
+    again = llm.complete(ask, SamplingParams(max_tokens=4, logprobs=8))
+    assert scored.top_logprobs == again.top_logprobs and len(scored.top_logprobs[0]) >= 5
+    assert max(scored.top_logprobs[0].values()) <= 0.0 and scored.text.strip() == before.split()[0].strip(".,!")
+    assert llm.complete(ask, params).text == before
+
+
+def test_claims_utility_with_the_embedded_model(tmp_path):
+    """The LLM splits the candidate and the LLM verifier judges each claim from label log-probabilities."""
+    cfg = compose("chat", ["utility=claims", "verifier=llm", "utility.splitter=llm", "sampling.max_tokens=60",
+                           "agent.max_llm_calls=2", f"llm_cache.dir={tmp_path}"])
+    mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have free parking?")
+    verify = [r for r in mem.trace if r.action.value == "verify_utility"]
+    assert verify and verify[0].llm_calls >= 2  # the split and at least one verification
+    assert mem.checks[0], "the first candidate was split into claims"
+    assert all(0.0 <= c.p_supported <= 1.0 for c in mem.checks[0])
+    assert any(0.0 < c.p_supported < 1.0 for checks in mem.checks for c in checks)  # from log-probs, not a word
+    assert mem.outcome in ("answered", "partial", "abstained")
+    if mem.sent_index is not None:
+        assert not mem.contradicts(mem.sent_index)

@@ -4,6 +4,8 @@
     augmenter eval [hydra overrides ...]            e.g. experiment=table2_bm25_feedback eval.limit=200
     augmenter grid [--only PREFIX,...] [overrides]  configs/experiment/ configs in turn
     augmenter report [RUN_DIR ...] [--out DIR]      Markdown tables and PNG plots from the records
+    augmenter ground DIR ... [--verifier fast]      share of sent responses with a claim the gold knowledge
+                                                    does not support, "I don't know" rate (grounding-*.json)
     augmenter precompute [overrides]                fill the LLM cache with every candidate training can need
     augmenter train [overrides]                     T5 policy: behaviour cloning, then REINFORCE (resumable)
     augmenter curve RUN_DIR [--out DIR]             the learning curve (Fig. 3) of a training run's seeds
@@ -59,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("runs", nargs="*", help="sample directories (default: every one under runs/eval)")
     report.add_argument("--out", help="where to write report.md and the PNGs (default: each sample directory)")
     report.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (loads the MiniLM encoder)")
+    gr = sub.add_parser("ground", help="judge every sent response's claims against the gold knowledge")
+    gr.add_argument("runs", nargs="+", help="run directories or sample directories (every run inside)")
+    gr.add_argument("--verifier", default="fast", help="fast | llm | combined (default: fast)")
+    gr.add_argument("--only", help="comma-separated run names (in sample directories)")
+    gr.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. llm=openai (for the llm/combined verifier)")
     pre = sub.add_parser("precompute", help="fill the LLM cache with every candidate a training episode can need")
     pre.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. env.train_limit=60")
     tr = sub.add_parser("train", help="train a T5 policy in augmenter/Turn-v0 (resumable), then plot its curve")
@@ -73,9 +80,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _utterances(scripted: Optional[list[str]], console):
     """The scripted lines (echoed), or lines typed at the prompt."""
+    from rich.markup import escape
+
     if scripted is not None:
         for line in scripted:
-            console.print(f"[bold green]user>[/bold green] {line}", highlight=False)
+            console.print(f"[bold green]user>[/bold green] {escape(line)}", highlight=False)
             yield line
         return
     console.print("[dim]Type a message; an empty line or Ctrl-D ends the session.[/dim]")
@@ -93,8 +102,10 @@ def _utterances(scripted: Optional[list[str]], console):
 def chat(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from rich.markup import escape
+
     from augmenter.agent import Session
-    from augmenter.cli.trace import show_trace
+    from augmenter.cli.trace import show_sources, show_trace
     from augmenter.config import build_agent, compose
 
     console = Console(highlight=False)
@@ -118,13 +129,17 @@ def chat(args: argparse.Namespace) -> int:
         for i, utterance in enumerate(_utterances(scripted, console)):
             with console.status("thinking..."):
                 mem = session.say(utterance)
+            if sink:  # written before anything is shown
+                sources, claims = mem.sources()
+                sink.write(json.dumps({"session": session_id, "turn": i, "outcome": mem.outcome,
+                                       "citations": [{"claim": c, "sources": [sources[n - 1].id for n in ns]}
+                                                     for c, ns in claims],
+                                       "memory": mem.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+                sink.flush()
             if trace:
                 show_trace(mem, console)
-            console.print(f"[bold blue]assistant>[/bold blue] {mem.response}", highlight=False)
-            if sink:
-                sink.write(json.dumps({"session": session_id, "turn": i, "memory": mem.model_dump(mode="json")},
-                                      ensure_ascii=False) + "\n")
-                sink.flush()
+            console.print(f"[bold blue]assistant>[/bold blue] {escape(mem.response or '')}", highlight=False)
+            show_sources(mem, console)
     finally:
         if sink:
             sink.close()
@@ -174,6 +189,33 @@ def report(args: argparse.Namespace) -> int:
             raise InputError(f"not a directory of eval runs: {run}")
         out = write_report(run, Path(args.out) if args.out else run, with_bertscore=not args.no_bertscore)
         print(f"{run}: report in {out}")
+    return 0
+
+
+def ground(args: argparse.Namespace) -> int:
+    from augmenter.config import build_llm, compose, instantiate
+    from augmenter.eval.grounding import ground_run
+
+    cfg = compose("eval", [f"verifier={args.verifier}", "experiment=table2_bm25", *args.overrides])
+    llm = build_llm(cfg) if args.verifier != "fast" else None
+    verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=instantiate(cfg.prompt, "prompt"))
+    knowledge = instantiate(cfg.knowledge, "knowledge")
+    only = set(args.only.split(",")) if args.only else None
+    dirs = []
+    for path in map(Path, args.runs):
+        if (path / "records.jsonl").exists():
+            dirs.append(path)
+        elif path.is_dir():
+            dirs += sorted(p for p in path.iterdir() if (p / "records.jsonl").exists() and (not only or p.name in only))
+        else:
+            raise InputError(f"not a run or sample directory: {path}")
+    if not dirs:
+        raise InputError("no runs with records.jsonl found")
+    for d in dirs:
+        result = ground_run(d, verifier, args.verifier, knowledge)
+        print(f"{d.name}: {result['unsupported_response_rate']:.1f}% of {result['turns']} responses carry an "
+              f"unsupported claim; {result['idk_rate']:.1f}% say the knowledge does not answer; "
+              f"{result['claims_per_response']:.2f} claims per response")
     return 0
 
 
@@ -229,7 +271,7 @@ def curve(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report,
+        return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
                 "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
     except AugmenterError as exc:
         print(f"augmenter: error: {exc}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from augmenter.memory import WorkingMemory
@@ -36,9 +37,35 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
         verdict = ""
         if i < len(mem.u):
             verdict = f"u={mem.u[i]:.3f} " + (f"f={mem.f[i]!r}" if mem.f[i] else "pass")
-        console.print(f"[bold]candidate {i + 1}:[/bold] {cand}  [cyan]{verdict}[/cyan]", highlight=False)
+        console.print(f"[bold]candidate {i + 1}:[/bold] {escape(cand)}  [cyan]{escape(verdict)}[/cyan]", highlight=False)
+        for check in (mem.checks[i] if i < len(mem.checks) else []):
+            where = f" <- {escape(check.evidence[0].id)}" if check.evidence else ""
+            why = f" ({escape(check.reason)})" if check.reason else ""
+            console.print(f"    [magenta]{check.verdict.value}[/magenta] p={check.p_supported:.2f} "
+                          f"{escape(check.claim)}{why}{where}", highlight=False)
     for w in mem.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     s = mem.summary()
     console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
                   f"{s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")
+
+
+OUTCOME_NOTES = {
+    "partial": "no candidate was fully supported: only its supported claims are shown",
+    "abstained": "no candidate was supported by the knowledge: augmenter says so instead of guessing",
+}
+
+
+def show_sources(mem: WorkingMemory, console: Console) -> None:
+    """The sources under the answer: each numbered snippet, and which claims cite it."""
+    if mem.outcome in OUTCOME_NOTES:
+        console.print(f"  [yellow]({OUTCOME_NOTES[mem.outcome]})[/yellow]", highlight=False)
+    sources, claims = mem.sources()
+    if not sources:
+        return
+    console.print("  [bold]sources:[/bold]", highlight=False)
+    for n, ref in enumerate(sources, 1):
+        console.print(f"  [dim][{n}] {escape(ref.id)}[/dim] {escape(ref.text)}", highlight=False)
+    for claim, numbers in claims:
+        marks = "".join(f"[{n}]" for n in numbers)
+        console.print(f"  [dim]{escape(marks)} {escape(claim)}[/dim]", highlight=False)

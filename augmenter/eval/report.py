@@ -29,6 +29,8 @@ FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feed
 CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None), ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
                 ("querygen_bm25", "BM25 on an LLM-written query", None)]
 
+GROUNDING = [*TABLE2, ("claims_bm25", "+ BM25 + claims utility + its feedback", None)]
+
 TABLE5 = [("table5_closed_book", "LLM only (closed book)", 0.59), ("table5_dpr", "+ DPR (dense retrieval)", 2.38),
           ("table5_core", "+ linker + chainer (CORE)", 8.08),
           ("table5_core_feedback", "+ linker + chainer + feedback", 11.80)]  # the paper's F1 (ChatGPT)
@@ -53,6 +55,11 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
             summary["KF1_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
             summary["KF1_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
             summary["qa"] = key == "F1"
+            from augmenter.eval.grounding import load_grounding
+
+            grounding = load_grounding(d)
+            if grounding:
+                summary["grounding"] = {k: v for k, v in grounding.items() if k != "per_turn"}
             runs[d.name] = summary
     return runs
 
@@ -119,6 +126,27 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
                                         _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
                                         _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
+    return lines
+
+
+def _grounding_table(rows, runs) -> list[str]:
+    """Issue 13: the share of sent responses with a claim the gold knowledge does not support (judged claim by
+    claim by a verifier against the gold snippets), the "I don't know" rate, KF1 and LLM calls."""
+    head = ["system", "KF1", "KF1 95% CI", "responses with an unsupported claim", "... with a refuted claim",
+            "supported share of claims", "claims per response", "\"I don't know\"", "only supported claims sent",
+            "LLM calls", "judged by"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, label, _ in rows:
+        if name not in runs or "grounding" not in runs[name]:
+            continue
+        r, g = runs[name], runs[name]["grounding"]
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
+                                        "–".join(_fmt(v, 1) for v in r["KF1_ci95"]),
+                                        f"{g['unsupported_response_rate']:.1f}%", f"{g['refuted_response_rate']:.1f}%",
+                                        "n/a" if g["supported_claim_share"] is None else f"{g['supported_claim_share']:.1f}%",
+                                        _fmt(g["claims_per_response"]), f"{g['idk_rate']:.1f}%",
+                                        f"{r.get('outcomes_percent', {}).get('partial', 0.0):.1f}%",
+                                        _fmt(r["cost"]["llm_calls"]), g["verifier"]]) + " |")
     return lines
 
 
@@ -215,6 +243,11 @@ def render(runs: dict[str, dict], title: str) -> str:
     for heading, rows in sections:
         if any(name in runs for name, _, _ in rows):
             out += [f"## {heading}", "", *_metric_table(rows, runs), "", *_cost_table(rows, runs), ""]
+    if any("grounding" in runs.get(name, {}) for name, _, _ in GROUNDING):
+        out += ["## Grounding: claims the gold knowledge does not support", "",
+                "Each sent response is split into sentences that state something (questions and \"I don't know\" "
+                "sentences are not claims); each is judged against the turn's gold snippets (`augmenter ground`).",
+                "", *_grounding_table(GROUNDING, runs), ""]
     everything = [(name, name, None) for name in runs]
     out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs, with_delta=False), ""]
     return "\n".join(out)

@@ -79,7 +79,7 @@ def run_dir(cfg: DictConfig) -> Path:
 
 
 # Options added after runs were recorded: left out of the fingerprint while they are off, so older runs still resume.
-_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0}}
+_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0}, "executor": {"unsupported": "supported_part"}}
 
 
 def _fingerprint(cfg: DictConfig) -> dict:
@@ -91,6 +91,8 @@ def _fingerprint(cfg: DictConfig) -> dict:
                 data[group].pop(key, None)
     for key in ("trace", "script", "output", "data_root", "llm_cache"):
         data.pop(key, None)
+    if not str(data.get("utility", {}).get("_target_", "")).endswith("ClaimsUtility"):
+        data.pop("verifier", None)  # only the claims utility uses a verifier
     data.get("eval", {}).pop("out_dir", None)
     data.get("eval", {}).pop("progress", None)
     # an edited prompt file changes the system as much as a changed option does
@@ -129,7 +131,8 @@ def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any
     cost = {k: mean(r["cost"][k] for r in records) for k in cost_keys}
     cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in records)
     cost["candidates"] = mean(len(r["memory"]["o"]) for r in records)
-    return {"turns": len(records), "metrics": metrics, "cost": cost}
+    outcomes = {k: 100.0 * mean(r.get("outcome") == k for r in records) for k in ("partial", "abstained")}
+    return {"turns": len(records), "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
 
 
 def _recall(gold_ids: list[str], evidence_ids: list[str]) -> Optional[float]:
@@ -241,11 +244,15 @@ class Evaluator:
         else:
             metrics = turn_metrics(response, item.references, gold_texts)
             recall = _recall([s.id for s in item.gold], [s.id for s in mem.e])
+        sources, cited = mem.sources()
         return {
             "dialogue_id": item.dialogue_id,
             "response": response,
+            "outcome": mem.outcome,  # answered | partial (only supported claims) | abstained ("I don't know")
+            "citations": [{"claim": claim, "sources": [sources[n - 1].id for n in numbers]} for claim, numbers in cited],
             "references": item.references,
             "gold_knowledge": gold_texts,
+            "gold_ids": [s.id for s in item.gold],
             "metrics": metrics,
             "cost": {**mem.summary(), "wall_seconds": round(time.perf_counter() - start, 4)},
             "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
