@@ -43,11 +43,15 @@ def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
     splitter = ClaimSplitter("llm", MeteredLLM(good), PromptEngine())
     assert splitter.split(candidate, "Is there a pool?") == (["The Grand Meridian Hotel has a heated pool.",
                                                               "Parking costs 15 pounds."], "llm")
-    invented = FakeLLM(responses=["- The museum in the north sells tickets to tourists every morning."])
-    splitter = ClaimSplitter("llm", MeteredLLM(invented), PromptEngine())
-    claims, how = splitter.split(candidate, "Is there a pool?")
-    assert how == "fallback" and claims == ["The hotel has a heated pool.", "Parking costs 15 pounds."]
-    assert splitter.fallbacks == 1
+    sentences = ["The hotel has a heated pool.", "Parking costs 15 pounds."]
+    for unusable in ("- The museum in the north sells tickets to tourists every morning.",  # not from the candidate
+                     "- The Grand Meridian Hotel has a heated pool.",  # drops a sentence that states something
+                     "NONE"):  # no claims in a reply that makes two
+        splitter = ClaimSplitter("llm", MeteredLLM(FakeLLM(responses=[unusable])), PromptEngine())
+        assert splitter.split(candidate, "Is there a pool?") == (sentences, "fallback")
+        assert splitter.fallbacks == 1
+    none = ClaimSplitter("llm", MeteredLLM(FakeLLM(responses=["NONE"])), PromptEngine())
+    assert none.split("Sure, how many people will stay?") == ([], "llm")
 
 
 # --------------------------------------------------------------------------------------- lexical checks
@@ -56,10 +60,35 @@ def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
 def test_lexical_normalises_numbers_times_days_and_negation():
     assert lexical.numbers("Check-in is at 2 pm, breakfast costs £12.00 and twelve rooms") == {"14:00", "12"}
     assert lexical.numbers("open 7:30 to 22:00") == {"7:30", "22:00"}
-    assert lexical.days("Closed on Sundays and weekends") == {"sunday", "weekend"}
+    assert lexical.numbers("2 amazing pools and 10 amenities") == {"2", "10"}  # "am" only as a whole word
+    assert lexical.numbers("from 7.30 pm") == {"19:30"}
+    assert lexical.numbers("twenty-five rooms, one of the best, two hundred beds") == {"25"}
+    assert lexical.days("Closed on Sundays") == {"sunday"}
+    assert lexical.days("weekends") == {"saturday", "sunday"}
+    assert lexical.days("weekdays") == lexical.days("Monday to Friday") == {"monday", "tuesday", "wednesday", "thursday",
+                                                                           "friday"}
+    assert lexical.days("sun loungers by the pool") == set()
     assert lexical.negated("The bakery is closed on Sundays") and not lexical.negated("It opens on Sundays")
-    assert not lexical.negated("It is not closed")  # two negations
+    assert lexical.negated("There is no pool and no gym")
+    assert not lexical.negated("It is not closed")
     assert "meridian" in lexical.names("We stayed at the Grand Meridian Hotel.")
+
+
+def test_a_faq_states_its_question_with_the_answers_polarity():
+    faq = "Q: Is there free parking? A: No, parking costs 15 pounds per day."
+    assert lexical.polarity_against("Parking is free.", faq)[:2] == (False, True)
+    assert lexical.polarity_against("Parking costs 15 pounds per day.", faq)[:2] == (False, False)
+    assert lexical.polarity_against("No, the bakery is not open on Sundays.",
+                                    "Q: Are you open on Sundays? A: No, the bakery is closed on Sundays.")[:2] == (True, True)
+
+
+def test_apologies_and_pleasantries_are_not_claims_but_facts_after_them_are():
+    assert is_claim("I'm afraid parking at the Grand Meridian Hotel is free.")
+    assert is_claim("I'm sorry, but the pool is closed on Mondays.")
+    assert is_claim("The knowledge does not mention a gym, but the hotel has a pool.")
+    assert not is_claim("I'm sorry, I don't have information on the beer prices.")
+    assert not is_claim("I don't have that information.")
+    assert not is_claim("Enjoy your stay!") and not is_claim("I hope this helps.")
 
 
 # ------------------------------------------------------------------------------------------- verifiers
@@ -97,22 +126,16 @@ def test_fast_verifier_does_not_support_an_unrelated_claim(fast):
     assert j.verdict != Verdict.SUPPORTED
 
 
-def test_fast_verifier_checks_a_claim_quickly(fast):
-    import time
-
-    fast.judge("warm up the encoder", [POOL])
-    start = time.perf_counter()
-    for i in range(20):
-        fast.judge(f"The pool opens at {i} am.", [POOL, SHUTTLE, PARKING])
-    assert (time.perf_counter() - start) / 20 < 0.5  # generous: the benchmark measures the real figure
-
-
 def test_label_scores_come_from_first_token_logprobs():
     assert label_of("SUP") == Verdict.SUPPORTED and label_of(" REF") == Verdict.REFUTED
     assert label_of("NOT") == Verdict.NOT_ENOUGH_INFO and label_of("x") is None
+    assert label_of("NO") == Verdict.NOT_ENOUGH_INFO and label_of("RE") == Verdict.REFUTED  # "NO" is never REFUTED
     dist = label_distribution([{"SUP": math.log(0.6), "REF": math.log(0.2), "NOT": math.log(0.1), "The": -1.0}], "SUP")
     assert dist[Verdict.SUPPORTED] == pytest.approx(0.6 / 0.9)
     assert dist[Verdict.REFUTED] == pytest.approx(0.2 / 0.9)
+    # a first token without label mass (markdown) is skipped
+    dist = label_distribution([{"**": -0.1, "\n": -3.0}, {"REF": math.log(0.5), "SUP": math.log(0.5)}], "**REFUTED")
+    assert dist[Verdict.REFUTED] == pytest.approx(0.5)
     # no log-probabilities from the backend: the word said
     assert label_distribution(None, "REFUTED") == {Verdict.SUPPORTED: 0.0, Verdict.REFUTED: 1.0,
                                                     Verdict.NOT_ENOUGH_INFO: 0.0}
@@ -184,8 +207,39 @@ def test_a_contradicted_candidate_is_never_sent(claims_agent):
     agent = claims_agent(FakeLLM(default=wrong))
     mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
     assert mem.contradicts(0) and mem.contradicts(1)
-    assert mem.response != wrong and mem.outcome in ("partial", "abstained")
+    assert mem.outcome == "abstained" and mem.sent_index is None and wrong not in mem.response
+    assert "parking costs 15 pounds" in mem.response  # it quotes what the knowledge says instead
     assert "Please generate again" not in (mem.f[0] or "") and "contradicted" in mem.f[0]
+
+
+def test_an_llm_failure_during_the_check_never_sends_the_unchecked_candidate(demo_kb, fast):
+    from augmenter.agent import Agent, Executor
+    from augmenter.errors import LLMError
+    from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
+    from augmenter.policies import LLMAugmenterPolicy
+
+    wrong = "Parking at the Grand Meridian Hotel is free."
+
+    def reply(messages):
+        if "Claim:" in messages[-1]["content"]:
+            raise LLMError("server down")
+        return wrong
+
+    llm = MeteredLLM(FakeLLM(default=reply))
+    consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3)
+    utility = ClaimsUtility(LLMVerifier(llm, PromptEngine()), consolidator=consolidator)
+    agent = Agent(LLMAugmenterPolicy(), Executor(llm, PromptEngine(), utility, consolidator), max_llm_calls=3)
+    mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
+    assert mem.response != wrong and mem.outcome == "failed" and "server down" in mem.warnings[0]
+
+
+def test_claims_past_max_claims_count_as_unchecked(fast):
+    utility = ClaimsUtility(fast, max_claims=1)
+    result = utility(_memory(POOL), "There is an indoor heated pool. The pool opens at 7 am.")
+    assert [c.verdict for c in result.claims] == [Verdict.SUPPORTED, Verdict.NOT_ENOUGH_INFO]
+    assert "not checked" in result.claims[1].reason and not result.passed
+    with pytest.raises(ValueError, match="max_claims"):
+        ClaimsUtility(fast, max_claims=0)
 
 
 def test_unanswerable_question_gets_i_dont_know_with_what_was_found(claims_agent):
@@ -235,8 +289,8 @@ def test_chat_shows_sources_and_writes_citations(tmp_path, capsys):
     script.write_text("Does the Grand Meridian Hotel have a pool? [/red]\n", encoding="utf-8")
     out = tmp_path / "session.jsonl"
     answer = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
-    code = main(["chat", "--script", str(script), "--output", str(out), "llm=fake", f"llm.responses=[{json.dumps(answer)}]",
-                 "utility=claims"])
+    code = main(["chat", "--trace", "--script", str(script), "--output", str(out), "llm=fake",
+                 f"llm.responses=[{json.dumps(answer)}]", "utility=claims"])
     assert code == 0
     shown = capsys.readouterr().out
     assert "sources:" in shown and "[1] hotel:1:faq:0" in shown and "[/red]" in shown
@@ -249,8 +303,19 @@ def test_chat_shows_sources_and_writes_citations(tmp_path, capsys):
 def test_claims_utility_with_each_verifier_builds_from_config():
     from augmenter.config import build_agent, compose
 
-    for verifier in ("fast", "llm"):
+    names = {"fast": "FastVerifier", "llm": "LLMVerifier", "combined": "CombinedVerifier"}
+    for verifier, name in names.items():
         agent = build_agent(compose("chat", ["llm=fake", "utility=claims", f"verifier={verifier}",
-                                             "utility.splitter=llm"]))
-        assert type(agent.executor.utility.verifier).__name__ == {"fast": "FastVerifier", "llm": "LLMVerifier"}[verifier]
+                                             "utility.splitter=llm", "executor.unsupported=best"]))
+        assert type(agent.executor.utility.verifier).__name__ == name
         assert agent.respond("Does the Grand Meridian Hotel have a pool?").outcome is not None
+
+
+def test_the_verifier_is_in_a_runs_fingerprint_only_when_the_claims_utility_uses_it():
+    from augmenter.config import compose
+    from augmenter.eval.runner import _fingerprint
+
+    kf1 = [_fingerprint(compose("eval", [f"verifier={v}"])) for v in ("fast", "llm")]
+    assert kf1[0] == kf1[1]
+    claims = [_fingerprint(compose("eval", ["experiment=claims_bm25", f"verifier={v}"])) for v in ("fast", "llm")]
+    assert claims[0] != claims[1] and "claims" in claims[0]["prompt_files"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from augmenter.errors import InputError
+from augmenter.errors import AugmenterError, InputError
 from augmenter.eval.factcheck import (
     choose_threshold, cross_validate, fit_and_save, fit_pipeline, load_model, metrics, pairwise_accuracy, threshold_cv,
 )
@@ -176,10 +176,10 @@ def test_saved_model_reproduces_the_pipeline(tmp_path):
     assert isinstance(one, float) and one == pytest.approx(expected[7])
     assert model.predict_proba(X[7]) == pytest.approx(expected[7])
     assert (model.predict(X) == (expected >= fitted.threshold)).all()
-    with pytest.raises(InputError, match="overlap"):
+    with pytest.raises(AugmenterError, match="overlap"):
         model.predict_proba({"nli": 1.0})
     path.write_text("{}")
-    with pytest.raises(InputError, match="malformed"):
+    with pytest.raises(InputError, match="not a stored verifier model"):
         load_model(path)
 
 

@@ -40,6 +40,11 @@ def parse_yes_no(text: str) -> Optional[bool]:
 SELECT = ("best", "latest")
 UNSUPPORTED = ("supported_part", "best")
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
+CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class Executor:
@@ -166,7 +171,8 @@ class Executor:
 
     def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
         index = mem.best_index(self.select)
-        if any(mem.checks) and self.unsupported == "supported_part":
+        checked = any(mem.checks) or getattr(self.utility, "checks_claims", False)
+        if checked and self.unsupported == "supported_part":
             passing = [i for i in range(len(mem.u)) if mem.f[i] is None and not mem.contradicts(i)]
             if self.select == "best" and passing:
                 index = max(passing, key=lambda i: (mem.u[i], i))
@@ -181,7 +187,7 @@ class Executor:
     @staticmethod
     def _answer_from_claims(mem: WorkingMemory, record: ActionRecord) -> None:
         """No candidate may be sent: the supported claims of the candidate with the most of them, else a plain
-        statement that the knowledge does not answer, with the best evidence found."""
+        statement that the knowledge does not answer (or says otherwise), with the best evidence found."""
         supported = [[c for c in checks if c.supported] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
         if best is not None and supported[best]:
@@ -189,6 +195,12 @@ class Executor:
             mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
             record.note = f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
             return
-        found = f' What I found: "{mem.e[0].render()}"' if mem.e else ""
-        mem.response, mem.outcome = ABSTAIN_REPLY + found, "abstained"
-        record.note = "no candidate passed and no claim is supported: said the knowledge does not answer"
+        refuting = next((c.evidence[0] for checks in mem.checks for c in checks
+                         if c.verdict == Verdict.REFUTED and c.evidence), None)
+        if refuting is not None:
+            mem.response = f'{CONTRADICTED_REPLY} "{_clip(refuting.text)}"'
+        else:
+            found = f' What I found: "{_clip(mem.e[0].render())}"' if mem.e else ""
+            mem.response = ABSTAIN_REPLY + found
+        mem.outcome = "abstained"
+        record.note = "no candidate passed and no claim is supported: said so instead of guessing"

@@ -49,7 +49,7 @@ class Agent:
             return Action.SEND, "every candidate is verified: sent the best"
         if action in (Action.CALL_LLM, Action.ASK_NEED_KNOWLEDGE) and mem.llm_calls >= self.max_llm_calls:
             if mem.has_candidate:
-                return Action.SEND, f"LLM-call budget ({self.max_llm_calls}) reached: sent the best candidate"
+                return Action.SEND, f"LLM-call budget ({self.max_llm_calls}) reached: send"
             if action == Action.ASK_NEED_KNOWLEDGE:
                 return Action.CALL_LLM, f"LLM-call budget ({self.max_llm_calls}) reached: answered directly"
         return action, None
@@ -104,13 +104,16 @@ class Agent:
         except LLMError as exc:
             mem.trace.append(ActionRecord(action=action, note=f"failed: {exc}"))
             mem.warnings.append(str(exc))
-            mem.response = mem.choose(self.executor.select) or FAILED_REPLY
+            if mem.has_candidate:  # send what may be sent (never a candidate a check failed or did not clear)
+                mem.trace.append(self.executor.execute(Action.SEND, mem))
+            if not mem.has_candidate or (mem.outcome == "abstained" and not any(mem.checks)):
+                mem.response, mem.outcome = FAILED_REPLY, "failed"
             return True
         record.policy_seconds = policy_seconds
         if requested is not None and requested != action:
             record.requested = requested
         if note:
-            record.note = note
+            record.note = f"{note}; {record.note}" if record.note else note
         mem.trace.append(record)
         return mem.sent
 

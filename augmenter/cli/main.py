@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (loads the MiniLM encoder)")
     gr = sub.add_parser("ground", help="judge every sent response's claims against the gold knowledge")
     gr.add_argument("runs", nargs="+", help="run directories or sample directories (every run inside)")
-    gr.add_argument("--verifier", default="fast", help="fast | llm | combined (default: fast)")
+    gr.add_argument("--verifier", default="fast", choices=("fast", "llm", "combined"), help="default: fast")
     gr.add_argument("--only", help="comma-separated run names (in sample directories)")
     gr.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. llm=openai (for the llm/combined verifier)")
     pre = sub.add_parser("precompute", help="fill the LLM cache with every candidate a training episode can need")
@@ -130,10 +130,8 @@ def chat(args: argparse.Namespace) -> int:
             with console.status("thinking..."):
                 mem = session.say(utterance)
             if sink:  # written before anything is shown
-                sources, claims = mem.sources()
                 sink.write(json.dumps({"session": session_id, "turn": i, "outcome": mem.outcome,
-                                       "citations": [{"claim": c, "sources": [sources[n - 1].id for n in ns]}
-                                                     for c, ns in claims],
+                                       "citations": mem.citation_records(),
                                        "memory": mem.model_dump(mode="json")}, ensure_ascii=False) + "\n")
                 sink.flush()
             if trace:
@@ -199,7 +197,10 @@ def ground(args: argparse.Namespace) -> int:
     cfg = compose("eval", [f"verifier={args.verifier}", "experiment=table2_bm25", *args.overrides])
     llm = build_llm(cfg) if args.verifier != "fast" else None
     verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=instantiate(cfg.prompt, "prompt"))
-    knowledge = instantiate(cfg.knowledge, "knowledge")
+    try:  # gold snippets by id (with their entity's name); without DSTC11 at hand, the records' gold texts
+        knowledge = instantiate(cfg.knowledge, "knowledge")
+    except AugmenterError:
+        knowledge = None
     only = set(args.only.split(",")) if args.only else None
     dirs = []
     for path in map(Path, args.runs):

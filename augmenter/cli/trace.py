@@ -24,15 +24,17 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
             detail = f"needs knowledge: {r.outputs.get('needs_knowledge')}"
         if r.requested:
             detail = f"(policy chose {r.requested.value}) {detail}"
-        actions.add_row(str(i), r.action.value, detail, f"{1000 * (r.seconds + r.policy_seconds):.0f}",
+        actions.add_row(str(i), r.action.value, escape(detail), f"{1000 * (r.seconds + r.policy_seconds):.0f}",
                         str(r.llm_calls), f"{r.prompt_tokens}/{r.completion_tokens}" if r.llm_calls else "")
     console.print(actions)
     if mem.entities:
-        console.print("[bold]entities:[/bold] " + ", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})" for m in mem.entities))
+        console.print("[bold]entities:[/bold] " + escape(", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})"
+                                                                for m in mem.entities)), highlight=False)
     if mem.e:
         console.print("[bold]evidence e:[/bold]")
         for s in mem.e:
-            console.print(f"  [dim]{s.id} {s.score if s.score is not None else ''}[/dim] {s.render()}", highlight=False)
+            console.print(f"  [dim]{escape(s.id)} {s.score if s.score is not None else ''}[/dim] {escape(s.render())}",
+                          highlight=False)
     for i, cand in enumerate(mem.o):
         verdict = ""
         if i < len(mem.u):
@@ -44,7 +46,7 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
             console.print(f"    [magenta]{check.verdict.value}[/magenta] p={check.p_supported:.2f} "
                           f"{escape(check.claim)}{why}{where}", highlight=False)
     for w in mem.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     s = mem.summary()
     console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
                   f"{s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")

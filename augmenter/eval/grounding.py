@@ -15,15 +15,18 @@ from statistics import mean
 from typing import Any, Optional
 
 from augmenter.memory import Verdict
+from augmenter.verification.evidence import units
 from augmenter.verification.splitter import is_abstention, is_claim, split_sentences
 
 
 def _gold_units(record: dict, knowledge_base=None) -> list[str]:
+    """The gold snippets as the claims utility sees evidence ("[entity] text", long ones cut into sentences); from
+    the records' gold texts when the knowledge base is not at hand."""
     ids = record.get("gold_ids") or []
     if knowledge_base is not None and ids:
         snippets = [knowledge_base.by_id[i] for i in ids if i in knowledge_base.by_id]
         if snippets:
-            return [s.render() for s in snippets]
+            return [u.text for u in units(snippets)]
     return list(record.get("gold_knowledge") or [])
 
 

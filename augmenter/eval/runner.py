@@ -91,7 +91,8 @@ def _fingerprint(cfg: DictConfig) -> dict:
                 data[group].pop(key, None)
     for key in ("trace", "script", "output", "data_root", "llm_cache"):
         data.pop(key, None)
-    if not str(data.get("utility", {}).get("_target_", "")).endswith("ClaimsUtility"):
+    claims = str(data.get("utility", {}).get("_target_", "")).endswith("ClaimsUtility")
+    if not claims:
         data.pop("verifier", None)  # only the claims utility uses a verifier
     data.get("eval", {}).pop("out_dir", None)
     data.get("eval", {}).pop("progress", None)
@@ -99,8 +100,18 @@ def _fingerprint(cfg: DictConfig) -> dict:
     from augmenter.prompts import PromptTemplate
 
     prompts = data.get("prompt", {})
-    data["prompt_files"] = {key: hashlib.sha256(PromptTemplate.source(prompts[key]).encode("utf-8")).hexdigest()[:16]
-                            for key in ("response", "self_ask", "self_critique", "search_query") if isinstance(prompts.get(key), str)}
+    files = {key: prompts.get(key) for key in ("response", "self_ask", "self_critique", "search_query")}
+    if claims:  # the claim-splitting and verification prompts (PromptEngine's defaults unless set)
+        files.update({key: prompts.get(key, key) for key in ("claims", "verify_claim")})
+    data["prompt_files"] = {key: hashlib.sha256(PromptTemplate.source(name).encode("utf-8")).hexdigest()[:16]
+                            for key, name in files.items() if isinstance(name, str)}
+    model = (data.get("verifier") or {}).get("model")
+    if claims and model:  # refitted verifier weights are a different system too
+        from augmenter.verification.model import StoredModel
+
+        stored = StoredModel.load(model)
+        data["verifier_weights"] = hashlib.sha256(json.dumps([list(stored.coef), stored.intercept, stored.threshold])
+                                                  .encode("utf-8")).hexdigest()[:16]
     return data
 
 
@@ -244,12 +255,11 @@ class Evaluator:
         else:
             metrics = turn_metrics(response, item.references, gold_texts)
             recall = _recall([s.id for s in item.gold], [s.id for s in mem.e])
-        sources, cited = mem.sources()
         return {
             "dialogue_id": item.dialogue_id,
             "response": response,
             "outcome": mem.outcome,  # answered | partial (only supported claims) | abstained ("I don't know")
-            "citations": [{"claim": claim, "sources": [sources[n - 1].id for n in numbers]} for claim, numbers in cited],
+            "citations": mem.citation_records(),
             "references": item.references,
             "gold_knowledge": gold_texts,
             "gold_ids": [s.id for s in item.gold],

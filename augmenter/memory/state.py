@@ -126,7 +126,7 @@ class WorkingMemory(BaseModel):
     trace: list[ActionRecord] = Field(default_factory=list)
     response: Optional[str] = None  # what was sent to the user
     sent_index: Optional[int] = None  # which candidate was sent (None: an "I don't know" or a composed reply)
-    outcome: Optional[str] = None  # "answered", "partial" (only the supported claims) or "abstained"
+    outcome: Optional[str] = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
     sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
     warnings: list[str] = Field(default_factory=list)
     overhead_seconds: dict[str, float] = Field(default_factory=dict)  # non-action work, e.g. entity linking
@@ -231,13 +231,15 @@ class WorkingMemory(BaseModel):
 
     def sources(self) -> tuple[list[EvidenceRef], list[tuple[str, list[int]]]]:
         """The sent response's sources, numbered from 1 in order of first use, and each supported claim with the
-        numbers of its sources (the best one or two pieces of evidence it was judged on)."""
+        numbers of its sources (the evidence it was judged on that is best, or within 0.1 of the best similarity)."""
         sources: list[EvidenceRef] = []
         position: dict[tuple[str, str], int] = {}
         claims = []
         for check in self.citations:
             numbers = []
-            for ref in check.evidence[:2]:
+            best = check.evidence[0].similarity if check.evidence and check.evidence[0].similarity is not None else None
+            cited = [r for r in check.evidence[:2] if best is None or r.similarity is None or r.similarity >= best - 0.1]
+            for ref in cited:
                 key = (ref.id, ref.text)
                 if key not in position:
                     sources.append(ref)
@@ -245,6 +247,11 @@ class WorkingMemory(BaseModel):
                 numbers.append(position[key])
             claims.append((check.claim, numbers))
         return sources, claims
+
+    def citation_records(self) -> list[dict]:
+        """The citations as JSON: each supported claim of the sent response with its sources' snippet ids."""
+        sources, claims = self.sources()
+        return [{"claim": claim, "sources": [sources[n - 1].id for n in numbers]} for claim, numbers in claims]
 
     def evidence_text(self) -> str:
         """All evidence as one string, for utilities such as Knowledge F1."""

@@ -28,6 +28,7 @@ class ClaimsUtility:
     per-claim evidence (see EvidenceFinder)."""
 
     name = "claims"
+    checks_claims = True  # the executor sends only candidates this utility verified (see Executor._send)
 
     def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
                  k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
@@ -37,12 +38,13 @@ class ClaimsUtility:
         self.verifier = verifier
         self.splitter = ClaimSplitter(splitter, llm, prompts, max_claims=max_claims)
         self.finder = EvidenceFinder(consolidator, k=k, similarity=similarity, max_units=max_evidence)
-        self.threshold, self.gate = threshold, gate
+        self.threshold, self.gate, self.max_claims = threshold, gate, max_claims
 
     def check(self, mem: WorkingMemory, candidate: str, claims: Optional[list[str]] = None) -> list[ClaimCheck]:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
         if claims is None:
             claims, _ = self.splitter.split(candidate, mem.q, mem.h_q)
+        claims, unchecked = claims[: self.max_claims], claims[self.max_claims:]
         pools = [self.finder.pool(claim, mem) for claim in claims]
         embed([*claims, *(u.text for pool in pools for u in pool)])  # one encoder batch for the whole candidate
         checks = []
@@ -53,6 +55,8 @@ class ClaimsUtility:
                     for i in judgement.evidence if i < len(found)]
             checks.append(ClaimCheck(claim=claim, verdict=judgement.verdict, p_supported=round(judgement.p_supported, 4),
                                      evidence=refs, reason=judgement.reason))
+        checks += [ClaimCheck(claim=claim, verdict=Verdict.NOT_ENOUGH_INFO, p_supported=0.0,
+                              reason=f"not checked: more than {self.max_claims} claims") for claim in unchecked]
         return checks
 
     @staticmethod

@@ -6,13 +6,19 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD_NUMBERS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_WORD_NUMBERS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "half": "0.5"})
+# "one" is left out: "one of the best" states no number.
+_UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine".split()) if w != "_"}
+_TEENS = {w: i + 10 for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+                                          "nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"}
+_WORD_NUMBER = re.compile(r"\b(?:(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS) + r"|one))?|(" +
+                          "|".join([*_TEENS, *_UNITS]) + r"))\b(?![- ](?:hundred|thousand|million))", re.IGNORECASE)
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_WORDS = {**{d: d for d in DAYS}, **{d + "s": d for d in DAYS}, **{d[:3]: d for d in DAYS if d != "sunday"},
-              "sun": "sunday", "weekend": "weekend", "weekends": "weekend", "weekday": "weekday", "weekdays": "weekday"}
+_DAY_WORDS = {**{d: {d} for d in DAYS}, **{d + "s": {d} for d in DAYS},
+              "weekend": {"saturday", "sunday"}, "weekends": {"saturday", "sunday"},
+              "weekday": set(DAYS[:5]), "weekdays": set(DAYS[:5])}
+_DAY_RANGE = re.compile(r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|through|till)\s*(" + "|".join(DAYS) + r")s?\b",
+                        re.IGNORECASE)
 _NEGATIONS = {"no", "not", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable",
               "closed", "unavailable", "prohibited", "forbidden", "banned", "lacks", "lack", "isnt", "arent", "doesnt",
               "dont", "didnt", "wont", "cant", "wasnt", "werent", "hasnt", "havent", "shouldnt", "couldnt", "nt"}
@@ -20,10 +26,11 @@ STOPWORDS = frozenset("""a an the and or but if of at by for with about against 
 after above below to from up down in out on off over under again further then once here there when where why how all
 any both each few more most other some such only own same so than too very s t can will just should now is are was
 were be been being have has had having do does did doing i me my we our you your he him his she her it its they them
-their what which who whom this that these those am would could also yes as there's it's i'm you're 's""".split())
+their what which who whom this that these those am would could also yes as there's it's i'm you're 's im youre its
+theres ive weve theyre youve""".split())
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)?")
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,:]\d+)?)(?:\s*(am|pm|a\.m\.|p\.m\.|%|percent))?", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,:]\d+)?)(?:\s*(am\b|pm\b|a\.m\.|p\.m\.|%|percent\b))?", re.IGNORECASE)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z'’]+(?:\s+[A-Z][a-z'’]+)*)")
 
 
@@ -51,8 +58,8 @@ def numbers(text: str) -> set[str]:
     for m in _NUMBER.finditer(text):
         value, unit = m.group(1).replace(",", ""), (m.group(2) or "").lower().replace(".", "")
         if unit in ("am", "pm"):
-            hour, _, minute = value.partition(":")
-            hour = int(float(hour)) % 12 + (12 if unit == "pm" else 0)
+            parts = re.split(r"[.:]", value, maxsplit=1)
+            hour, minute = int(parts[0]) % 12 + (12 if unit == "pm" else 0), parts[1] if len(parts) > 1 else "00"
             found.add(f"{hour}:{minute or '00'}")
             continue
         if ":" in value:
@@ -61,19 +68,32 @@ def numbers(text: str) -> set[str]:
             continue
         number = float(value)
         found.add(str(int(number)) if number == int(number) else str(number))
-    for w in tokens(text):
-        if w in _WORD_NUMBERS:
-            found.add(_WORD_NUMBERS[w])
+    for m in _WORD_NUMBER.finditer(text):
+        tens, unit, small = (g.lower() if g else None for g in m.groups())
+        value = _TENS[tens] + (1 if unit == "one" else _UNITS.get(unit, 0)) if tens else {**_TEENS, **_UNITS}[small]
+        found.add(str(value))
     return found
 
 
 def days(text: str) -> set[str]:
-    return {_DAY_WORDS[w] for w in tokens(text) if w in _DAY_WORDS}
+    """The days of the week a text names: "weekends" is Saturday and Sunday, "Monday to Friday" all five."""
+    found: set[str] = set()
+    for m in _DAY_RANGE.finditer(text):
+        start, end = DAYS.index(m.group(1).lower()), DAYS.index(m.group(2).lower())
+        found.update(DAYS[start: end + 1] if start <= end else DAYS[start:] + DAYS[: end + 1])
+    for w in tokens(text):
+        found |= _DAY_WORDS.get(w, set())
+    return found
 
 
 def negated(text: str) -> bool:
-    """Whether the text says something is not so (an odd number of negation words, "closed" included)."""
-    return sum(w in _NEGATIONS for w in tokens(text)) % 2 == 1
+    """Whether the text says something is not so: a negation word ("closed" included), unless "not closed"."""
+    words = tokens(text)
+    flags = [w in _NEGATIONS for w in words]
+    for i in range(1, len(words)):
+        if words[i] == "closed" and words[i - 1] in ("not", "never", "nt"):
+            flags[i] = flags[i - 1] = False
+    return any(flags)
 
 
 def names(text: str) -> set[str]:
@@ -112,10 +132,12 @@ def statements(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def polarity_against(claim: str, evidence: str) -> tuple[bool, bool]:
-    """(the claim is negative, the evidence's statement closest to the claim is negative)."""
+def polarity_against(claim: str, evidence: str) -> tuple[bool, bool, float]:
+    """(the claim is negative, the evidence's statement closest to the claim is negative, the share of the claim's
+    content words that statement holds). A polarity difference means something only where that share is high."""
     (claim_text, claim_negative), = statements(claim)[:1]
     words = set(content_words(claim_text))
     options = statements(evidence)
     closest = max(options, key=lambda o: len(words & set(content_words(o[0]))))
-    return claim_negative, closest[1]
+    overlap = len(words & set(content_words(closest[0]))) / len(words) if words else 0.0
+    return claim_negative, closest[1], overlap

@@ -65,8 +65,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     max_sim = float(sims[order[0]]) if order else 0.0
     number_conflict = bool(claim_numbers and top_numbers and not (claim_numbers & top_numbers))
     day_conflict = bool(claim_days and top_days and not (claim_days & top_days))
-    claim_negative, best_negative = lexical.polarity_against(claim, best) if best else (False, False)
-    negation_conflict = bool(best) and claim_negative != best_negative
+    claim_negative, best_negative, overlap = lexical.polarity_against(claim, best) if best else (False, False, 0.0)
+    negation_conflict = bool(best) and claim_negative != best_negative and overlap >= 0.5
     features = {
         "max_sim": max_sim,
         "top3_sim": float(np.mean(sims[order[:3]])) if order else 0.0,
@@ -121,31 +121,33 @@ class FastVerifier:
         return Judgement(self.verdict(p, features, reason), p, order[:3], reason, features)
 
 
-LABELS = {Verdict.SUPPORTED: ("SUPPORTED", "YES", "TRUE", "CORRECT"),
-          Verdict.REFUTED: ("REFUTED", "NO", "FALSE", "INCORRECT", "CONTRADICTED"),
-          Verdict.NOT_ENOUGH_INFO: ("NOT ENOUGH INFO", "NOT", "NEI", "UNKNOWN", "UNSURE")}
+LABELS = {Verdict.SUPPORTED: "SUPPORTED", Verdict.REFUTED: "REFUTED", Verdict.NOT_ENOUGH_INFO: "NOT ENOUGH INFO"}
 
 
 def label_of(token: str) -> Optional[Verdict]:
-    """The label a (first) answer token starts: "SUP" -> SUPPORTED, "REF" -> REFUTED, "NOT" -> NOT ENOUGH INFO."""
+    """The label an answer token begins (two letters at least): "SUP" -> SUPPORTED, "RE" -> REFUTED, "NOT" or
+    "NO" -> NOT ENOUGH INFO (the prompt's three labels only: a "NO" is never read as REFUTED)."""
     word = token.strip().strip("*\"'`.:").upper()
     if len(word) < 2:
         return None
-    for verdict, names in LABELS.items():
-        if any(name == word or (len(word) >= 3 and name.startswith(word)) for name in names):
+    for verdict, name in LABELS.items():
+        if name.startswith(word) or word.startswith(name):
             return verdict
     return None
 
 
 def label_distribution(top_logprobs: Optional[list[dict[str, float]]], text: str) -> dict[Verdict, float]:
-    """P(label) from the first answer token's top log-probabilities (summed per label, renormalised); from the
-    answer word alone when the backend gave none (1 for the label said, 0 for the others)."""
+    """P(label) from the log-probabilities of the first answer token that carries label mass (a leading "**" or
+    newline is skipped), summed per label and renormalised over the labels; from the answer word alone when the
+    backend gave none (1 for the label said, 0 for the others)."""
     mass = {v: 0.0 for v in Verdict}
-    if top_logprobs:
-        for token, logprob in top_logprobs[0].items():
+    for position in top_logprobs or []:
+        for token, logprob in position.items():
             verdict = label_of(token)
             if verdict is not None:
                 mass[verdict] += math.exp(logprob)
+        if sum(mass.values()) > 0:
+            break
     total = sum(mass.values())
     if total > 0:
         return {v: m / total for v, m in mass.items()}
