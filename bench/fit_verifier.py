@@ -3,10 +3,14 @@
     python bench/fit_verifier.py [--halueval-rows 1500] [--dstc11-turns 800] [--combined-limit 1200]
 
 Training fold (never the data the benchmarks or the DSTC11 evaluation score):
-- HaluEval QA rows outside the 2,000-sample benchmark (right answer: supported; hallucinated: not);
 - DSTC11 dev turns outside the 200-turn evaluation sample (eval.seed=0): each gold-response sentence against its
   gold knowledge (supported), with a number, day or polarity changed (not), and against another turn's knowledge
-  (not); see augmenter/tasks/dstc11_claims.py.
+  (not), and against other snippets of its own entity (not); see augmenter/tasks/dstc11_claims.py;
+- with `--halueval-rows N`, N HaluEval QA rows outside its 2,000-sample benchmark (off by default: its short right
+  answers against sentence-long hallucinated ones teach the wrong thing about product claims).
+The stored threshold maximises balanced accuracy on the training fold; `--precision P` stores instead the lowest p
+at which at least P of the training claims called SUPPORTED are supported (on this fold P = 0.8 needs p >= 0.96:
+the human gold responses paraphrase loosely, so it would pass almost nothing).
 The logistic regression and its threshold are fitted on all of it; a 5-fold cross-validated balanced accuracy on
 the same fold is printed and stored beside the weights, with this command. `--combined-limit N` also runs the LLM
 verifier on N seeded training items and fits the combined model (fast features + the LLM's label probabilities).
@@ -42,9 +46,11 @@ def units(item) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--halueval-rows", type=int, default=1500)
+    ap.add_argument("--halueval-rows", type=int, default=0, help="also HaluEval rows outside its benchmark sample")
     ap.add_argument("--dstc11-turns", type=int, default=800)
     ap.add_argument("--combined-limit", type=int, default=0)
+    ap.add_argument("--precision", type=float, default=0.0,
+                    help="store the threshold with this SUPPORTED precision on the training fold (0: balanced accuracy)")
     ap.add_argument("--eval-limit", type=int, default=200, help="the DSTC11 evaluation sample to leave out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
@@ -55,7 +61,7 @@ def main() -> None:
     kb = load_dstc11(dstc / "knowledge.json", dstc / "entity_mapping.json")
     held_out = {i.index for i in load_instances(dstc / "dev", knowledge_seeking_only=True, limit=args.eval_limit,
                                                  seed=args.seed)}
-    items = halueval_rest(data / "halueval", n=2000, seed=args.seed, limit=args.halueval_rows)
+    items = halueval_rest(data / "halueval", n=2000, seed=args.seed, limit=args.halueval_rows) if args.halueval_rows else []
     items += dstc11_claims(dstc, kb, exclude=held_out, limit=args.dstc11_turns, seed=args.seed)
     print(f"{len(items)} training claims ({sum(not it.factual for it in items)} not supported)")
     feats = []
@@ -70,7 +76,7 @@ def main() -> None:
     fitted = fit_and_save(X, y, names, MODELS / "fast.json", command)
     print(f"fast: 5-fold CV balanced accuracy {cv.metrics(y)['balanced_accuracy']:.2f} on the training fold; "
           f"threshold {fitted.threshold:.3f}; {1000 * (time.perf_counter() - start) / len(items):.1f} ms/claim")
-    _note(MODELS / "fast.json", cv.metrics(y))
+    _note(MODELS / "fast.json", cv.metrics(y), _safe_threshold(fitted.pipeline, X, y, args.precision) if args.precision else None)
     if args.combined_limit:
         from augmenter.config import build_llm, compose
         from augmenter.prompts import PromptEngine
@@ -85,16 +91,33 @@ def main() -> None:
         Xc = np.hstack([X[rows], np.array(llm)])
         yc, gc = y[rows], [groups[i] for i in rows]
         cvc = cross_validate(Xc, yc, gc, 5, args.seed)
-        fit_and_save(Xc, yc, names + [f"llm_{v.value}" for v in Verdict], MODELS / "combined.json", command)
+        fc = fit_and_save(Xc, yc, names + [f"llm_{v.value}" for v in Verdict], MODELS / "combined.json", command)
         print(f"combined: 5-fold CV balanced accuracy {cvc.metrics(yc)['balanced_accuracy']:.2f} on {len(rows)} claims")
-        _note(MODELS / "combined.json", cvc.metrics(yc))
+        _note(MODELS / "combined.json", cvc.metrics(yc),
+              _safe_threshold(fc.pipeline, Xc, yc, args.precision) if args.precision else None)
 
 
-def _note(path: Path, cv_metrics: dict) -> None:
+def _safe_threshold(pipeline, X, y, precision: float) -> float:
+    """The lowest p(supported) threshold at which, on the training fold, at least `precision` of the claims called
+    SUPPORTED are supported: the product's operating point (an unsupported claim passing is the costly error)."""
+    p = pipeline.predict_proba(X)[:, list(pipeline.classes_).index(True)]
+    for t in np.unique(p):
+        called = p >= t
+        if called.any() and y[called].mean() >= precision:
+            return float(t)
+    return float(p.max())
+
+
+def _note(path: Path, cv_metrics: dict, safe: float) -> None:
     import json
 
     data = json.loads(path.read_text(encoding="utf-8"))
     data["training_fold_cv"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in cv_metrics.items()}
+    if safe is not None:
+        data["threshold_balanced_accuracy"], data["threshold"] = data["threshold"], safe
+        data["threshold_rule"] = "lowest p(supported) with SUPPORTED precision >= --precision on the training fold"
+    else:
+        data["threshold_rule"] = "the balanced-accuracy threshold on the training fold"
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 

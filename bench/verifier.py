@@ -192,6 +192,11 @@ def main() -> None:
         entry["fast"]["ms_per_claim"] = round(1000 * float(np.mean([rows[it.id]["seconds"] for it in items])), 2)
         entry["fast"]["ms_per_claim_evidence_split"] = round(
             1000 * float(np.mean([rows[it.id]["evidence_seconds"] for it in items])), 2)
+        # a baseline that reads nothing but the claim's length (HaluEval's right answers are short spans, its
+        # hallucinated ones whole sentences): a verifier's figure means little unless it beats this
+        short = -np.array([len(it.claim.split()) for it in items], dtype=float)
+        cvs = threshold_cv(short, y, groups, args.folds, args.seed)
+        entry["length_only"] = score(name, items, 1.0 / (1.0 + np.exp(-(short - np.median(short)))), cvs.predicted)
         if llm_verifier is not None:
             part = subset(items, args.llm_limit, args.seed)
             lrows = llm_rows(name, part, cache, args.max_units, llm_verifier)
@@ -213,7 +218,7 @@ def main() -> None:
             entry["combined"] = {**score(name, part, cvc.p_factual, cvc.predicted), **cost}
         results[name] = entry
         print(f"## {name}: n={entry['n']}, non-factual {entry['nonfactual_share']}%  (published: {PUBLISHED[name]})")
-        for key in ("fast", "fast_on_llm_subset", "llm", "combined"):
+        for key in ("length_only", "fast", "fast_on_llm_subset", "llm", "combined"):
             if key in entry:
                 m = entry[key]
                 extra = f", accuracy {m['accuracy']}, pairwise {m['pairwise_accuracy']}" if "accuracy" in m else ""

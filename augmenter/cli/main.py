@@ -214,6 +214,9 @@ def ground(args: argparse.Namespace) -> int:
         raise InputError("no runs with records.jsonl found")
     for d in dirs:
         result = ground_run(d, verifier, args.verifier, knowledge)
+        if not result["turns"]:
+            print(f"{d.name}: no records")
+            continue
         print(f"{d.name}: {result['unsupported_response_rate']:.1f}% of {result['turns']} responses carry an "
               f"unsupported claim; {result['idk_rate']:.1f}% say the knowledge does not answer; "
               f"{result['claims_per_response']:.2f} claims per response")

@@ -2,7 +2,9 @@
 
 - each sentence of a gold response that states something is SUPPORTED by its turn's gold knowledge;
 - the same sentence with a number, a day or its polarity changed is not (the errors a small model makes);
-- the same sentence against another turn's gold knowledge (another entity) is not.
+- the same sentence against another turn's gold knowledge (another entity) is not;
+- the same sentence against other snippets of its own entity (same place, another topic) is not: the error a small
+  model makes most, a new fact about the right place.
 Built from dev turns outside a held-out sample, so a verifier fitted on them is not fitted on the turns it is
 evaluated on."""
 
@@ -72,4 +74,20 @@ def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude:
             if evidence[other.index] and other.knowledge[:1] != t.knowledge[:1]:
                 items.append(LabelledClaim(base + ":other", sentence, evidence[other.index], False, group, t.q,
                                            "dstc11"))
+            siblings = _siblings(knowledge_base, t.knowledge, rng)
+            if siblings:
+                items.append(LabelledClaim(base + ":sibling", sentence, siblings, False, group, t.q, "dstc11"))
     return items
+
+
+def _siblings(knowledge_base, refs: list[dict], rng: random.Random, n: int = 3) -> list[str]:
+    """`n` snippets of the gold knowledge's entity that are not gold (and not from a gold review)."""
+    if not refs:
+        return []
+    gold = knowledge_base.gold(refs)
+    if not gold:
+        return []
+    taken = {(s.doc_type, s.doc_id) for s in gold}
+    rows = [knowledge_base.snippets[i] for i in knowledge_base.rows_of(gold[0].domain, gold[0].entity_id)]
+    pool = [s for s in rows if (s.doc_type, s.doc_id) not in taken]
+    return [s.render() for s in rng.sample(pool, min(n, len(pool)))]

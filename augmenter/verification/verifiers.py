@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
@@ -38,6 +39,9 @@ class Verifier(Protocol):
     def judge(self, claim: str, evidence: Sequence[str], context: str = "") -> Judgement: ...
 
 
+_ENTITY = re.compile(r"^\[([^\]]+)\]")
+
+
 def _bigrams(words: list[str]) -> set[tuple[str, str]]:
     return set(zip(words, words[1:]))
 
@@ -48,10 +52,13 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     than about support.)
 
     Coverage features count the claim's content words that are new (not already in `context`, e.g. the question a
-    short answer replies to), so that repeating the question earns nothing."""
+    short answer replies to, nor in the name of an entity the evidence is about, "[NAME] ..."), so that repeating
+    the question or the place's name earns nothing."""
     sims = similarities(claim, list(evidence)) if evidence else np.zeros(0)
     order = [int(i) for i in np.argsort(-sims, kind="stable")]
-    asked = set(lexical.content_words(context))
+    # words the claim gets for free: the question's, and the names of the entities the evidence is about ("[NAME]")
+    asked = set(lexical.content_words(context)) | {w for unit in evidence for name in _ENTITY.findall(unit)
+                                                   for w in lexical.content_words(name)}
     words = lexical.content_words(claim)
     new = [w for w in words if w not in asked] or words
     best = evidence[order[0]] if order else ""
@@ -118,7 +125,10 @@ class FastVerifier:
     def judge(self, claim: str, evidence: Sequence[str], context: str = "") -> Judgement:
         features, order, reason = self.features(claim, evidence, context)
         p = self.model.predict_proba(features)
-        return Judgement(self.verdict(p, features, reason), p, order[:3], reason, features)
+        verdict = self.verdict(p, features, reason)
+        if verdict == Verdict.REFUTED:  # the rule overrides the regression: the closer the evidence, the surer
+            p = min(p, 1.0 - features.get("max_sim", 0.0))
+        return Judgement(verdict, p, order[:3], reason, features)
 
 
 LABELS = {Verdict.SUPPORTED: "SUPPORTED", Verdict.REFUTED: "REFUTED", Verdict.NOT_ENOUGH_INFO: "NOT ENOUGH INFO"}
