@@ -253,7 +253,7 @@ def test_unanswerable_question_gets_i_dont_know_with_what_was_found(claims_agent
 
 
 def test_budget_spent_sends_only_the_supported_claims(claims_agent):
-    mixed = "The Grand Meridian Hotel has an indoor heated pool. It also has a rooftop cinema for guests."
+    mixed = "The Grand Meridian Hotel has an indoor heated pool. It also runs helicopter tours to Paris every Tuesday."
     agent = claims_agent(FakeLLM(default=mixed))
     mem = agent.respond("What does the Grand Meridian Hotel offer?")
     assert mem.outcome == "partial"
