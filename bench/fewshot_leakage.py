@@ -7,6 +7,8 @@ For each prompt, the agent (policy always_use: BM25 evidence, no feedback) answe
     eval.seed), with their dialogue history, and
 (b) the second demo's scripted conversation (DEMO2_SCRIPT on the demo2 knowledge base: a bakery, a bike repair
     shop, a dental clinic, a library, a museum; 4 of its 12 questions have no answer in the knowledge).
+The executor's few-shot guard is on unless `executor.fewshot_guard=false` is passed; each entry also counts the
+turns where the guard dropped a copied sentence from a candidate (`guard_fired_turns`, with examples).
 A turn leaks when its response holds a few-shot entity or a 5-word few-shot phrase that its own query, history
 and evidence do not (`augmenter.eval.leakage`; in the demo2 conversation the history's assistant turns are the
 agent's own replies and do not count as the turn's text). Results go to bench/results/fewshot_leakage.json, one
@@ -50,8 +52,11 @@ def _part(turns: list[dict], prompt) -> dict:
     from augmenter.eval.leakage import leak_rate
 
     share, examples = leak_rate([(t["response"], t["allowed"]) for t in turns], prompt)
+    guarded = [t for t in turns if t["dropped"]]
     return {"turns": len(turns), "leaking_turns": sum(1 for t in turns if t["leaks"]), "leak_share": share,
-            "examples": examples}
+            "examples": examples, "guard_fired_turns": len(guarded),
+            "guard_examples": [{"raw": t["raw"], "dropped": t["dropped"], "response": t["response"]}
+                               for t in guarded[:10]]}
 
 
 def main() -> None:
@@ -102,8 +107,11 @@ def main() -> None:
         def turn(mem, system_turns: bool = True) -> dict:
             allowed = allowed_text(mem, system_turns)
             response = mem.response or ""
+            calls = [r for r in mem.trace if r.outputs.get("fewshot_leaks")]  # the executor's guard dropped a copy
             return {"q": mem.q, "response": response, "allowed": allowed,
-                    "leaks": fewshot_leaks(response, template, allowed)}
+                    "leaks": fewshot_leaks(response, template, allowed),
+                    "dropped": [leak for r in calls for leak in r.outputs["fewshot_leaks"]],
+                    "raw": calls[0].outputs.get("raw", "") if calls else ""}
 
         dstc11_turns = []
         if items:

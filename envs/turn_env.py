@@ -27,7 +27,7 @@ from gymnasium import spaces
 
 from augmenter.agent import Agent
 from augmenter.errors import ConfigError
-from augmenter.memory import Action, WorkingMemory
+from augmenter.memory import Action, Verdict, WorkingMemory
 
 from augmenter.envs.user_sim import UserSimulator, UserTurn
 
@@ -49,11 +49,10 @@ def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
     lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {clip(mem.e[0].text, 200)}" if mem.e else ""))
     for i, candidate in enumerate(mem.o):
         score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"
-        checks = mem.checks[i] if i < len(mem.checks) else []
-        if checks:
-            counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "refuted", "not_enough_info")}
-            score += f" (claims: {counts['supported']} supported, {counts['refuted']} refuted, " \
-                     f"{counts['not_enough_info']} not in the knowledge)"
+        counts = mem.verdict_counts(i)
+        if any(counts.values()):
+            score += f" (claims: {counts[Verdict.SUPPORTED]} supported, {counts[Verdict.REFUTED]} refuted, " \
+                     f"{counts[Verdict.NOT_ENOUGH_INFO]} not in the knowledge)"
         lines.append(f"candidate {i + 1}{score}: {clip(candidate, 300)}")
     if mem.feedback:
         lines.append(f"feedback: {mem.feedback}")

@@ -42,7 +42,7 @@ PREDICATES: dict[str, Predicate] = {
     "unverified_candidate": lambda m: m.has_unverified_candidate,
     "has_feedback": lambda m: m.feedback is not None,
     "contradicted": lambda m: m.contradicted,
-    "claims_supported": lambda m: bool(m.checks and m.checks[-1]) and all(c.supported for c in m.checks[-1]),
+    "claims_supported": lambda m: m.claims_supported,
     "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
     "needs_knowledge": lambda m: bool(m.needs_knowledge),
 }

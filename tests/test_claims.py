@@ -209,6 +209,15 @@ def test_a_contradicted_candidate_is_never_sent(claims_agent):
     assert mem.contradicts(0) and mem.contradicts(1)
     assert mem.outcome == "abstained" and mem.sent_index is None and wrong not in mem.response
     assert "parking costs 15 pounds" in mem.response  # it quotes what the knowledge says instead
+
+
+def test_a_contradicted_reply_quotes_the_best_evidence_for_the_question_too(claims_agent):
+    # the candidate is refuted by the gym FAQ (second in e), not by the parking FAQ that answers the question
+    hedge = "The fitness centre is not open to guests."
+    agent = claims_agent(FakeLLM(default=hedge))
+    mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
+    assert mem.outcome == "abstained" and mem.e[0].id == "hotel:1:faq:2"
+    assert mem.response.index("parking costs 15 pounds") < mem.response.index("fitness centre is open 24 hours")
     assert "Please generate again" not in (mem.f[0] or "") and "contradicted" in mem.f[0]
 
 

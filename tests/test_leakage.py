@@ -146,3 +146,44 @@ def test_chat_runs_on_demo2_with_the_fake_llm(tmp_path, monkeypatch):
     assert len(turns) == 3
     assert any("Sundays" in s["text"] for s in turns[0]["e"])  # the bakery's evidence
     assert (tmp_path / "cache" / "demo2" / "knowledge.jsonl").exists()
+
+
+# ---- the guard: a leaking candidate loses the copied sentences before anything sees it ------------------------
+def test_drop_fewshot_leaks_keeps_the_sentences_of_the_turns_own():
+    from augmenter.prompts.leakage import drop_fewshot_leaks
+
+    prompt = PromptTemplate.load("assistant")  # its second example ends "..., not how big it is."
+    allowed = "Is Avalon's room large? [AVALON] Review: The room was small."
+    text = ("I don't have that information. The knowledge only says that Avalon does not have a large room, "
+            "not how big it is.")
+    kept, leaks = drop_fewshot_leaks(text, prompt, allowed)
+    assert leaks == ["not how big it is"] and kept == "I don't have that information."
+    assert fewshot_leaks(kept, prompt, allowed) == []
+    assert drop_fewshot_leaks("Avalon's room was small.", prompt, allowed) == ("Avalon's room was small.", [])
+    # nothing of the turn's own left: empty
+    assert drop_fewshot_leaks("There are benches on every floor of Example Place.", prompt, allowed)[0] == ""
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_the_executor_drops_copied_sentences_and_keeps_the_raw_reply(make_agent, guard):
+    from augmenter.agent.executor import ABSTAIN_REPLY
+    from augmenter.llm import FakeLLM
+    from augmenter.memory import Action
+    from augmenter.policies import AlwaysUsePolicy
+
+    reply = "The Grand Meridian has a pool. Also there are benches on every floor of Example Place."
+    agent = make_agent(FakeLLM(responses=[reply, "There are benches on every floor of Example Place."]),
+                       AlwaysUsePolicy())
+    agent.executor.prompts = PromptEngine(response="assistant")
+    agent.executor.fewshot_guard = guard
+    mem = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    call = next(r for r in mem.trace if r.action == Action.CALL_LLM)
+    if not guard:
+        assert mem.response == reply and "fewshot_leaks" not in call.outputs
+        return
+    assert mem.response == "The Grand Meridian has a pool."
+    assert call.outputs["raw"] == reply and "EXAMPLE PLACE" in call.outputs["fewshot_leaks"]
+    assert any("copied the prompt's examples" in w for w in mem.warnings)
+    # a reply that is nothing but the examples becomes the "does not answer" reply, not an empty candidate
+    second = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    assert second.response == ABSTAIN_REPLY

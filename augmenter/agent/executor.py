@@ -11,6 +11,7 @@ from augmenter.knowledge import KnowledgeConsolidator
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
+from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
 from augmenter.utilities import UtilityResult
 
 Utility = Callable[[WorkingMemory, str], UtilityResult]
@@ -57,6 +58,9 @@ class Executor:
     passed, `unsupported="supported_part"` sends only the supported claims of the best candidate, or, when none is
     supported, says that the knowledge does not answer and what it did find (`mem.outcome`: answered, partial,
     abstained); `unsupported="best"` sends the best candidate that is not contradicted.
+    `fewshot_guard=True`: a candidate's sentences that copy the response prompt's few-shot examples (a name or a
+    phrase the turn's own query, history and evidence lack) are dropped before anything sees it, the raw reply kept
+    in the trace; a candidate that is nothing but such copies becomes the "does not answer" reply.
     `query_generation=True`: consolidating first asks the LLM for the search queries (prompt `search_query`; it
     may answer NONE: no lookup) instead of searching with q and h_q.
     """
@@ -64,12 +68,14 @@ class Executor:
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best",
-                 query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part"):
+                 query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
+                 fewshot_guard: bool = True):
         if select not in SELECT:
             raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
         if unsupported not in UNSUPPORTED:
             raise ValueError(f"unsupported must be one of {', '.join(UNSUPPORTED)}, got {unsupported!r}")
         self.unsupported = unsupported
+        self.fewshot_guard = fewshot_guard
         self.feedback_in_prompt = feedback_in_prompt
         self.select = select
         self.query_generation, self.max_queries = query_generation, max_queries
@@ -148,8 +154,16 @@ class Executor:
         record.inputs["temperature"] = params.temperature
         raw = self.llm.complete(messages, params).text.strip()
         candidate = self.prompts.response.cut(raw)
+        if self.fewshot_guard:
+            # the agent's own earlier replies are not the turn's text: a leak they carry must not license a copy
+            candidate, leaks = drop_fewshot_leaks(candidate, self.prompts.response, allowed_text(mem, False))
+            if leaks:
+                candidate = candidate or ABSTAIN_REPLY
+                record.outputs["fewshot_leaks"] = leaks
+                mem.warnings.append(f"candidate {len(mem.o) + 1} copied the prompt's examples "
+                                    f"({'; '.join(leaks)}): those sentences were dropped")
         mem.add_candidate(candidate)
-        record.outputs = {"candidate": candidate}
+        record.outputs["candidate"] = candidate
         if candidate != raw:
             record.outputs["raw"] = raw  # before the prompt format the model went on with was cut off
 
@@ -161,7 +175,7 @@ class Executor:
         record.inputs = {"candidate_index": len(mem.u) - 1}
         record.outputs = {"score": round(result.score, 4), "feedback": result.feedback}
         if checks:
-            record.outputs["claims"] = {v.value: sum(c.verdict == v for c in checks) for v in Verdict}
+            record.outputs["claims"] = {v.value: n for v, n in mem.verdict_counts(len(mem.u) - 1).items()}
 
     def _ask_need_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
         answer = self.llm.complete(self.prompts.self_ask(mem), SamplingParams(max_tokens=4, temperature=0.0)).text
@@ -198,7 +212,10 @@ class Executor:
         refuting = next((c.evidence[0] for checks in mem.checks for c in checks
                          if c.verdict == Verdict.REFUTED and c.evidence), None)
         if refuting is not None:
-            mem.response = f'{CONTRADICTED_REPLY} "{_clip(refuting.text)}"'
+            # what answers the question best (the top evidence) first, then what refuted the candidate
+            quotes = [mem.e[0].render()] if mem.e and mem.e[0].id != refuting.id else []
+            quotes.append(refuting.text)
+            mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{_clip(q)}"' for q in quotes)
         else:
             found = f' What I found: "{_clip(mem.e[0].render())}"' if mem.e else ""
             mem.response = ABSTAIN_REPLY + found

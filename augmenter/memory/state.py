@@ -185,6 +185,16 @@ class WorkingMemory(BaseModel):
         """Whether a verified claim of candidate i is refuted by the knowledge."""
         return i < len(self.checks) and any(c.verdict == Verdict.REFUTED for c in self.checks[i])
 
+    def verdict_counts(self, i: int) -> dict[Verdict, int]:
+        """How many claims of candidate i got each verdict (all zero when it was not claim-checked)."""
+        checks = self.checks[i] if i < len(self.checks) else []
+        return {v: sum(c.verdict == v for c in checks) for v in Verdict}
+
+    @property
+    def claims_supported(self) -> bool:
+        """The latest verified candidate was claim-checked and every claim of it is supported."""
+        return bool(self.checks and self.checks[-1]) and all(c.supported for c in self.checks[-1])
+
     @property
     def contradicted(self) -> bool:
         """The latest verified candidate has a claim the knowledge contradicts."""
