@@ -19,3 +19,13 @@ class LLMError(AugmenterError):
 
 class InputError(AugmenterError):
     """User input that cannot be used (e.g. a script file that is not UTF-8)."""
+
+
+class LLMFatalError(LLMError):
+    """An LLM failure that retrying cannot fix (401/403: a wrong or missing key, no access to the model).
+    The agent does not turn it into a failed turn: chat and eval stop with a clear message and a non-zero exit."""
+
+
+class CircuitOpenError(LLMError):
+    """Too many LLM calls in a row have failed: the backend looks down, so no more calls are sent for now.
+    A chat says so; an eval stops cleanly (its records kept, resumable)."""

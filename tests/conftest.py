@@ -70,3 +70,13 @@ def untrained_policy_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("policy") / "policy.pt"
     torch.save({"policy": policy.state()}, path)
     return path
+
+
+from fault_server import FaultServer  # noqa: E402
+
+
+@pytest.fixture
+def fault_server():
+    """A fault-injecting OpenAI-compatible server (see tests/fault_server.py), mode "ok"; set `.mode` to break it."""
+    with FaultServer() as srv:
+        yield srv

@@ -127,3 +127,18 @@ def test_session_keeps_history_and_links_across_turns(make_agent):
 
 def test_parse_yes_no():
     assert parse_yes_no("Yes.") is True and parse_yes_no("NO") is False and parse_yes_no("hmm") is None
+
+
+def test_a_fallback_that_answers_is_named_in_the_trace(make_agent):
+    from augmenter.errors import LLMError
+    from augmenter.llm import FakeLLM
+    from augmenter.llm.resilient import ResilientLLM
+    from augmenter.memory import Action
+    from augmenter.policies import AlwaysUsePolicy
+
+    primary = FakeLLM(default=LLMError("primary down"), model="primary")
+    llm = ResilientLLM(primary, [FakeLLM(default="The pool opens at 7 am.", model="backup")])
+    mem = make_agent(llm, AlwaysUsePolicy()).respond("When does the pool open?")
+    call = next(r for r in mem.trace if r.action == Action.CALL_LLM)
+    assert mem.response == "The pool opens at 7 am." and mem.outcome == "answered"
+    assert call.outputs["served_by"] == "fake|backup" and len(primary.calls) == 1

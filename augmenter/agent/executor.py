@@ -152,7 +152,10 @@ class Executor:
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
-        raw = self.llm.complete(messages, params).text.strip()
+        completion = self.llm.complete(messages, params)
+        if completion.served_by:  # a fallback answered (llm.fallbacks)
+            record.outputs["served_by"] = completion.served_by
+        raw = completion.text.strip()
         candidate = self.prompts.response.cut(raw)
         if self.fewshot_guard:
             # the agent's own earlier replies are not the turn's text: a leak they carry must not license a copy

@@ -7,7 +7,7 @@ import time
 from typing import Optional, Protocol, Sequence
 
 from augmenter.agent.executor import Executor
-from augmenter.errors import LLMError
+from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
 from augmenter.memory import Action, ActionRecord, Snippet, Utterance, WorkingMemory
 
 EMPTY_REPLY = "It looks like your message was empty. What would you like to know?"
@@ -101,6 +101,8 @@ class Agent:
         """Execute one action and record it; True once the turn is over (sent, or the LLM failed)."""
         try:
             record = self.executor.execute(action, mem)
+        except (LLMFatalError, CircuitOpenError):
+            raise  # not this turn's failure: the caller stops (fatal) or pauses (breaker open)
         except LLMError as exc:
             mem.trace.append(ActionRecord(action=action, note=f"failed: {exc}"))
             mem.warnings.append(str(exc))

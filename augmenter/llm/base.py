@@ -16,6 +16,7 @@ class Completion:
     completion_tokens: int = 0
     cached: bool = False  # served from the disk cache: cost nothing
     top_logprobs: Optional[list[dict[str, float]]] = None  # per answer token, its most likely tokens' log-probs
+    served_by: Optional[str] = None  # the identity of the fallback backend that answered; None: the primary did
 
 
 @dataclass
@@ -35,12 +36,24 @@ class SamplingParams:
         return key
 
 
+def identity(backend: str, model: str, base_url: Optional[str] = None) -> str:
+    """An endpoint's identity: "openai|http://127.0.0.1:8000/v1|my-model", "local|qwen2.5-coder-0.5b-instruct"."""
+    return "|".join((backend, base_url, model) if base_url else (backend, model))
+
+
+def identity_of(llm) -> str:
+    """`llm.identity`, or "backend|model" for an object that has none (a test double)."""
+    return getattr(llm, "identity", None) or identity(llm.backend, llm.model)
+
+
 @runtime_checkable
 class LLM(Protocol):
-    """A chat model: messages in, one completion out. `backend` and `model` identify it (for the cache)."""
+    """A chat model: messages in, one completion out. `identity` names the endpoint (backend, URL if any, model):
+    the cache keys on it and the trace shows it when a fallback answered."""
 
     backend: str
     model: str
+    identity: str
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion: ...
 
@@ -65,7 +78,7 @@ class MeteredLLM:
 
     def __init__(self, llm: LLM, params: Optional[SamplingParams] = None):
         self.llm = llm
-        self.backend, self.model = llm.backend, llm.model
+        self.backend, self.model, self.identity = llm.backend, llm.model, identity_of(llm)
         self.params = params or SamplingParams()
         self.usage = Usage()
 

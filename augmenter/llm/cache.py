@@ -1,48 +1,100 @@
-"""A disk cache of LLM calls: a repeated (backend, model, messages, sampling) costs nothing the second time."""
+"""A disk cache of LLM calls: a repeated (endpoint, messages, sampling) costs nothing the second time."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import warnings
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
-from augmenter.llm.base import LLM, Completion, Messages, SamplingParams
+from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, identity, identity_of
 from augmenter.paths import cache_dir
 
+_DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")  # diskcache's SQLite index (values may be files beside)
 
-def cache_key(backend: str, model: str, messages: Messages, params: SamplingParams) -> str:
-    payload = json.dumps({"backend": backend, "model": model, "messages": messages, "params": params.key()},
-                         sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+def cache_key(backend: str, model: str, messages: Messages, params: SamplingParams,
+              endpoint: Optional[str] = None) -> str:
+    """The key of one call. `endpoint` is the backend's identity; it enters the key only when it says more than
+    "backend|model" (a base URL), so keys of URL-less backends (the embedded `local` model) never change."""
+    payload = {"backend": backend, "model": model, "messages": messages, "params": params.key()}
+    if endpoint and endpoint != identity(backend, model):
+        payload["endpoint"] = endpoint
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _answered(out: Completion) -> bool:
+    """A reply worth keeping: some text, or the label log-probabilities of a scoring call."""
+    return bool(out.text.strip() or out.top_logprobs)
 
 
 class CachedLLM:
     """Wraps an LLM with a `diskcache` store (SQLite underneath: safe across processes and crashes).
 
     A hit returns the stored completion with `cached=True` and the original token counts, so cost
-    reports can tell what a run would have cost and what it actually did.
+    reports can tell what a run would have cost and what it actually did. Errors and empty replies are never
+    stored. The cache never breaks a run: an unreadable store is moved aside (`cache.db.corrupt-<time>`) and
+    rebuilt, with a warning; a failed read or write later on is a miss, with a warning.
     """
 
     def __init__(self, llm: LLM, directory: Optional[str | Path] = None):
-        import diskcache
-
         self.llm = llm
-        self.backend, self.model = llm.backend, llm.model
+        self.backend, self.model, self.identity = llm.backend, llm.model, identity_of(llm)
         self.directory = Path(directory) if directory else cache_dir() / "llm"
-        self._cache = diskcache.Cache(str(self.directory))
+        self._cache = self._open()
         self.hits = self.misses = 0
 
+    def _open(self):
+        import diskcache
+
+        try:
+            return diskcache.Cache(str(self.directory))
+        except (sqlite3.Error, OSError) as first:
+            try:
+                stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+                for name in _DB_FILES:
+                    path = self.directory / name
+                    if path.exists():
+                        path.rename(path.with_name(f"{name}.corrupt-{stamp}"))
+                cache = diskcache.Cache(str(self.directory))
+            except (sqlite3.Error, OSError) as exc:
+                warnings.warn(f"LLM cache {self.directory} cannot be opened ({exc}): running without a cache",
+                              RuntimeWarning, stacklevel=3)
+                return None
+            warnings.warn(f"LLM cache {self.directory} was unreadable ({first}): moved it aside to "
+                          f"cache.db.corrupt-{stamp} and started a new one", RuntimeWarning, stacklevel=3)
+            return cache
+
+    def _read(self, key: str) -> Optional[Completion]:
+        if self._cache is None:
+            return None
+        try:  # the cache is an optimisation: whatever goes wrong reading it is a miss
+            stored = self._cache.get(key)
+            hit = Completion(**stored, cached=True) if stored is not None else None
+        except Exception as exc:  # noqa: BLE001 (sqlite, pickle, file and shape errors alike)
+            warnings.warn(f"LLM cache read failed ({type(exc).__name__}: {exc}): calling the LLM",
+                          RuntimeWarning, stacklevel=3)
+            return None
+        return hit if hit is not None and _answered(hit) else None
+
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
-        key = cache_key(self.backend, self.model, messages, params)
-        stored = self._cache.get(key)
-        if stored is not None:
+        key = cache_key(self.backend, self.model, messages, params, self.identity)
+        hit = self._read(key)
+        if hit is not None:
             self.hits += 1
-            return Completion(**stored, cached=True)
+            return hit
         self.misses += 1
         out = self.llm.complete(messages, params)
-        stored = {"text": out.text, "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens}
-        if out.top_logprobs is not None:
-            stored["top_logprobs"] = out.top_logprobs
-        self._cache.set(key, stored)
+        if self._cache is not None and _answered(out):
+            stored = {"text": out.text, "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens}
+            if out.top_logprobs is not None:
+                stored["top_logprobs"] = out.top_logprobs
+            try:
+                self._cache.set(key, stored)
+            except Exception as exc:  # noqa: BLE001
+                warnings.warn(f"LLM cache write failed ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=2)
         return out

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Union
 
-from augmenter.llm.base import Completion, Messages, SamplingParams
+from augmenter.llm.base import Completion, Messages, SamplingParams, identity
 
-Reply = Union[str, Completion, Callable[[Messages], Union[str, Completion]]]
+Reply = Union[str, Completion, Exception, Callable[[Messages], Union[str, Completion]]]
 
 
 class FakeLLM:
@@ -14,7 +14,8 @@ class FakeLLM:
 
     - `responses`: replies used in order (a reply may be a function of the messages); when they run out,
       `default` answers (or an error is raised if there is no default);
-    - a reply may also be a `Completion` (to script `top_logprobs`), returned as it is;
+    - a reply may also be a `Completion` (to script `top_logprobs`), returned as it is, or an exception
+      (e.g. an `LLMError`), raised;
     - `rules`: {substring: reply} — when any message contains the substring, that reply wins.
     Every call is kept in `calls` so tests can look at the prompts.
     """
@@ -34,6 +35,10 @@ class FakeLLM:
         self.default = default
         self.calls: list[Messages] = []
 
+    @property
+    def identity(self) -> str:
+        return identity(self.backend, self.model)
+
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         self.calls.append(messages)
         prompt = "\n".join(m["content"] for m in messages)
@@ -46,6 +51,8 @@ class FakeLLM:
             reply = self.responses.pop(0) if self.responses else self.default
         if reply is None:
             raise RuntimeError("FakeLLM ran out of scripted responses")
+        if isinstance(reply, Exception):
+            raise reply
         text = reply(messages) if callable(reply) else reply
         if isinstance(text, Completion):  # a scripted completion, e.g. with top_logprobs
             return text

@@ -9,14 +9,16 @@ from typing import Optional
 
 from augmenter.errors import LLMError
 from augmenter.llm.assets import model_path
-from augmenter.llm.base import Completion, Messages, SamplingParams
+from augmenter.llm.base import Completion, Messages, SamplingParams, identity
 
 
 class LocalLLM:
     """llama.cpp chat completion.
 
     `model` names an embedded model (see `augmenter.llm.assets.MODELS`) or is a path to any GGUF file.
-    The model loads on first use. With `params.logprobs`, the call is one scoring forward pass: the answer is
+    The model loads on first use. `wait_policy="passive"` (OMP_WAIT_POLICY, unless already set) makes llama.cpp's
+    idle threads sleep instead of spinning, so that it does not thrash beside another busy process (`None`: leave
+    the OpenMP default). With `params.logprobs`, the call is one scoring forward pass: the answer is
     the most likely first token and `top_logprobs` its alternatives (label scoring for the LLM verifier).
     Prompts longer than the context window are cut from the middle of the
     conversation (the system message and the final user message are kept) before llama.cpp sees them.
@@ -25,17 +27,24 @@ class LocalLLM:
     backend = "local"
 
     def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096,
-                 n_threads: Optional[int] = None, verbose: bool = False):
+                 n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive"):
         self.model = model
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self.verbose = verbose
+        self.wait_policy = wait_policy
         self._llm = None
         self._formatter = None
         self._lock = threading.Lock()
 
+    @property
+    def identity(self) -> str:
+        return identity(self.backend, self.model)
+
     def _load(self):
         if self._llm is None:
+            if self.wait_policy:  # read once when llama.cpp's OpenMP runtime loads; a user's own setting wins
+                os.environ.setdefault("OMP_WAIT_POLICY", self.wait_policy.upper())
             try:
                 from llama_cpp import Llama
             except ImportError:
@@ -119,8 +128,12 @@ class LocalLLM:
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
         usage = out.get("usage") or {}
+        text = (out["choices"][0]["message"].get("content") or "").strip()
+        if not text:
+            raise LLMError(f"{self.model} returned an empty reply "
+                           f"(finish_reason: {out['choices'][0].get('finish_reason')})")
         return Completion(
-            text=(out["choices"][0]["message"].get("content") or "").strip(),
+            text=text,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
         )

@@ -2,48 +2,109 @@
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Optional
+import re
+import time
+from typing import NoReturn, Optional
+from urllib.parse import urlsplit
 
-from augmenter.errors import LLMError
-from augmenter.llm.base import Completion, Messages, SamplingParams
+from augmenter.errors import LLMError, LLMFatalError
+from augmenter.llm.base import Completion, Messages, SamplingParams, identity
+from augmenter.redact import redact, register_secret
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_KEY = "sk-no-key-needed"  # sent when the key's variable is unset: servers that need no key accept it
+MAX_WAIT = 30.0  # the longest pause between attempts (a server's Retry-After included), in seconds
+
+
+class _Transient(Exception):
+    """A failed attempt worth retrying (429, 408, 409, 5xx, connection error, timeout)."""
+
+    def __init__(self, reason: str, retry_after: Optional[float] = None):
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(text))  # no control characters (terminal escapes) in a message
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _retry_after(response) -> Optional[float]:
+    try:
+        return max(0.0, float(response.headers.get("retry-after")))
+    except (AttributeError, TypeError, ValueError):
+        return None  # absent, or an HTTP date: exponential backoff instead
+
+
+def _int(value) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 class OpenAICompatLLM:
-    """Chat completions over HTTP with the `openai` client (which retries transient errors itself).
+    """Chat completions over HTTP with the `openai` client, which is built with `max_retries=0`: the retries are
+    done here. 429 (after its Retry-After, at most `MAX_WAIT`), 408, 409, 5xx, connection errors and timeouts are
+    retried up to `max_retries` times with exponential backoff (`backoff`, 2×`backoff`, ...); 401/403 raise
+    `LLMFatalError` at once; other 4xx and every malformed or empty reply raise `LLMError` at once. Each attempt
+    waits at most `timeout` seconds for the server, and no attempt starts after `deadline` seconds from the call.
 
-    The key is read from the environment variable named by `api_key_env` and never logged or stored;
-    servers that need no key (a local llama.cpp server) accept the placeholder used when it is unset.
+    The key is read from the environment variable named by `api_key_env`, registered for redaction, and never
+    shown: every error message is one line naming the endpoint and what was wrong, passed through `redact`.
     """
 
     backend = "openai"
 
     def __init__(self, model: str, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, max_retries: int = 3):
+                 timeout: float = 120.0, deadline: float = 300.0, max_retries: int = 3, backoff: float = 0.5):
         if not model:
             raise LLMError("llm.model must name the server's model")
+        for name, value in (("timeout", timeout), ("deadline", deadline)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"llm.{name} must be a number of seconds > 0, got {value!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"llm.max_retries must be an integer >= 0, got {max_retries!r}")
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or not backoff >= 0:
+            raise ValueError(f"llm.backoff must be a number of seconds >= 0, got {backoff!r}")
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"llm.base_url must be an http(s) URL like http://127.0.0.1:8000/v1, "
+                             f"got {redact(_one_line(url))!r}")
+        register_secret(parts.password)
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.base_url = url
+        # shown in messages and the trace: no user:password@, no query string (where some services put keys)
+        self.endpoint = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}".rstrip("/")
         self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.max_retries = max_retries
+        self.timeout, self.deadline, self.max_retries, self.backoff = timeout, deadline, max_retries, backoff
         self._client = None
 
+    @property
+    def identity(self) -> str:
+        return identity(self.backend, self.model, self.endpoint)
+
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAICompatLLM(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"
+        return f"OpenAICompatLLM(model={self.model!r}, base_url={self.endpoint!r}, api_key_env={self.api_key_env!r})"
+
+    def _fail(self, reason: str, error: type[LLMError] = LLMError) -> NoReturn:
+        raise error(redact(f"{self.model} at {self.endpoint}: {_one_line(reason)}")) from None
 
     def _get_client(self):
         if self._client is None:
             from openai import OpenAI
 
-            key = os.environ.get(self.api_key_env) or "sk-no-key-needed"
-            self._client = OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout,
-                                  max_retries=self.max_retries)
+            key = os.environ.get(self.api_key_env)
+            register_secret(key)
+            self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY, timeout=self.timeout,
+                                  max_retries=0)
         return self._client
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
-        import openai
-
         kwargs = dict(model=self.model, messages=messages, max_tokens=params.max_tokens,
                       temperature=params.temperature, top_p=params.top_p)
         if params.seed is not None:
@@ -52,20 +113,82 @@ class OpenAICompatLLM:
             kwargs["stop"] = params.stop
         if params.logprobs:
             kwargs["logprobs"], kwargs["top_logprobs"] = True, min(20, params.logprobs)
+        end = time.monotonic() + self.deadline
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._attempt(kwargs, params, min(self.timeout, max(end - time.monotonic(), 1e-3)))
+            except _Transient as exc:
+                wait = exc.retry_after if exc.retry_after is not None else self.backoff * 2 ** (attempt - 1)
+                wait = min(wait, MAX_WAIT)
+                if attempt > self.max_retries:
+                    self._fail(f"{exc} (gave up after {attempt} attempt{'s' * (attempt > 1)})")
+                if wait >= end - time.monotonic():
+                    self._fail(f"{exc} (no answer within the {self.deadline:g} s deadline, {attempt} "
+                               f"attempt{'s' * (attempt > 1)})")
+                time.sleep(wait)
+
+    def _attempt(self, kwargs: dict, params: SamplingParams, timeout: float) -> Completion:
+        import openai
+
         try:
-            out = self._get_client().chat.completions.create(**kwargs)
+            raw = self._get_client().chat.completions.with_raw_response.create(**kwargs, timeout=timeout)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            body = exc.body.get("message", exc.body) if isinstance(exc.body, dict) else exc.body
+            reason = f"HTTP {status}" + (f": {body}" if body else "")
+            if status in (401, 403):
+                self._fail(f"{reason} (check the key in ${self.api_key_env} and the access to the model)",
+                           LLMFatalError)
+            if status in (408, 409, 429) or status >= 500:
+                raise _Transient(reason, _retry_after(exc.response)) from None
+            self._fail(reason)
+        except openai.APITimeoutError:
+            raise _Transient(f"no answer within {timeout:.3g} s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise _Transient(f"connection failed: {type(cause).__name__}: {cause}") from None
         except openai.APIError as exc:
-            where = self.base_url or "the OpenAI API"
-            raise LLMError(f"{where}: {type(exc).__name__}: {getattr(exc, 'message', exc)}") from None
-        usage = out.usage
-        top = None
-        content = getattr(getattr(out.choices[0], "logprobs", None), "content", None)
-        if params.logprobs and content:
-            top = [{alt.token: alt.logprob for alt in (tok.top_logprobs or [])} or {tok.token: tok.logprob}
-                   for tok in content]
-        return Completion(
-            text=(out.choices[0].message.content or "").strip(),
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            top_logprobs=top,
-        )
+            self._fail(f"{type(exc).__name__}: {exc.message}")
+        return self._parse(raw.http_response, params)
+
+    def _parse(self, response, params: SamplingParams) -> Completion:
+        """The completion in a 200 reply, or a one-line LLMError saying what is wrong with the reply."""
+        text = response.text
+        try:
+            data = json.loads(text)
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            self._fail(f"the reply is not JSON ({kind}, {len(text)} characters: {_one_line(text, 80)})")
+        if not isinstance(data, dict):
+            self._fail(f"the reply is JSON but not an object: {_one_line(text, 80)}")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            error = data.get("error")
+            detail = f" (error: {error.get('message', error) if isinstance(error, dict) else error})" if error else ""
+            self._fail(f"the reply has {'an empty' if choices == [] else 'no'} `choices` list{detail}")
+        choice = choices[0] if isinstance(choices[0], dict) else {}
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            self._fail("the reply's choices[0] has no `message`")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            self._fail(f"the reply's message content is {type(content).__name__}, not text")
+        top = self._top_logprobs(choice) if params.logprobs else None
+        if not (content or "").strip() and not top:
+            self._fail(f"the reply is empty (finish_reason: {choice.get('finish_reason')})")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return Completion(text=(content or "").strip(), prompt_tokens=_int(usage.get("prompt_tokens")),
+                          completion_tokens=_int(usage.get("completion_tokens")), top_logprobs=top)
+
+    def _top_logprobs(self, choice: dict) -> Optional[list[dict[str, float]]]:
+        logprobs = choice.get("logprobs")
+        tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
+        if not tokens:
+            return None
+        try:
+            return [{alt["token"]: float(alt["logprob"]) for alt in tok.get("top_logprobs") or []}
+                    or {tok["token"]: float(tok["logprob"])} for tok in tokens]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            self._fail("the reply's logprobs are malformed")
