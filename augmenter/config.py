@@ -24,17 +24,21 @@ def group_options(group: str) -> list[str]:
 
 
 def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictConfig:
-    """Compose a primary config with command-line style overrides; raise ConfigError with a clear message."""
+    """Compose a primary config with command-line style overrides and check it against the schema
+    (`augmenter/config_schema.py`); raise ConfigError with a clear one-line message."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from augmenter.config_schema import validate
+
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+        validate(OmegaConf.to_container(cfg, resolve=True))
     except HydraException as exc:
         message = str(exc).splitlines()[0]
         for group in GROUPS:
@@ -82,13 +86,27 @@ def instantiate(node: DictConfig, what: str, **available: Any) -> Any:
 
 
 def build_llm(cfg: DictConfig, cache: bool | None = None):
-    """The configured LLM, disk-cached if `llm_cache.enabled` (or `cache`), wrapped in a usage meter."""
-    from augmenter.llm import CachedLLM, MeteredLLM, SamplingParams
+    """The configured LLM and its fallbacks (`llm.fallbacks`: LLM config nodes, tried in order), each disk-cached
+    if `llm_cache.enabled` (or `cache`), behind a circuit breaker (`llm_guard`), wrapped in a usage meter."""
+    import copy
 
-    llm = instantiate(cfg.llm, "llm")
+    from omegaconf import open_dict
+
+    from augmenter.llm import CachedLLM, MeteredLLM, ResilientLLM, SamplingParams
+
+    node = copy.deepcopy(cfg.llm)  # the caller's config keeps its fallbacks
+    with open_dict(node):
+        fallbacks = node.pop("fallbacks", None) or []
+    backends = [instantiate(node, "llm")]
+    backends += [instantiate(fallback, f"llm.fallbacks[{i}]") for i, fallback in enumerate(fallbacks)]
     use_cache = cfg.llm_cache.enabled if cache is None else cache
     if use_cache:
-        llm = CachedLLM(llm, cfg.llm_cache.dir)
+        backends = [CachedLLM(backend, cfg.llm_cache.dir) for backend in backends]
+    guard = OmegaConf.to_container(cfg.get("llm_guard") or {})
+    try:
+        llm = ResilientLLM(backends[0], backends[1:], **guard)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"llm_guard: {exc}") from None
     sampling = OmegaConf.to_container(cfg.sampling)
     sampling.pop("retry_temperature", None)
     return MeteredLLM(llm, SamplingParams(**sampling))

@@ -45,7 +45,7 @@ def main() -> None:
     cfg = compose("train", args.overrides)
     agent = build_agent(cfg)
     env = build_env(cfg, "train", agent)
-    cache = agent.executor.llm.llm
+    cache = agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
     random_policy = RandomPolicy(0)
 
     env_seconds, steps, texts = 0.0, 0, []

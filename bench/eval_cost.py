@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from augmenter.cli.main import main as cli
-from augmenter.eval.runner import read_records
+from augmenter.eval.runner import failure, read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,7 @@ def main() -> None:
         total = time.perf_counter() - start
         runs = {}
         for records_path in sorted(Path(tmp).glob("*/*/records.jsonl")):
-            records = read_records(records_path)
+            records = [r for r in read_records(records_path) if failure(r) is None]  # failed turns cost nothing real
             cost = lambda key: [r["cost"][key] for r in records]
             runs[records_path.parent.name] = {
                 "sample": records_path.parent.parent.name, "turns": len(records),

@@ -132,7 +132,7 @@ def test_llm_user_simulator_continues_a_chat_seed_with_the_agent_in_the_history(
     assert len(seeds) == 547 and all(len(s) == 2 for s in seeds)
     overrides = [*FAKE, "llm_cache.enabled=false", "env.users=chat_seeds", "env.max_turns=3"]
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=overrides).unwrapped
-    fake = env.agent.executor.llm.llm
+    fake = env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> FakeLLM
     user_line = lambda messages: f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
     fake.rules = {"Write the user's next message": user_line}
     check_env(env, skip_render_check=True)

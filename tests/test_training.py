@@ -77,7 +77,7 @@ def test_precompute_leaves_nothing_for_training_to_ask_the_model(tmp_path):
     assert again["parts"]["train"]["walked_now"] == 0 and again["parts"]["heldout"]["walked_now"] == 0
     cfg = compose("train", overrides)
     agent = build_agent(cfg)
-    cache = agent.executor.llm.llm
+    cache = agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
     for part in ("train", "heldout"):
         env = build_env(cfg, part, agent)
         policy = RandomPolicy(seed=1)

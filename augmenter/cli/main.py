@@ -18,28 +18,50 @@ Errors in configuration, data or input are printed as one line (exit code 2), ne
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
+import logging
 import sys
 import uuid
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence, TextIO
 
-from augmenter.errors import AugmenterError, InputError
+from augmenter.errors import AugmenterError, CircuitOpenError, InputError, LLMFatalError
 
 
 def read_script(path: str | Path) -> list[str]:
-    """User utterances, one per line; blank lines and lines starting with '#' are skipped."""
+    """User utterances, one per line (UTF-8, with or without a BOM; \\n, \\r\\n or \\r line ends), each stripped;
+    blank lines and lines starting with '#' are skipped. Raises InputError on a file it cannot use."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(f"script file not found: {path}")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"script file not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"script file is a directory: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the script file {path}: {exc.strerror or exc}") from None
+    raw = raw.removeprefix(codecs.BOM_UTF8)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
                          "save the script as UTF-8") from None
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = (ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def _open_output(output: str | Path) -> TextIO:
+    """The --output JSONL, opened for append now (before the model loads), so a bad path fails at once."""
+    path = Path(output)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "a", encoding="utf-8", errors="backslashreplace")
+    except IsADirectoryError:
+        raise InputError(f"output file is a directory: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,13 +100,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _utterances(scripted: Optional[list[str]], console):
+def _utterances(scripted: Optional[list[str]], console) -> Iterable[str]:
     """The scripted lines (echoed), or lines typed at the prompt."""
-    from rich.markup import escape
+    from augmenter.cli.safe_text import safe
 
     if scripted is not None:
         for line in scripted:
-            console.print(f"[bold green]user>[/bold green] {escape(line)}", highlight=False)
+            console.print(safe(("user> ", "bold green"), line))
             yield line
         return
     console.print("[dim]Type a message; an empty line or Ctrl-D ends the session.[/dim]")
@@ -99,13 +121,83 @@ def _utterances(scripted: Optional[list[str]], console):
         yield line
 
 
+def _reason(mem) -> str:
+    """Why a failed turn failed: the LLM error the agent noted last."""
+    return mem.warnings[-1] if mem.warnings else "the LLM failed"
+
+
+def _record(session_id: str, turn: int, mem) -> dict:
+    """A turn's --output record: status "ok", or "failed" with the reason (the LLM's error)."""
+    record = {"session": session_id, "turn": turn, "status": "failed" if mem.outcome == "failed" else "ok"}
+    if mem.outcome == "failed":
+        record["reason"] = _reason(mem)
+    return {**record, "outcome": mem.outcome, "citations": mem.citation_records(),
+            "memory": mem.model_dump(mode="json")}
+
+
+def _write(sink: Optional[TextIO], record: dict) -> None:
+    """Append one record (secrets masked) and flush it, before anything of its turn is shown."""
+    from augmenter.redact import redact_data
+
+    if sink is None:
+        return
+    try:
+        sink.write(json.dumps(redact_data(record), ensure_ascii=False) + "\n")
+        sink.flush()
+    except OSError as exc:
+        raise AugmenterError(f"cannot write the output file {sink.name}: {exc.strerror or exc}") from None
+
+
+def _show(mem, console, trace: bool) -> None:
+    """The reply (never a silent blank line), why a failed turn failed, and the sources."""
+    from augmenter.cli.safe_text import clean, one_line, safe
+    from augmenter.cli.trace import show_sources, show_trace
+
+    if trace:
+        show_trace(mem, console)
+    reply = clean(mem.response)
+    console.print(safe(("assistant> ", "bold blue"), reply if reply.strip() else ("(empty reply)", "dim")))
+    if mem.outcome == "failed":
+        console.print(safe(("  LLM failure: " + one_line(_reason(mem)), "dim red")))
+    show_sources(mem, console)
+
+
+def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO], trace: bool) -> int:
+    """Run the turns; each is written to `sink` before it is shown. Returns the number of turns taken.
+    A failed turn, an open circuit breaker or a crashed turn is recorded as failed and the session goes on; a
+    fatal LLM error (a bad key) is recorded and raised."""
+    from augmenter.cli.safe_text import one_line, safe
+    from augmenter.memory import WorkingMemory
+
+    session_id, turns = uuid.uuid4().hex[:8], 0
+    for turn, utterance in enumerate(utterances):
+        turns = turn + 1
+        try:
+            with console.status("thinking..."):
+                mem = session.say(utterance)
+        except Exception as exc:  # recorded whatever it is; only a rejected key ends the session
+            reason = str(exc) if isinstance(exc, AugmenterError) else f"crash: {type(exc).__name__}: {exc}"
+            _write(sink, _record(session_id, turn, WorkingMemory(q=utterance, outcome="failed", warnings=[reason])))
+            if isinstance(exc, LLMFatalError):
+                raise
+            if isinstance(exc, CircuitOpenError):
+                console.print(safe(("the LLM backend looks down: " + one_line(exc), "bold red")))
+            else:  # a bug: this turn is lost, the session is not
+                logging.getLogger(__name__).debug("turn %d crashed", turn, exc_info=True)
+                console.print(safe(("this turn failed: " + one_line(reason), "bold red")))
+            continue
+        _write(sink, _record(session_id, turn, mem))
+        _show(mem, console, trace)
+    return turns
+
+
 def chat(args: argparse.Namespace) -> int:
+    """A conversation. Script and output are checked before the model loads; a turn the LLM fails is shown,
+    recorded and the session goes on; a rejected key (LLMFatalError) ends it with exit code 2."""
     from rich.console import Console
 
-    from rich.markup import escape
-
     from augmenter.agent import Session
-    from augmenter.cli.trace import show_sources, show_trace
+    from augmenter.cli.safe_text import safe
     from augmenter.config import build_agent, compose
 
     console = Console(highlight=False)
@@ -118,31 +210,16 @@ def chat(args: argparse.Namespace) -> int:
         from augmenter.knowledge.demo import DEMO_SCRIPT
 
         scripted = list(DEMO_SCRIPT)
-    with console.status("loading knowledge and model..."):
-        session = Session(build_agent(cfg))
-    session_id = uuid.uuid4().hex[:8]
-    sink = None
-    if output:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        sink = open(output, "a", encoding="utf-8")
+    sink = _open_output(output) if output else None
     try:
-        for i, utterance in enumerate(_utterances(scripted, console)):
-            with console.status("thinking..."):
-                mem = session.say(utterance)
-            if sink:  # written before anything is shown
-                sink.write(json.dumps({"session": session_id, "turn": i, "outcome": mem.outcome,
-                                       "citations": mem.citation_records(),
-                                       "memory": mem.model_dump(mode="json")}, ensure_ascii=False) + "\n")
-                sink.flush()
-            if trace:
-                show_trace(mem, console)
-            console.print(f"[bold blue]assistant>[/bold blue] {escape(mem.response or '')}", highlight=False)
-            show_sources(mem, console)
+        with console.status("loading knowledge and model..."):
+            session = Session(build_agent(cfg))
+        turns = _converse(session, _utterances(scripted, console), console, sink, trace)
     finally:
         if sink:
             sink.close()
     if output:
-        console.print(f"[dim]{len(session.turns)} turns written to {output}[/dim]")
+        console.print(safe((f"{turns} turns written to {output}", "dim")))
     return 0
 
 
@@ -156,23 +233,45 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def _print_summary(summary: dict) -> None:
-    metrics = ", ".join(f"{k} {v:.2f}" for k, v in summary.get("metrics", {}).items() if v is not None)
+    """One line per run, every figure with its unit; a run with failed or missing turns says so."""
+    units = {"length": "words", "answer_recall@5": "%"}  # every other metric is a percentage
+    metrics = ", ".join(f"{k} {v:.2f} ({units.get(k, '%')})" for k, v in summary.get("metrics", {}).items()
+                        if v is not None)
     cost = summary.get("cost", {})
-    print(f"{summary['name']}: {summary['turns']} turns; {metrics}; "
-          f"{cost.get('llm_calls', 0):.2f} LLM calls/turn -> {summary['run_dir']}")
+    failed, pending = summary.get("failed", 0), summary.get("pending", 0)
+    counts = f"{summary.get('ok', summary['turns'])} of {summary['turns']} turns scored"
+    if failed:
+        counts += f", {failed} failed (most common: {next(iter(summary['failure_reasons']))})"
+    if pending:
+        counts += f", {pending} not run"
+    figures = (f"{metrics}; LLM calls {cost.get('llm_calls', 0):.2f} (per turn), "
+               f"wall time {cost.get('wall_seconds', 0):.2f} (s per turn)") if metrics else "nothing scored"
+    print(f"{summary['name']}: {counts}; {figures} -> {summary['run_dir']}")
 
 
 def run_grid(args: argparse.Namespace) -> int:
+    """Each chosen experiment in turn. One with too many failed turns does not stop the grid (it exits 2 at the
+    end, naming them); a fatal LLM error or an open circuit breaker stops it at once."""
     from augmenter.config import compose, group_options
-    from augmenter.eval.runner import Evaluator
+    from augmenter.eval.runner import EvalFailed, Evaluator
 
     names = group_options("experiment")
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
     chosen = list(dict.fromkeys(n for w in wanted for n in names if n == w or n.startswith(w)))
     if not chosen:
         raise InputError(f"no experiment matches {' '.join(wanted)}; known: {', '.join(names)}")
+    failed = []
     for name in chosen:
-        _print_summary(Evaluator(compose("eval", [f"experiment={name}", *args.overrides])).run())
+        try:
+            _print_summary(Evaluator(compose("eval", [f"experiment={name}", *args.overrides])).run())
+        except EvalFailed as exc:
+            if exc.summary:
+                _print_summary(exc.summary)
+            print(f"augmenter: {exc}", file=sys.stderr)
+            failed.append(name)
+    if failed:
+        raise EvalFailed(f"{len(failed)} of {len(chosen)} experiments have more failed turns than eval.max_failed "
+                         f"allows: {', '.join(failed)}; run the grid again to retry their failed turns")
     return 0
 
 
@@ -278,7 +377,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
                 "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
     except AugmenterError as exc:
-        print(f"augmenter: error: {exc}", file=sys.stderr)
+        from augmenter.cli.safe_text import one_line
+
+        print(f"augmenter: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

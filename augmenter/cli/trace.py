@@ -1,12 +1,27 @@
-"""Shows a turn's Working Memory: actions taken, evidence, each candidate with its score and feedback."""
+"""Shows a turn's Working Memory: actions taken, evidence, each candidate with its score and feedback.
+
+Every piece of user, knowledge and model text goes through `safe` (no markup, no control sequences).
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from augmenter.cli.safe_text import one_line, safe
 from augmenter.memory import WorkingMemory
+
+
+def _detail(r) -> str:
+    detail = r.note or ""
+    if r.action.value == "consolidate_knowledge" and "query" in r.inputs:
+        entities = r.inputs.get("entities")
+        detail = f"query: {r.inputs['query']!r}" + (f" entities: {', '.join(entities)}" if entities else "")
+    elif r.action.value == "verify_utility":
+        detail = f"score {r.outputs.get('score', 0):.3f} → " + ("feedback" if r.outputs.get("feedback") else "pass")
+    elif r.action.value == "ask_need_knowledge":
+        detail = f"needs knowledge: {r.outputs.get('needs_knowledge')}"
+    return f"(policy chose {r.requested.value}) {detail}" if r.requested else detail
 
 
 def show_trace(mem: WorkingMemory, console: Console) -> None:
@@ -15,38 +30,28 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
         actions.add_column(col, justify="right" if col in ("#", "ms", "LLM calls") else "left",
                            no_wrap=col != "detail")
     for i, r in enumerate(mem.trace, 1):
-        detail = r.note or ""
-        if r.action.value == "consolidate_knowledge" and "query" in r.inputs:
-            detail = f"query: {r.inputs['query']!r}" + (f" entities: {', '.join(r.inputs['entities'])}" if r.inputs.get("entities") else "")
-        elif r.action.value == "verify_utility":
-            detail = f"score {r.outputs.get('score', 0):.3f}" + (" → feedback" if r.outputs.get("feedback") else " → pass")
-        elif r.action.value == "ask_need_knowledge":
-            detail = f"needs knowledge: {r.outputs.get('needs_knowledge')}"
-        if r.requested:
-            detail = f"(policy chose {r.requested.value}) {detail}"
-        actions.add_row(str(i), r.action.value, escape(detail), f"{1000 * (r.seconds + r.policy_seconds):.0f}",
+        actions.add_row(str(i), r.action.value, safe(_detail(r)), f"{1000 * (r.seconds + r.policy_seconds):.0f}",
                         str(r.llm_calls), f"{r.prompt_tokens}/{r.completion_tokens}" if r.llm_calls else "")
     console.print(actions)
     if mem.entities:
-        console.print("[bold]entities:[/bold] " + escape(", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})"
-                                                                for m in mem.entities)), highlight=False)
+        names = ", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})" for m in mem.entities)
+        console.print(safe(("entities: ", "bold"), names))
     if mem.e:
-        console.print("[bold]evidence e:[/bold]")
+        console.print(safe(("evidence e:", "bold")))
         for s in mem.e:
-            console.print(f"  [dim]{escape(s.id)} {s.score if s.score is not None else ''}[/dim] {escape(s.render())}",
-                          highlight=False)
+            console.print(safe("  ", (f"{s.id} {s.score if s.score is not None else ''}", "dim"), " ", s.render()))
     for i, cand in enumerate(mem.o):
         verdict = ""
         if i < len(mem.u):
             verdict = f"u={mem.u[i]:.3f} " + (f"f={mem.f[i]!r}" if mem.f[i] else "pass")
-        console.print(f"[bold]candidate {i + 1}:[/bold] {escape(cand)}  [cyan]{escape(verdict)}[/cyan]", highlight=False)
+        console.print(safe((f"candidate {i + 1}: ", "bold"), cand, "  ", (verdict, "cyan")))
         for check in (mem.checks[i] if i < len(mem.checks) else []):
-            where = f" <- {escape(check.evidence[0].id)}" if check.evidence else ""
-            why = f" ({escape(check.reason)})" if check.reason else ""
-            console.print(f"    [magenta]{check.verdict.value}[/magenta] p={check.p_supported:.2f} "
-                          f"{escape(check.claim)}{why}{where}", highlight=False)
+            where = f" <- {check.evidence[0].id}" if check.evidence else ""
+            why = f" ({check.reason})" if check.reason else ""
+            console.print(safe("    ", (check.verdict.value, "magenta"), f" p={check.p_supported:.2f} ",
+                               check.claim, why, where))
     for w in mem.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        console.print(safe(("warning: ", "yellow"), one_line(w)))
     s = mem.summary()
     console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
                   f"{s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")
@@ -61,13 +66,12 @@ OUTCOME_NOTES = {
 def show_sources(mem: WorkingMemory, console: Console) -> None:
     """The sources under the answer: each numbered snippet, and which claims cite it."""
     if mem.outcome in OUTCOME_NOTES:
-        console.print(f"  [yellow]({OUTCOME_NOTES[mem.outcome]})[/yellow]", highlight=False)
+        console.print(safe(("  (" + OUTCOME_NOTES[mem.outcome] + ")", "yellow")))
     sources, claims = mem.sources()
     if not sources:
         return
-    console.print("  [bold]sources:[/bold]", highlight=False)
+    console.print(safe(("  sources:", "bold")))
     for n, ref in enumerate(sources, 1):
-        console.print(f"  [dim][{n}] {escape(ref.id)}[/dim] {escape(ref.text)}", highlight=False)
+        console.print(safe("  ", (f"[{n}] {ref.id}", "dim"), " ", ref.text))
     for claim, numbers in claims:
-        marks = "".join(f"[{n}]" for n in numbers)
-        console.print(f"  [dim]{escape(marks)} {escape(claim)}[/dim]", highlight=False)
+        console.print(safe(("  " + "".join(f"[{n}]" for n in numbers) + " " + claim, "dim")))

@@ -65,9 +65,9 @@ def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None,
     """Judge every record of a run (resumable: turns already in the file are kept) and write the result."""
     from tqdm import tqdm
 
-    from augmenter.eval.runner import read_records
+    from augmenter.eval.runner import failure, read_records
 
-    records = read_records(run_dir / "records.jsonl")
+    records = [r for r in read_records(run_dir / "records.jsonl") if failure(r) is None]  # failed turns: not judged
     out = run_dir / f"grounding-{verifier_name}.json"
     previous: dict[str, dict] = {}
     if out.exists():

@@ -2,7 +2,8 @@
 
 A sample directory (e.g. `runs/eval/dstc11-dev-n200-seed0/`) holds one folder per run name. Runs named after
 `configs/experiment/` fill the paper's tables, beside the paper's numbers (ChatGPT); every run, named or
-not, is listed in the last table. Metrics are recomputed from the records, so the report is always current.
+not, is listed in the last table. Metrics are recomputed from the records, so the report is always current;
+failed turns are not scored: the tables count them, and runs with failed or missing turns are listed first.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from augmenter.eval.runner import read_records, summarize
+from augmenter.eval.runner import failure, read_records, summarize
 
 # (run name, row label, the paper's KF1 for that row or None)
 TABLE1 = [("table1_llm_only", "LLM only", 26.71), ("table1_gold", "+ gold fact", 57.44),
@@ -42,25 +43,39 @@ def _fmt(value: Optional[float], digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _sample_size(run_dir: Path) -> Optional[int]:
+    """The number of turns in the run's sample, from its summary.json (None when unknown)."""
+    try:
+        turns = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")).get("turns")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return turns if isinstance(turns, int) else None
+
+
 def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[str, Any]]:
-    """Summaries of every run under a sample directory, recomputed from its records."""
+    """Summaries of every run under a sample directory, recomputed from its records; a run without a scored turn
+    has its counts only (no "metrics"). "missing": turns of the sample not recorded (a stopped run)."""
+    from augmenter.eval.grounding import load_grounding
+
     runs = {}
     for d in sorted(p for p in sample_dir.iterdir() if (p / "records.jsonl").exists()):
         records = read_records(d / "records.jsonl")
-        if records:
-            summary = summarize(records, with_bertscore=with_bertscore)
-            recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
-            summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
-            key = "F1" if "F1" in records[0]["metrics"] else "KF1"  # short answers (Wiki QA): answer F1
-            summary["KF1_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
-            summary["KF1_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
-            summary["qa"] = key == "F1"
-            from augmenter.eval.grounding import load_grounding
-
-            grounding = load_grounding(d)
-            if grounding:
-                summary["grounding"] = {k: v for k, v in grounding.items() if k != "per_turn"}
-            runs[d.name] = summary
+        if not records:
+            continue
+        summary = runs[d.name] = summarize(records, with_bertscore=with_bertscore)
+        summary["missing"] = max(0, (_sample_size(d) or 0) - len(records))
+        records = [r for r in records if failure(r) is None]
+        if not records:
+            continue
+        recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
+        summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
+        key = "F1" if "F1" in records[0]["metrics"] else "KF1"  # short answers (Wiki QA): answer F1
+        summary["KF1_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
+        summary["KF1_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
+        summary["qa"] = key == "F1"
+        grounding = load_grounding(d)
+        if grounding:
+            summary["grounding"] = {k: v for k, v in grounding.items() if k != "per_turn"}
     return runs
 
 
@@ -76,13 +91,13 @@ def bootstrap_ci(values: list[float], resamples: int = 2000, seed: int = 0) -> l
 
 
 def _metric_table(rows, runs) -> list[str]:
-    head = ["system", "turns", *METRICS, "avg. length", "paper KF1 (ChatGPT)"]
+    head = ["system", "turns", "failed turns", *METRICS, "avg. length", "paper KF1 (ChatGPT)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, paper in rows:
         if name not in runs:
             continue
         m = runs[name]["metrics"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(runs[name]["turns"]),
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(runs[name]["ok"]), _failed(runs[name]),
                                         *[_fmt(m.get(k)) for k in METRICS], _fmt(m.get("length"), 1),
                                         _fmt(paper)]) + " |")
     return lines
@@ -154,14 +169,14 @@ def _qa_table(rows, runs) -> list[str]:
     """Wiki QA (Table 5): answer P/R/F1 beside the paper's F1, bootstrap CI and paired ΔF1 vs the first row."""
     present = [name for name, _, _ in rows if name in runs]
     base = runs[present[0]] if present else None
-    head = ["system", "questions", "P", "R", "F1", "F1 95% CI", "ΔF1 vs first row (paired 95% CI)",
+    head = ["system", "questions", "failed", "P", "R", "F1", "F1 95% CI", "ΔF1 vs first row (paired 95% CI)",
             "answer recall@5 of evidence", "LLM calls", "paper F1 (ChatGPT)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, paper in rows:
         if name not in runs:
             continue
         r, m = runs[name], runs[name]["metrics"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(r["turns"]), _fmt(m["P"]), _fmt(m["R"]),
+        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(r["ok"]), _failed(r), _fmt(m["P"]), _fmt(m["R"]),
                                         _fmt(m["F1"]), "–".join(_fmt(v, 1) for v in r["KF1_ci95"]), _delta(r, base),
                                         _fmt(m["answer_recall@5"]), _fmt(r["cost"]["llm_calls"]), _fmt(paper)]) + " |")
     return lines
@@ -221,19 +236,42 @@ def plot_fig4(runs, path: Path) -> Optional[Path]:
     return _save(fig, path)
 
 
+def _failed(run: dict) -> str:
+    return str(run["failed"]) + (f" (+{run['missing']} not run)" if run.get("missing") else "")
+
+
+def _incomplete(runs: dict[str, dict]) -> list[str]:
+    """A warning listing the runs with failed or missing turns (none: no lines)."""
+    lines = []
+    for name, run in runs.items():
+        parts = [f"{run['failed']} failed (most common: {next(iter(run['failure_reasons']))})"] if run["failed"] else []
+        parts += [f"{run['missing']} not run"] if run.get("missing") else []
+        if parts:
+            lines.append(f"- `{name}`: turns: {run['ok']} scored, " + ", ".join(parts))
+    if not lines:
+        return []
+    return ["**Incomplete runs**: their figures cover only their scored turns (failed turns are never scored); "
+            "run `augmenter eval` or `augmenter grid` again to retry the failed and missing turns.", "", *lines, ""]
+
+
+def _scored(runs: dict[str, dict]) -> dict[str, dict]:
+    return {name: run for name, run in runs.items() if "metrics" in run}
+
+
 def render(runs: dict[str, dict], title: str) -> str:
+    warning, runs = _incomplete(runs), _scored(runs)
     out = [f"# {title}", "",
            "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
            "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
            "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
-           "ΔKF1: paired difference to the table's first row over the same turns.", ""]
+           "ΔKF1: paired difference to the table's first row over the same turns.", "", *warning]
     if runs and all(run.get("qa") for run in runs.values()):
         out = [f"# {title}", "", "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
                "not the 400K-table open corpus). Token-level P/R/F1 in % against the answers; answer recall@5: "
                "share of questions with an answer in the top-5 evidence. F1 95% CI: percentile bootstrap over "
-               "questions; ΔF1: paired difference to the first row.", "", "## Table 5: Wiki QA", "",
+               "questions; ΔF1: paired difference to the first row.", "", *warning, "## Table 5: Wiki QA", "",
                *_qa_table(TABLE5, runs), "", "## All runs", "",
                *_qa_table([(name, name, None) for name in runs], runs), ""]
         return "\n".join(out)
@@ -261,7 +299,7 @@ def write_report(sample_dir: Path, out_dir: Path, with_bertscore: bool = True) -
     (out_dir / "summaries.json").write_text(json.dumps(public, indent=1), encoding="utf-8")
     text = render(runs, f"Evaluation: {sample_dir.name}")
     for name, plot in (("fig4.png", plot_fig4), ("fig5.png", plot_fig5)):
-        if plot(runs, out_dir / name):
+        if plot(_scored(runs), out_dir / name):
             text += f"\n![{name}]({name})\n"
     (out_dir / "report.md").write_text(text, encoding="utf-8")
     return out_dir / "report.md"

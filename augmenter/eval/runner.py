@@ -1,27 +1,45 @@
 """`augmenter eval`: run one system configuration over a data set's turns and keep every turn's record.
 
-Records go to `<run dir>/records.jsonl` (one line per turn: dialogue id, the whole Working Memory, the
-gold response(s) and knowledge, per-turn metrics and cost), flushed after each turn. A killed run resumes:
-turns already in the file are skipped. `summary.json` holds the run's metrics and mean costs.
+Records go to `<run dir>/records.jsonl` (one line per turn: dialogue id, status, the whole Working Memory, the
+gold response(s) and knowledge, per-turn metrics and cost), flushed after each turn. A turn whose LLM call failed,
+whose response is empty or whose agent crashed is recorded with `"status": "failed"` and its `"error"`; it is
+left out of every metric and retried when the run is resumed. A killed or stopped run resumes: turns already
+done are skipped. `summary.json` holds the run's metrics and mean costs, and the counts of ok and failed turns.
+More failed turns than `eval.max_failed` allows end the run with `EvalFailed`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
+import traceback
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from statistics import mean
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-from augmenter.errors import ConfigError, InputError
+from augmenter.errors import AugmenterError, CircuitOpenError, ConfigError, InputError, LLMFatalError
 from augmenter.eval.metrics import corpus_metrics, turn_metrics
 from augmenter.memory import Snippet, Utterance
+from augmenter.redact import redact, redact_data
+
+log = logging.getLogger(__name__)
+
+
+class EvalFailed(AugmenterError):
+    """More turns failed than `eval.max_failed` allows; the records and summary.json are written (`summary`)."""
+
+    def __init__(self, message: str, summary: Optional[dict] = None):
+        super().__init__(message)
+        self.summary = summary
 
 
 class KnowledgeAccess(str, Enum):
@@ -79,23 +97,36 @@ def run_dir(cfg: DictConfig) -> Path:
 
 
 # Options added after runs were recorded: left out of the fingerprint while they are off, so older runs still resume.
-_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0}, "executor": {"unsupported": "supported_part"}}
+_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0},
+                  "executor": {"unsupported": "supported_part", "fewshot_guard": False}}
+
+
+# How a run is executed, shown and judged, not which system it is: changing them (a longer LLM timeout to retry
+# failed turns, say) still resumes. {group: keys}; "" is the top level.
+_RUN_OPTIONS = {"": ("trace", "script", "output", "data_root", "llm_cache", "llm_guard"),
+                "eval": ("out_dir", "progress", "restart", "max_failed"),
+                "llm": ("timeout", "deadline", "max_retries", "backoff")}
+
+
+def _without_run_options(data: dict) -> dict:
+    """`data` (a config as a dict) without its `_RUN_OPTIONS`."""
+    for group, keys in _RUN_OPTIONS.items():
+        node = data.get(group) if group else data
+        for key in keys if isinstance(node, dict) else ():
+            node.pop(key, None)
+    return data
 
 
 def _fingerprint(cfg: DictConfig) -> dict:
-    """What must match for records to be resumed: everything but where and how the run is shown."""
-    data = OmegaConf.to_container(cfg, resolve=True)
+    """What must match for records to be resumed: everything but where and how the run is executed and shown."""
+    data = _without_run_options(OmegaConf.to_container(cfg, resolve=True))
     for group, options in _ADDED_OPTIONS.items():
         for key, off in options.items():
             if isinstance(data.get(group), dict) and data[group].get(key, off) == off:
                 data[group].pop(key, None)
-    for key in ("trace", "script", "output", "data_root", "llm_cache"):
-        data.pop(key, None)
     claims = str(data.get("utility", {}).get("_target_", "")).endswith("ClaimsUtility")
     if not claims:
         data.pop("verifier", None)  # only the claims utility uses a verifier
-    data.get("eval", {}).pop("out_dir", None)
-    data.get("eval", {}).pop("progress", None)
     # an edited prompt file changes the system as much as a changed option does
     from augmenter.prompts import PromptTemplate
 
@@ -116,34 +147,142 @@ def _fingerprint(cfg: DictConfig) -> dict:
 
 
 def read_records(path: Path) -> list[dict]:
-    """The records of a run; a line cut short by a crash is dropped (and recomputed on resume)."""
+    """A run's records, one per turn: a later line of the same turn (a retry) replaces the earlier one.
+
+    Never fails on a damaged file: a line that is not a JSON object with a string `dialogue_id` (cut short by a
+    crash, cut inside a UTF-8 character, garbled) is skipped with a warning, and its turn is run again on resume.
+    Blank lines are ignored."""
     if not path.exists():
         return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+    records: dict[str, dict] = {}
+    skipped = 0
+    for line in path.read_bytes().split(b"\n"):
+        if not line.strip():
             continue
-    return records
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("dialogue_id"), str):
+            records[record["dialogue_id"]] = record
+        else:
+            skipped += 1
+    if skipped:
+        log.warning("%s: skipped %d unreadable line(s) (cut short or not a record); their turns run again on resume",
+                    path, skipped)
+    return list(records.values())
+
+
+def failure(record: dict) -> Optional[str]:
+    """Why a record's turn failed, or None for a scored turn. Records written before turn status count as failed
+    when the LLM failed (outcome "failed") or the response is empty."""
+    if "status" in record:
+        return None if record["status"] == "ok" else str(record.get("error") or "unknown")
+    if record.get("outcome") == "failed":
+        warnings = (record.get("memory") or {}).get("warnings") or [""]
+        return str(warnings[-1]) or "the LLM call failed"
+    return None if str(record.get("response") or "").strip() else "empty response"
 
 
 def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any]:
-    """Metrics and mean per-turn costs of a run's records."""
-    if not records:
-        return {"turns": 0}
-    if "F1" in records[0]["metrics"]:  # a short-answer (QA) run
-        metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
-        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in records)
+    """Metrics and mean per-turn costs of a run's scored turns; failed turns are only counted, by reason."""
+    reasons = Counter(filter(None, map(failure, records)))
+    ok = [r for r in records if failure(r) is None]
+    counts = {"turns": len(records), "ok": len(ok), "failed": len(records) - len(ok),
+              "failure_reasons": dict(reasons.most_common())}
+    if not ok:
+        return counts
+    if "F1" in ok[0]["metrics"]:  # a short-answer (QA) run
+        metrics = {k: mean(r["metrics"][k] for r in ok) for k in ("P", "R", "F1", "length")}
+        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in ok)
     else:
-        metrics = corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
-                                 [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
-    cost_keys = [k for k in records[0]["cost"] if all(k in r["cost"] for r in records)]  # older records may lack some
-    cost = {k: mean(r["cost"][k] for r in records) for k in cost_keys}
-    cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in records)
-    cost["candidates"] = mean(len(r["memory"]["o"]) for r in records)
-    outcomes = {k: 100.0 * mean(r.get("outcome") == k for r in records) for k in ("partial", "abstained")}
-    return {"turns": len(records), "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
+        metrics = corpus_metrics([r["response"] for r in ok], [r["references"] for r in ok],
+                                 [r["gold_knowledge"] for r in ok], with_bertscore=with_bertscore)
+    cost_keys = [k for k in ok[0]["cost"] if all(k in r["cost"] for r in ok)]  # older records may lack some
+    cost = {k: mean(r["cost"][k] for r in ok) for k in cost_keys}
+    cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in ok)
+    cost["candidates"] = mean(len(r["memory"]["o"]) for r in ok)
+    outcomes = {k: 100.0 * mean(r.get("outcome") == k for r in ok) for k in ("partial", "abstained")}
+    return {**counts, "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file through a temp file and os.replace: a crash or a reader never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _legacy_holder(text: str) -> Optional[int]:
+    """The pid of a lock file written without flock (a bare pid: an older augmenter), if that process is alive.
+    Ours ("<pid> flock") are stale once their flock is free, even if the pid has been reused since."""
+    try:
+        pid = int(text)
+        os.kill(pid, 0)
+    except (ValueError, OverflowError, ProcessLookupError, PermissionError):
+        return None
+    return pid if pid != os.getpid() else None
+
+
+def _busy(directory: Path, pid) -> ConfigError:
+    return ConfigError(f"another eval (pid {pid}) is writing {directory}; wait for it or stop it")
+
+
+@contextmanager
+def run_lock(directory: Path) -> Iterator[Path]:
+    """Hold `<directory>/run.lock` for a run: one writer per run directory (two evals of the same run would
+    interleave their records). An exclusive `flock`, so exactly one of simultaneous evals gets it and a killed
+    run's lock is free at once; the holder's pid is written for the message. A bare pid of a live process (the
+    lock of an older augmenter, which did not flock) is respected; any other lock file is taken over."""
+    import fcntl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "run.lock"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            try:
+                holder = path.read_text().split()[0]
+            except (OSError, IndexError):
+                holder = "?"
+            raise _busy(directory, holder) from None
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed the file between our open and flock: lock the new one
+    pid = _legacy_holder(os.pread(fd, 32, 0).decode("ascii", "replace"))
+    if pid:
+        os.close(fd)
+        raise _busy(directory, pid)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()} flock".encode(), 0)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)  # while still holding it: a waiter sees the file gone and retries
+        os.close(fd)
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """A reason as one redacted line of at most `limit` characters."""
+    line = " ".join(redact(str(text)).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _turn_error(mem) -> Optional[str]:
+    """Why an answered turn counts as failed (the LLM failed, or nothing was said), or None."""
+    if mem.outcome == "failed":
+        notes = [t.note.removeprefix("failed: ") for t in mem.trace if t.note and t.note.startswith("failed: ")]
+        return (notes or mem.warnings or ["the LLM call failed"])[-1]
+    return None if (mem.response or "").strip() else "empty response"
 
 
 def _recall(gold_ids: list[str], evidence_ids: list[str]) -> Optional[float]:
@@ -166,9 +305,16 @@ class Evaluator:
 
     def _check_resume(self) -> None:
         stored = self.dir / "config.json"
-        current = _fingerprint(self.cfg)
+        current = redact_data(_fingerprint(self.cfg))
         if self.records_path.exists() and stored.exists() and not self.cfg.eval.restart:
-            before = json.loads(stored.read_text(encoding="utf-8"))
+            try:
+                before = json.loads(stored.read_bytes())
+            except (OSError, ValueError, RecursionError):
+                before = None
+            if not isinstance(before, dict):
+                raise ConfigError(f"{stored} is unreadable: delete it to resume these records with the current "
+                                  "configuration, or set eval.restart=true")
+            before = _without_run_options(before)
             if before != current:
                 changed = sorted(k for k in set(before) | set(current) if before.get(k) != current.get(k))
                 raise ConfigError(f"{self.dir} holds records of a different configuration (differs in: "
@@ -176,75 +322,117 @@ class Evaluator:
         if self.cfg.eval.restart and self.records_path.exists():
             self.records_path.unlink()
         self.dir.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps(current, indent=1), encoding="utf-8")
+        write_atomic(stored, json.dumps(current, indent=1))
 
-    def _lock(self) -> Path:
-        """One writer per run directory: a second eval of the same run would interleave the records."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        lock = self.dir / "run.lock"
-        if lock.exists():
-            try:
-                pid = int(lock.read_text().strip() or 0)
-                os.kill(pid, 0)  # raises if no such process: a stale lock from a killed run
-            except (ValueError, ProcessLookupError, PermissionError):
-                pid = 0
-            if pid and pid != os.getpid():
-                raise ConfigError(f"another eval (pid {pid}) is writing {self.dir}; wait for it or stop it")
-        lock.write_text(str(os.getpid()))
-        return lock
+    def _allowed_failures(self, turns: int) -> float:
+        """`eval.max_failed` as a number of turns: an int >= 0 is a count, a float in (0, 1) a share of `turns`."""
+        value = self.cfg.eval.get("max_failed", 0)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        if isinstance(value, float) and 0 < value < 1:
+            return value * turns
+        raise ConfigError(f"eval.max_failed must be a count (an int >= 0) or a share of the turns (a float "
+                          f"between 0 and 1), got {value!r}")
 
     def run(self) -> dict[str, Any]:
-        lock = self._lock()
-        try:
+        with run_lock(self.dir):
             return self._run()
-        finally:
-            lock.unlink(missing_ok=True)
 
     def _run(self) -> dict[str, Any]:
-        from tqdm import tqdm
-
         from augmenter.config import build_agent, instantiate
 
+        self._allowed_failures(1)  # a bad value fails before any work
         self._check_resume()
         knowledge = instantiate(self.cfg.knowledge, "knowledge") if self.cfg.eval.dataset == "dstc11" else None
         items = load_items(self.cfg, knowledge)
         if not items:
             raise InputError("no turns to evaluate")
-        done = {r["dialogue_id"]: r for r in read_records(self.records_path)}
-        if done:  # rewrite without a line a crash may have cut short, so that appending stays valid
-            tmp = self.records_path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done.values()), encoding="utf-8")
-            tmp.replace(self.records_path)
-        todo = [it for it in items if it.dialogue_id not in done]
+        records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
+        if records:  # rewritten without a line a crash may have cut short, so that appending stays valid
+            self._save(records, items)
+        todo = [it for it in items if it.dialogue_id not in records or failure(records[it.dialogue_id])]
+        try:
+            if todo:
+                self._answer(build_agent(self.cfg), todo, records, len(items))
+        except CircuitOpenError as exc:
+            summary = self._finish(records, items)
+            limit = OmegaConf.select(self.cfg, "llm_guard.max_consecutive_failures", default=None)
+            raise CircuitOpenError(
+                f"{self.cfg.name}: eval stopped after {limit or 'too many'} consecutive LLM failures ({exc}); "
+                f"{summary['ok'] + summary['failed']} of {len(items)} turns recorded in {self.dir}: "
+                "run the same command again to resume") from exc
+        except LLMFatalError as exc:
+            summary = self._finish(records, items)
+            raise LLMFatalError(f"{exc}; {self.cfg.name}: eval stopped, {summary['ok'] + summary['failed']} of "
+                                f"{len(items)} turns recorded in {self.dir}") from exc
+        summary = self._finish(records, items)
+        allowed = self._allowed_failures(len(items))
+        if summary["failed"] > allowed:
+            reason, count = next(iter(summary["failure_reasons"].items()))
+            raise EvalFailed(f"{self.cfg.name}: {summary['failed']} of {len(items)} turns failed (eval.max_failed="
+                             f"{self.cfg.eval.get('max_failed', 0)} allows {allowed:g}); most common reason "
+                             f"({count} of them): {reason}; they are recorded in {self.dir} and not scored: run the "
+                             "same command again to retry them", summary)
+        return summary
+
+    def _answer(self, agent, todo: list[EvalItem], records: dict[str, dict], total: int) -> None:
+        """Answer `todo`, appending each turn's record (flushed) to the records file and to `records`."""
+        from tqdm import tqdm
+
         key = "F1" if self.cfg.eval.dataset in QA_DATASETS else "KF1"
-        kf1s = [r["metrics"][key] for r in done.values()]
-        if todo:
-            agent = build_agent(self.cfg)
-            bar = tqdm(total=len(items), initial=len(items) - len(todo), desc=str(self.cfg.name), unit="turn",
-                       disable=not self.cfg.eval.progress, dynamic_ncols=True)
-            with open(self.records_path, "a", encoding="utf-8") as sink:
-                for item in todo:
-                    record = self._turn(agent, item)
-                    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    sink.flush()
-                    done[item.dialogue_id] = record
-                    kf1s.append(record["metrics"][key])
-                    bar.set_postfix({key: f"{mean(kf1s):.2f}", "calls": record["cost"]["llm_calls"]})
-                    bar.update()
-            bar.close()
+        scores = [r["metrics"][key] for r in records.values() if not failure(r)]
+        failed = 0
+        bar = tqdm(total=total, initial=total - len(todo), desc=str(self.cfg.name), unit="turn",
+                   disable=not self.cfg.eval.progress, dynamic_ncols=True)
+        with bar, open(self.records_path, "a", encoding="utf-8") as sink:
+            for item in todo:
+                record = self._turn(agent, item)
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                sink.flush()
+                records[item.dialogue_id] = record
+                if record["status"] == "ok":
+                    scores.append(record["metrics"][key])
+                else:
+                    failed += 1
+                bar.set_postfix({key: f"{mean(scores):.2f}" if scores else "n/a", "failed": failed,
+                                 "calls": record["cost"].get("llm_calls", 0)})
+                bar.update()
+
+    def _save(self, records: dict[str, dict], items: list[EvalItem]) -> list[dict]:
+        """Rewrite the records file, one record per turn in sample order; returns the sample's records."""
         order = {it.dialogue_id: i for i, it in enumerate(items)}
-        records = sorted((r for r in done.values() if r["dialogue_id"] in order), key=lambda r: order[r["dialogue_id"]])
-        summary = {"name": str(self.cfg.name), "run_dir": str(self.dir), **summarize(records)}
-        (self.dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+        rows = sorted(records.values(), key=lambda r: order.get(r["dialogue_id"], len(order)))
+        write_atomic(self.records_path, "".join(json.dumps(redact_data(r), ensure_ascii=False) + "\n" for r in rows))
+        return [r for r in rows if r["dialogue_id"] in order]
+
+    def _finish(self, records: dict[str, dict], items: list[EvalItem]) -> dict[str, Any]:
+        """Save the records and write summary.json (also when the run stopped early)."""
+        stats = summarize(self._save(records, items))
+        summary = {"name": str(self.cfg.name), "run_dir": str(self.dir), **stats, "turns": len(items),
+                   "pending": len(items) - stats["ok"] - stats["failed"]}
+        write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
     def _turn(self, agent, item: EvalItem) -> dict[str, Any]:
+        """The turn's record. A failed or crashed turn is recorded as failed; only a fatal LLM error or an open
+        circuit breaker (the backend is down) escapes."""
+        start = time.perf_counter()
+        try:
+            return self._scored(agent, item, start)
+        except (LLMFatalError, CircuitOpenError):
+            raise
+        except Exception as exc:
+            log.debug("turn %s crashed:\n%s", item.dialogue_id, redact(traceback.format_exc()))
+            return self._record(item, f"crash: {type(exc).__name__}: {exc}", start)
+
+    def _scored(self, agent, item: EvalItem, start: float) -> dict[str, Any]:
         given: Optional[list[Snippet]] = {KnowledgeAccess.NONE: [], KnowledgeAccess.GOLD: item.gold,
                                           KnowledgeAccess.RETRIEVED: None}[self.access]
-        start = time.perf_counter()
         mem = agent.respond(item.q, item.history, given=given)
-        response = mem.response or ""
-        gold_texts = [s.text for s in item.gold]
+        error = _turn_error(mem)
+        if error:
+            return self._record(item, error, start, mem)
+        response = mem.response
         if self.cfg.eval.dataset in QA_DATASETS:
             from augmenter.eval.metrics import answer_prf
             from augmenter.knowledge.chainer import answer_recall
@@ -253,18 +441,25 @@ class Evaluator:
             metrics = {"P": p, "R": r, "F1": f, "length": len(response.split())}
             recall = answer_recall([s.text for s in mem.e[:5]], item.references)
         else:
-            metrics = turn_metrics(response, item.references, gold_texts)
+            metrics = turn_metrics(response, item.references, [s.text for s in item.gold])
             recall = _recall([s.id for s in item.gold], [s.id for s in mem.e])
-        return {
+        return self._record(item, None, start, mem, metrics, recall)
+
+    def _record(self, item: EvalItem, error: Optional[str], start: float, mem=None, metrics: Optional[dict] = None,
+                recall: Optional[float] = None) -> dict[str, Any]:
+        """A turn's record, redacted; a failed turn (`error`) has no metrics."""
+        return redact_data({
             "dialogue_id": item.dialogue_id,
-            "response": response,
-            "outcome": mem.outcome,  # answered | partial (only supported claims) | abstained ("I don't know")
-            "citations": mem.citation_records(),
+            "status": "failed" if error else "ok",
+            "error": _one_line(error) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
+            "response": (mem.response or "") if mem else "",
+            "outcome": mem.outcome if mem else None,  # answered | partial | abstained ("I don't know") | failed
+            "citations": mem.citation_records() if mem else [],
             "references": item.references,
-            "gold_knowledge": gold_texts,
+            "gold_knowledge": [s.text for s in item.gold],
             "gold_ids": [s.id for s in item.gold],
-            "metrics": metrics,
-            "cost": {**mem.summary(), "wall_seconds": round(time.perf_counter() - start, 4)},
+            "metrics": metrics or {},
+            "cost": {**(mem.summary() if mem else {}), "wall_seconds": round(time.perf_counter() - start, 4)},
             "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
-            "memory": mem.model_dump(mode="json"),
-        }
+            "memory": mem.model_dump(mode="json") if mem else None,
+        })

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from pydantic import ValidationError
+
 from augmenter.errors import KnowledgeFormatError
 from augmenter.memory import Snippet
 
@@ -59,6 +61,14 @@ def snippet_id(domain, entity_id, doc_type, doc_id, sent_id=None) -> str:
     return ":".join(parts)
 
 
+def _why(exc: Exception) -> str:
+    """One line on why a value could not be used (pydantic's first error, or the exception's first line)."""
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(map(str, err['loc'][:1]))}: {err['msg']}"
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
 def _read_json(path: Path):
     if not path.exists():
         raise KnowledgeFormatError(f"knowledge file not found: {path} (check data_root / knowledge.path)")
@@ -68,6 +78,8 @@ def _read_json(path: Path):
         raise KnowledgeFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise KnowledgeFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise KnowledgeFormatError(f"{path}: JSON nested too deeply") from None
 
 
 def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> KnowledgeBase:
@@ -114,7 +126,7 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
     except KnowledgeFormatError:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        raise KnowledgeFormatError(f"{path}: not in DSTC11 knowledge.json format ({type(exc).__name__}: {exc})") from None
+        raise KnowledgeFormatError(f"{path}: not in DSTC11 knowledge.json format ({_why(exc)})") from None
     if not snippets:
         raise KnowledgeFormatError(f"{path}: holds no FAQs or review sentences")
     return KnowledgeBase(snippets, entities, source=str(path))
@@ -143,25 +155,30 @@ def load_jsonl(path: str | Path) -> KnowledgeBase:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise KnowledgeFormatError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise KnowledgeFormatError(f"{path}:{n}: JSON nested too deeply") from None
         if not isinstance(row, dict):
             raise KnowledgeFormatError(f"{path}:{n}: expected a JSON object")
-        if "text" in row:
-            text, doc_type = str(row["text"]), row.get("doc_type", "passage")
-        elif "question" in row and "answer" in row:
-            text, doc_type = f"Q: {row['question']} A: {row['answer']}", row.get("doc_type", "faq")
-        else:
-            raise KnowledgeFormatError(f"{path}:{n}: needs 'text', or 'question' and 'answer'")
-        name, domain = row.get("entity"), row.get("domain")
-        if name:
-            key = (domain, name.lower())
-            if key not in entities:
-                entities[key] = Entity(entity_id=name.lower(), name=name, domain=domain)
-            entity = entities[key]
-            entity.aliases.extend(a for a in row.get("aliases", []) if a not in entity.aliases)
-        snippets.append(Snippet(
-            id=str(row.get("id", f"line{n}")), text=text, domain=domain, doc_type=doc_type,
-            entity_id=name.lower() if name else None, entity_name=name, doc_id=row.get("id", n),
-        ))
+        try:  # a field of the wrong type (an entity that is not a string, an id that is a list...)
+            if "text" in row:
+                text, doc_type = str(row["text"]), row.get("doc_type", "passage")
+            elif "question" in row and "answer" in row:
+                text, doc_type = f"Q: {row['question']} A: {row['answer']}", row.get("doc_type", "faq")
+            else:
+                raise KnowledgeFormatError(f"{path}:{n}: needs 'text', or 'question' and 'answer'")
+            name, domain = row.get("entity"), row.get("domain")
+            if name:
+                key = (domain, name.lower())
+                if key not in entities:
+                    entities[key] = Entity(entity_id=name.lower(), name=name, domain=domain)
+                entity = entities[key]
+                entity.aliases.extend(a for a in row.get("aliases", []) if a not in entity.aliases)
+            snippets.append(Snippet(
+                id=str(row.get("id", f"line{n}")), text=text, domain=domain, doc_type=doc_type,
+                entity_id=name.lower() if name else None, entity_name=name, doc_id=row.get("id", n),
+            ))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise KnowledgeFormatError(f"{path}:{n}: a field has the wrong type ({_why(exc)})") from None
     if not snippets:
         raise KnowledgeFormatError(f"{path}: holds no snippets")
     return KnowledgeBase(snippets, list(entities.values()), source=str(path))

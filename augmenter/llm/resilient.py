@@ -68,6 +68,11 @@ class ResilientLLM:
             if self.failures >= self.max_consecutive_failures:
                 self._open_until = time.monotonic() + self.cooldown
 
+    @property
+    def primary(self) -> LLM:
+        """The configured backend (its cache, when `llm_cache.enabled`), before any fallback."""
+        return self.backends[0]
+
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         self._admit()
         errors: list[LLMError] = []

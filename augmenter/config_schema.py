@@ -1,0 +1,520 @@
+"""The schema of a composed config: the type and range of every numeric, path and switch setting.
+
+`validate(cfg)` raises ConfigError with one line naming the key, the bad value and what is allowed.
+A group's node is checked against the model of its `_target_` (a target not listed here is free-form:
+its own signature is checked when it is instantiated); unknown keys are errors everywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from typing import Annotated, Any, Callable, ClassVar, Optional, Union
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError
+from pydantic_core import PydanticCustomError
+
+from augmenter.errors import ConfigError
+
+
+def setting(allowed: str, ok: Callable[[Any], bool], null: bool = False) -> Any:
+    """A setting whose values pass `ok` (and null, if `null`); `allowed` says which, for the error line."""
+    allowed = f"null or {allowed}" if null else allowed
+
+    def check(value: Any) -> Any:
+        if not ((null and value is None) or ok(value)):
+            raise PydanticCustomError("not_allowed", "{allowed}", {"allowed": allowed})
+        return value
+
+    return Annotated[Any, PlainValidator(check)]
+
+
+_OPS = {"ge": (">=", operator.ge), "gt": (">", operator.gt), "le": ("<=", operator.le), "lt": ("<", operator.lt)}
+
+
+def _bounds(**bounds: float) -> tuple[str, Callable[[float], bool]]:
+    """The words for `bounds` (ge, gt, le, lt: e.g. " in [0, 1)", " > 0") and a test of them."""
+    lower = next(((k, b) for k, b in bounds.items() if k in ("ge", "gt")), None)
+    upper = next(((k, b) for k, b in bounds.items() if k in ("le", "lt")), None)
+    if lower and upper:
+        text = f" in {'[' if lower[0] == 'ge' else '('}{lower[1]}, {upper[1]}{']' if upper[0] == 'le' else ')'}"
+    else:
+        text = "".join(f" {_OPS[k][0]} {v}" for k, v in bounds.items())
+    return text, lambda v: all(_OPS[k][1](v, bound) for k, bound in bounds.items())
+
+
+def integer(null: bool = False, **bounds) -> Any:
+    text, within = _bounds(**bounds)
+    return setting(f"an integer{text}", lambda v: type(v) is int and within(v), null)
+
+
+def number(null: bool = False, **bounds) -> Any:
+    text, within = _bounds(**bounds)
+    ok = lambda v: type(v) in (int, float) and math.isfinite(v) and within(v)  # noqa: E731
+    return setting(f"a number{text}", ok, null)
+
+
+def string(null: bool = False) -> Any:
+    return setting("a string", lambda v: isinstance(v, str), null)
+
+
+def filepath(null: bool = False) -> Any:
+    return setting("a file or directory path", lambda v: isinstance(v, str) and v.strip() != "", null)
+
+
+def _is_url(v: Any) -> bool:
+    if not isinstance(v, str) or any(c.isspace() for c in v):
+        return False
+    parts = urlparse(v)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+Flag = setting("true or false", lambda v: isinstance(v, bool))
+Url = setting("an http(s):// URL", _is_url, null=True)
+Texts = setting("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+Ints = setting("a list of integers", lambda v: isinstance(v, list) and all(type(x) is int for x in v), null=True)
+AnyList = setting("a list", lambda v: isinstance(v, list), null=True)
+AnyMapping = setting("a mapping", lambda v: isinstance(v, dict), null=True)
+RuleList = setting("a list of {if, then} rules", lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
+                   null=True)
+CountOrShare = setting("an integer >= 0 (a count) or a number in (0, 1) (a share)",
+                       lambda v: (type(v) is int and v >= 0) or (type(v) is float and 0 < v < 1))
+Count = integer(ge=0)
+Positive = integer(ge=1)
+Share = number(ge=0, le=1)
+Seconds = number(gt=0)
+Cosine = number(ge=-1, le=1)
+
+
+class Node(BaseModel):
+    """A config node: only the keys declared here; every one optional (an option sets the keys it uses)."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: Optional[str] = Field(None, alias="_target_")
+    TARGET: ClassVar[Optional[str]] = None
+
+
+class Custom(Node):
+    """A target this schema does not know (your own class): checked by its signature when instantiated."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+_TAGS: set[str] = {"custom"}  # the union tags pydantic puts into error locations
+
+
+def by_target(*models: type[Node], untargeted: Optional[type[Node]] = None) -> Any:
+    """One of `models`, chosen by the node's `_target_` (`untargeted` for a node without one)."""
+    tags = {m.TARGET: m for m in (*models, *([untargeted] if untargeted else []))}
+    _TAGS.update(tags)
+
+    def tag(node: Any) -> str:
+        target = node.get("_target_") if isinstance(node, dict) else None
+        if target is None and untargeted is not None:
+            return untargeted.TARGET
+        return target if target in tags else "custom"
+
+    options = tuple(Annotated[m, Tag(t)] for t, m in tags.items()) + (Annotated[Custom, Tag("custom")],)
+    return Annotated[Union[options], Discriminator(tag)]
+
+
+# llm
+class LLMBase(Node):
+    fallbacks: list["LLM"] = []  # tried in order when this backend fails
+
+
+class FakeLLM(LLMBase):
+    TARGET = "augmenter.llm.FakeLLM"
+    responses: AnyList = None
+    rules: AnyMapping = None
+    default: Any = None
+    model: string() = None
+
+
+class LocalLLM(LLMBase):
+    TARGET = "augmenter.llm.LocalLLM"
+    model: string() = None
+    n_ctx: Positive = None
+    n_threads: integer(ge=1, null=True) = None
+    verbose: Flag = None
+    wait_policy: string(null=True) = None
+
+
+class OpenAILLM(LLMBase):
+    TARGET = "augmenter.llm.OpenAICompatLLM"
+    model: string(null=True) = None
+    base_url: Url = None
+    api_key_env: string() = None
+    timeout: Seconds = None
+    deadline: Seconds = None
+    max_retries: Count = None
+    backoff: number(ge=0) = None
+
+
+LLM = by_target(FakeLLM, LocalLLM, OpenAILLM)
+LLMBase.model_rebuild()
+
+
+# retriever
+class BM25(Node):
+    TARGET = "augmenter.knowledge.RankBM25Retriever"
+    k1: number(ge=0) = None
+    b: Share = None
+
+
+class BM25s(BM25):
+    TARGET = "augmenter.knowledge.BM25sRetriever"
+    backend: string() = None
+
+
+class Dense(Node):
+    TARGET = "augmenter.knowledge.DenseRetriever"
+    index: string() = None
+    store: filepath(null=True) = None
+    batch_size: Positive = None
+    hnsw_m: integer(ge=2) = None
+    ef_search: Positive = None
+    candidates: Positive = None
+    progress: Flag = None
+
+
+class Lucene(BM25):
+    TARGET = "augmenter.knowledge.lucene.LuceneRetriever"
+    index_dir: filepath(null=True) = None
+    threads: Positive = None
+    hits: Positive = None
+
+
+class Hybrid(Node):
+    TARGET = "augmenter.knowledge.HybridRetriever"
+    k_rrf: Count = None
+    depth: integer(ge=1, null=True) = None
+    sparse: "Retriever" = None
+    dense: "Retriever" = None
+
+
+Retriever = by_target(BM25s, BM25, Dense, Hybrid, Lucene)
+Hybrid.model_rebuild()
+
+
+# knowledge
+class Demo(Node):
+    TARGET = "augmenter.knowledge.demo.load_demo_knowledge"
+    directory: filepath(null=True) = None
+
+
+class Demo2(Demo):
+    TARGET = "augmenter.knowledge.demo.load_demo2_knowledge"
+
+
+class DSTC11(Node):
+    TARGET = "augmenter.knowledge.load_dstc11"
+    path: filepath() = None
+    entity_mapping: filepath(null=True) = None
+
+
+class JSONL(Node):
+    TARGET = "augmenter.knowledge.load_jsonl"
+    path: filepath() = None
+
+
+class DSTC7Facts(Node):
+    TARGET = "augmenter.tasks.dstc7.load_facts"
+    root: filepath() = None
+
+
+class OTTQA(Node):
+    TARGET = "augmenter.tasks.ottqa.load_corpus"
+    root: filepath() = None
+    max_passage_chars: Positive = None
+
+
+Knowledge = by_target(Demo, Demo2, DSTC11, JSONL, DSTC7Facts, OTTQA)
+
+
+# policy
+class Rules(Node):
+    TARGET = "augmenter.policies.RulePolicy"
+    rules: RuleList = None
+
+
+class Preset(Node):
+    TARGET = "augmenter.policies.LLMAugmenterPolicy"
+
+
+class NoKnowledge(Preset):
+    TARGET = "augmenter.policies.NoKnowledgePolicy"
+
+
+class AlwaysUse(Preset):
+    TARGET = "augmenter.policies.AlwaysUsePolicy"
+
+
+class SelfAsk(Node):
+    TARGET = "augmenter.policies.SelfAskPolicy"
+    feedback: Flag = None
+
+
+class Trained(Node):
+    TARGET = "augmenter.policies.t5.T5Policy.load"
+    checkpoint: filepath() = None
+    greedy: Flag = None
+
+
+Policy = by_target(Rules, Preset, NoKnowledge, AlwaysUse, SelfAsk, Trained)
+
+
+# prompt
+class Prompt(Node):
+    TARGET = "augmenter.prompts.PromptEngine"
+    response: string() = None
+    self_ask: string() = None
+    self_critique: string() = None
+    search_query: string() = None
+    claims: string() = None
+    verify_claim: string() = None
+    today: string(null=True) = None
+    max_history_turns: Count = None
+    max_chars_per_turn: Positive = None
+
+
+# utility
+class KF1(Node):
+    TARGET = "augmenter.utilities.KF1Utility"
+    threshold: Share = None
+    feedback: string() = None
+    gate: Flag = None
+
+
+class Recall(KF1):
+    TARGET = "augmenter.utilities.RecallUtility"
+
+
+class SelfCritique(Node):
+    TARGET = "augmenter.utilities.SelfCritiqueUtility"
+    threshold: Share = None
+    max_tokens: Positive = None
+    gate: Flag = None
+
+
+class Claims(Node):
+    TARGET = "augmenter.utilities.ClaimsUtility"
+    splitter: string() = None
+    k: Count = None
+    similarity: Cosine = None
+    max_evidence: Positive = None
+    threshold: Share = None
+    gate: Flag = None
+    max_claims: Positive = None
+
+
+# verifier
+class FastVerifier(Node):
+    TARGET = "augmenter.verification.FastVerifier"
+    model: string() = None
+    threshold: number(ge=0, le=1, null=True) = None
+    refute_similarity: Cosine = None
+
+
+class LLMVerifier(Node):
+    TARGET = "augmenter.verification.LLMVerifier"
+    threshold: Share = None
+    max_evidence: Positive = None
+    top_logprobs: Positive = None
+
+
+class CombinedVerifier(FastVerifier):
+    TARGET = "augmenter.verification.CombinedVerifier"
+    max_evidence: Positive = None
+    top_logprobs: Positive = None
+
+
+# consolidator (the snippet consolidator has no _target_)
+class Consolidator(Node):
+    TARGET = "augmenter.knowledge.KnowledgeConsolidator"
+    k: Positive = None
+    history_turns: Count = None
+    focus_entities: Flag = None
+    review_window: Count = None
+    faq_context: Count = None
+
+
+class TableText(Consolidator):
+    TARGET = "augmenter.knowledge.chainer.TableTextConsolidator"
+    mode: string() = None
+    first_hop: Positive = None
+    lexical_weight: Share = None
+    max_passage_chars: Positive = None
+
+
+# the other sections of chat, eval and train
+class Agent(Node):
+    max_llm_calls: Positive = None
+    max_steps: Positive = None
+    max_query_chars: Positive = None
+
+
+class Sampling(Node):
+    max_tokens: Positive = None
+    temperature: number(ge=0) = None
+    retry_temperature: number(ge=0) = None
+    top_p: number(gt=0, le=1) = None
+    seed: integer(null=True) = None
+    stop: Texts = None
+    logprobs: Count = None
+
+
+class Executor(Node):
+    select: string() = None
+    feedback_in_prompt: Flag = None
+    query_generation: Flag = None
+    max_queries: Positive = None
+    fewshot_guard: Flag = None
+    unsupported: string() = None
+
+
+class LLMCache(Node):
+    enabled: Flag = None
+    dir: filepath(null=True) = None
+
+
+class LLMGuard(Node):
+    max_consecutive_failures: Positive = None
+    cooldown: number(ge=0) = None
+
+
+class Eval(Node):
+    dataset: string(null=True) = None
+    split: string(null=True) = None
+    limit: integer(ge=0, null=True) = None
+    seed: Count = None
+    knowledge: string() = None
+    out_dir: filepath() = None
+    restart: Flag = None
+    progress: Flag = None
+    max_failed: CountOrShare = None
+
+
+class ChatSeeds(Node):
+    path: filepath() = None
+    utterances: Positive = None
+
+
+class Env(Node):
+    split: string() = None
+    heldout_share: number(gt=0, lt=1) = None
+    train_limit: integer(ge=1, null=True) = None
+    heldout_limit: integer(ge=1, null=True) = None
+    seeking_share: number(ge=0, le=1, null=True) = None
+    llm_call_cost: number(ge=0) = None
+    consolidation_cost: number(ge=0) = None
+    max_text: Positive = None
+    episode: string() = None
+    max_turns: integer(ge=1, null=True) = None
+    users: string() = None
+    chat_seeds: ChatSeeds = None
+
+
+class T5Model(Node):
+    vocab_size: Positive = None
+    d_model: Positive = None
+    d_ff: Positive = None
+    num_layers: Positive = None
+    num_heads: Positive = None
+    max_tokens: Positive = None
+
+
+class Train(Node):
+    name: string() = None
+    seed: Count = None
+    seeds: Ints = None
+    out_dir: filepath() = None
+    teacher: string() = None
+    baselines: Texts = None
+    bc_episodes: Count = None
+    bc_epochs: Count = None
+    bc_lr: number(gt=0) = None
+    bc_label_smoothing: number(ge=0, lt=1) = None
+    episodes: Count = None
+    lr: number(gt=0) = None
+    entropy_coef: number(ge=0) = None
+    baseline: string() = None
+    baseline_momentum: number(ge=0, lt=1) = None
+    grad_clip: number(gt=0) = None
+    gamma: Share = None
+    batch_episodes: Positive = None
+    eval_every: Positive = None
+    checkpoint_every: Positive = None
+    restart: Flag = None
+    threads: Positive = None
+    progress: Flag = None
+
+
+class Precompute(Node):
+    parts: Texts = None
+    max_states: Positive = None
+
+
+class Config(Node):
+    """A composed `chat`, `eval` or `train` config."""
+
+    llm: LLM = None
+    llm_guard: LLMGuard = None
+    retriever: Retriever = None
+    knowledge: Knowledge = None
+    policy: Policy = None
+    utility: by_target(KF1, Recall, SelfCritique, Claims) = None
+    verifier: by_target(FastVerifier, LLMVerifier, CombinedVerifier) = None
+    prompt: by_target(Prompt) = None
+    consolidator: by_target(TableText, untargeted=Consolidator) = None
+    data_root: filepath() = None
+    trace: Flag = None
+    script: filepath(null=True) = None
+    output: filepath(null=True) = None
+    agent: Agent = None
+    sampling: Sampling = None
+    executor: Executor = None
+    llm_cache: LLMCache = None
+    name: string() = None
+    eval: Eval = None
+    env: Env = None
+    model: T5Model = None
+    train: Train = None
+    precompute: Precompute = None
+
+
+def _show(value: Any) -> str:
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def _message(error: dict) -> str:
+    keys, owner = [], None
+    for part in error["loc"]:
+        if isinstance(part, int):
+            keys[-1] += f"[{part}]"
+        elif part in _TAGS:
+            owner = part if part != "custom" else owner
+        else:
+            keys.append(part)
+    key, shown = ".".join(keys), _show(error["input"])
+    if error["type"] == "extra_forbidden":
+        owner = owner or ".".join(keys[:-1]) or "the config"
+        return f"{key}={shown} is invalid: {owner} has no setting {keys[-1]!r}"
+    expected = error["msg"] if error["type"] == "not_allowed" else error["msg"].removeprefix("Input should be ")
+    return f"{key}={shown} is invalid: expected {expected}"
+
+
+def validate(data: dict) -> None:
+    """Check a resolved config (`OmegaConf.to_container(cfg, resolve=True)`); ConfigError on the first problem."""
+    try:
+        Config.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ConfigError(_message(errors[0]) + more) from None
