@@ -6,6 +6,7 @@ environment variables by the backends) and anything that looks like a common API
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from typing import Any
@@ -51,3 +52,22 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(redact_data(v) for v in value)
     return value
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks secrets in every record's message (and its formatted traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.exc_text = redact(record.exc_text)
+        return True
+
+
+def redact_logging() -> None:
+    """Mask secrets in every log line from here on: the filter on each handler of the root logger, and on
+    `logging.lastResort` (what prints when no handler is configured)."""
+    for handler in [*logging.getLogger().handlers, logging.lastResort]:
+        if handler is not None and not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -70,3 +72,26 @@ def test_a_registered_secret_never_survives(secret, before, after):
         assert secret not in redact(before + secret + after) or secret in MASK
     finally:
         redact_module._secrets.discard(secret)
+
+
+def test_log_lines_are_redacted_once_the_cli_installed_the_filter():
+    import logging
+
+    from augmenter.redact import RedactingFilter, redact_logging
+
+    register_secret("log-secret-value-123")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        redact_logging()
+        assert any(isinstance(f, RedactingFilter) for f in handler.filters)
+        try:
+            raise RuntimeError("server said: log-secret-value-123")
+        except RuntimeError:
+            logging.getLogger("augmenter.test").error("key %s rejected", "log-secret-value-123", exc_info=True)
+    finally:
+        root.removeHandler(handler)
+    text = stream.getvalue()
+    assert "log-secret-value-123" not in text and text.count("[REDACTED]") >= 2 and "RuntimeError" in text

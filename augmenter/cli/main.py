@@ -372,7 +372,10 @@ def curve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from augmenter.redact import redact_logging
+
     args = _parser().parse_args(argv)
+    redact_logging()
     try:
         return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
                 "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
