@@ -112,8 +112,10 @@ def build_llm(cfg: DictConfig, cache: bool | None = None):
     return MeteredLLM(llm, SamplingParams(**sampling))
 
 
-def build_agent(cfg: DictConfig, llm=None):
-    """Everything a session needs, from one composed config."""
+def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks: Sequence = ()):
+    """Everything a session needs, from one composed config. Built objects passed in replace the config's: `llm`,
+    `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`);
+    `callbacks` are called after every action (see `Agent`)."""
     from augmenter.agent import Agent, Executor
     from augmenter.knowledge import KnowledgeConsolidator
 
@@ -128,10 +130,11 @@ def build_agent(cfg: DictConfig, llm=None):
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"consolidator: {exc}") from None
     prompts = instantiate(cfg.prompt, "prompt")
-    verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts) if "verifier" in cfg else None
-    utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts, consolidator=consolidator,
-                          verifier=verifier)
-    policy = instantiate(cfg.policy, "policy")
+    if utility is None:
+        verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts) if "verifier" in cfg else None
+        utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts, consolidator=consolidator,
+                              verifier=verifier)
+    policy = policy if policy is not None else instantiate(cfg.policy, "policy")
     try:
         executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,
                             retry_temperature=cfg.sampling.retry_temperature,
@@ -139,6 +142,6 @@ def build_agent(cfg: DictConfig, llm=None):
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"executor: {exc}") from None
     try:
-        return Agent(policy, executor, **OmegaConf.to_container(cfg.agent))
+        return Agent(policy, executor, callbacks=callbacks, **OmegaConf.to_container(cfg.agent))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"agent: {exc}") from None

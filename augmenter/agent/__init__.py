@@ -1,6 +1,8 @@
 """The agent: the loop that lets a Policy drive the Action Executor over the Working Memory."""
 
-from augmenter.agent.executor import Executor, parse_yes_no
-from augmenter.agent.loop import EMPTY_REPLY, FAILED_REPLY, Agent, Policy, Session
+from augmenter.agent.executor import Executor, Select, parse_yes_no
+from augmenter.agent.loop import EMPTY_REPLY, FAILED_REPLY, Agent, Session
+from augmenter.agent.protocols import Consolidator, FunctionPolicy, Policy, Utility, as_policy, utility_result
 
-__all__ = ["Agent", "EMPTY_REPLY", "Executor", "FAILED_REPLY", "Policy", "Session", "parse_yes_no"]
+__all__ = ["Agent", "Consolidator", "EMPTY_REPLY", "Executor", "FAILED_REPLY", "FunctionPolicy", "Policy", "Select",
+           "Session", "Utility", "as_policy", "parse_yes_no", "utility_result"]

@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
-from typing import Callable, Optional
+from enum import Enum
+from typing import Optional
 
-from augmenter.knowledge import KnowledgeConsolidator
+from augmenter.agent.protocols import Consolidator, Utility, utility_result
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
-from augmenter.utilities import UtilityResult
-
-Utility = Callable[[WorkingMemory, str], UtilityResult]
 
 
 NO_SEARCH = re.compile(r"^\W*(none|no search|no query|n/a)\W*$", re.IGNORECASE)
@@ -38,7 +36,13 @@ def parse_yes_no(text: str) -> Optional[bool]:
     return None if m is None else m.group(1) == "yes"
 
 
-SELECT = ("best", "latest")
+class Select(str, Enum):
+    """Which candidate `send` sends: the one with the best utility, or the latest (no utility gating)."""
+
+    BEST = "best"
+    LATEST = "latest"
+
+
 UNSUPPORTED = ("supported_part", "best")
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
@@ -66,12 +70,14 @@ class Executor:
     """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
-                 consolidator: Optional[KnowledgeConsolidator] = None, params: Optional[SamplingParams] = None,
-                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str = "best",
+                 consolidator: Optional[Consolidator] = None, params: Optional[SamplingParams] = None,
+                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
                  fewshot_guard: bool = True):
-        if select not in SELECT:
-            raise ValueError(f"select must be one of {', '.join(SELECT)}, got {select!r}")
+        try:
+            select = Select(select)
+        except ValueError:
+            raise ValueError(f"select must be one of {', '.join(s.value for s in Select)}, got {select!r}") from None
         if unsupported not in UNSUPPORTED:
             raise ValueError(f"unsupported must be one of {', '.join(UNSUPPORTED)}, got {unsupported!r}")
         self.unsupported = unsupported
@@ -85,6 +91,9 @@ class Executor:
         self.consolidator = consolidator
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
+        self.actions = {Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge, Action.CALL_LLM: self._call_llm,
+                        Action.VERIFY_UTILITY: self._verify_utility, Action.SEND: self._send,
+                        Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge}
 
     def _response_params(self, mem: WorkingMemory) -> SamplingParams:
         """First candidate: the configured sampling. Revisions: `retry_temperature` with a per-attempt seed,
@@ -106,7 +115,7 @@ class Executor:
         record = ActionRecord(action=action)
         before = self.llm.usage.copy()
         start = time.perf_counter()
-        getattr(self, f"_{action.value}")(mem, record)
+        self.actions[action](mem, record)
         record.seconds = time.perf_counter() - start
         spent = self.llm.usage.minus(before)
         record.llm_calls, record.llm_seconds, record.llm_cached_calls = spent.calls, spent.seconds, spent.cached_calls
@@ -172,8 +181,8 @@ class Executor:
 
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]
-        result = self.utility(mem, candidate)
-        checks = getattr(result, "claims", None) or []
+        result = utility_result(self.utility(mem, candidate))
+        checks = result.claims or []
         mem.add_verdict(result.score, result.feedback, checks)
         record.inputs = {"candidate_index": len(mem.u) - 1}
         record.outputs = {"score": round(result.score, 4), "feedback": result.feedback}
@@ -191,7 +200,7 @@ class Executor:
         checked = any(mem.checks) or getattr(self.utility, "checks_claims", False)
         if checked and self.unsupported == "supported_part":
             passing = [i for i in range(len(mem.u)) if mem.f[i] is None and not mem.contradicts(i)]
-            if self.select == "best" and passing:
+            if self.select == Select.BEST and passing:
                 index = max(passing, key=lambda i: (mem.u[i], i))
             elif index not in passing:
                 index = None

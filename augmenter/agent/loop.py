@@ -4,20 +4,15 @@ policy sends or the per-turn budget forces the best candidate out. And a Session
 from __future__ import annotations
 
 import time
-from typing import Optional, Protocol, Sequence
+from typing import Any, Optional, Sequence
 
 from augmenter.agent.executor import Executor
+from augmenter.agent.protocols import Callback, Policy, as_policy
 from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
 from augmenter.memory import Action, ActionRecord, Snippet, Utterance, WorkingMemory
 
 EMPTY_REPLY = "It looks like your message was empty. What would you like to know?"
 FAILED_REPLY = "Sorry, I cannot answer right now: the language model is unavailable."
-
-
-class Policy(Protocol):
-    """Chooses the next action from the Working Memory."""
-
-    def next_action(self, mem: WorkingMemory) -> Action: ...
 
 
 class Agent:
@@ -28,13 +23,16 @@ class Agent:
     response call. At most `max_steps` actions per turn. Invalid choices are replaced, and the trace says so:
     sending with no candidate calls the LLM first; verifying with nothing new to verify sends.
     Queries longer than `max_query_chars` are cut (with a warning in the memory).
+    `policy` may be a plain function of the memory; each of `callbacks` is called as `callback(memory, record)`
+    after every action (for a UI, logging or streaming).
     """
 
-    def __init__(self, policy: Policy, executor: Executor, max_llm_calls: int = 3, max_steps: int = 12,
-                 max_query_chars: int = 2000):
+    def __init__(self, policy: Any, executor: Executor, max_llm_calls: int = 3, max_steps: int = 12,
+                 max_query_chars: int = 2000, callbacks: Sequence[Callback] = ()):
         if max_llm_calls < 1:
             raise ValueError(f"max_llm_calls must be at least 1, got {max_llm_calls}")
-        self.policy = policy
+        self.policy: Policy = as_policy(policy)
+        self.callbacks = list(callbacks)
         self.executor = executor
         self.max_llm_calls = max_llm_calls
         self.max_steps = max_steps
@@ -104,10 +102,10 @@ class Agent:
         except (LLMFatalError, CircuitOpenError):
             raise  # not this turn's failure: the caller stops (fatal) or pauses (breaker open)
         except LLMError as exc:
-            mem.trace.append(ActionRecord(action=action, note=f"failed: {exc}"))
+            self._record(mem, ActionRecord(action=action, note=f"failed: {exc}"))
             mem.warnings.append(str(exc))
             if mem.has_candidate:  # send what may be sent (never a candidate a check failed or did not clear)
-                mem.trace.append(self.executor.execute(Action.SEND, mem))
+                self._record(mem, self.executor.execute(Action.SEND, mem))
             if not mem.has_candidate or (mem.outcome == "abstained" and not any(mem.checks)):
                 mem.response, mem.outcome = FAILED_REPLY, "failed"
             return True
@@ -116,8 +114,13 @@ class Agent:
             record.requested = requested
         if note:
             record.note = f"{note}; {record.note}" if record.note else note
-        mem.trace.append(record)
+        self._record(mem, record)
         return mem.sent
+
+    def _record(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        mem.trace.append(record)
+        for callback in self.callbacks:
+            callback(mem, record)
 
 
 class Session:

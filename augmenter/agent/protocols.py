@@ -1,0 +1,78 @@
+"""What the agent needs from its parts: a Policy, a Consolidator and a Utility, each a small protocol.
+
+Plain functions work where a protocol is a single call: `as_policy(fn)` turns `fn(memory) -> Action | str` into a
+Policy, and a utility is any callable `(memory, candidate)` returning a `UtilityResult`, a `(score, feedback)`
+pair or a bare score (which always passes); `utility_result` reads any of them.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
+
+from augmenter.memory import Action, EntityMention, Snippet, Utterance, WorkingMemory
+from augmenter.utilities import UtilityResult
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Chooses the next action from the Working Memory."""
+
+    def next_action(self, mem: WorkingMemory) -> Action: ...
+
+
+@runtime_checkable
+class Consolidator(Protocol):
+    """The Knowledge Consolidator: links the entities q and h_q mention, then retrieves the top-k evidence."""
+
+    k: int
+
+    def link(self, q: str, history: Sequence[Utterance]) -> list[EntityMention]: ...
+
+    def retrieve(self, q: str, history: Sequence[Utterance],
+                 entities: Sequence[EntityMention]) -> tuple[str, list[Snippet]]: ...
+
+
+class Utility(Protocol):
+    """Scores a candidate of the turn and writes the feedback that revises the prompt (None: it passes)."""
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
+
+
+def utility_result(value: Any) -> UtilityResult:
+    """A utility's answer as a UtilityResult: one as it is, a `(score, feedback)` pair, or a bare score."""
+    if isinstance(value, UtilityResult):
+        return value
+    if isinstance(value, Real) and not isinstance(value, bool):
+        return UtilityResult(float(value))
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
+        return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
+    raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
+
+
+class FunctionPolicy:
+    """A plain function `fn(memory) -> Action | action name` as a Policy."""
+
+    def __init__(self, fn: Callable[[WorkingMemory], Any]):
+        self.fn = fn
+
+    def next_action(self, mem: WorkingMemory) -> Action:
+        choice = self.fn(mem)
+        try:
+            return Action(choice)
+        except ValueError:
+            raise ValueError(f"policy function returned {choice!r}; actions: "
+                             f"{', '.join(a.value for a in Action)}") from None
+
+
+def as_policy(policy: Any) -> Policy:
+    """`policy` if it has `next_action`, a FunctionPolicy if it is a plain callable."""
+    if hasattr(policy, "next_action"):
+        return policy
+    if callable(policy):
+        return FunctionPolicy(policy)
+    raise TypeError(f"a policy has next_action(memory) or is a function of the memory, got {type(policy).__name__}")
+
+
+Callback = Callable[[WorkingMemory, Any], None]  # (memory, the ActionRecord just taken): for a UI, logging, streaming
+OptionalCallbacks = Optional[Sequence[Callback]]

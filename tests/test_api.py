@@ -1,0 +1,78 @@
+"""The public Python API (issue 15, point 4): the README's example runs, callbacks, plain-function parts."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from augmenter.api import Assistant
+from augmenter.errors import ConfigError
+from augmenter.memory import Action
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_example_runs_from_another_directory(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python API"):]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert "  consolidate_knowledge: 0 LLM call(s)" in lines and "  call_llm: 1 LLM call(s)" in lines
+    assert "Yes, there is an indoor heated pool open from 7 am to 10 pm. answered" in lines
+    assert any("hotel:1:faq:0" in line for line in lines)  # the citation of the pool FAQ
+
+
+def test_callbacks_see_every_action_as_it_is_recorded():
+    seen = []
+    assistant = Assistant.from_overrides(["llm=fake", "utility=kf1"],
+                                         callbacks=[lambda mem, record: seen.append((record.action, len(mem.trace)))])
+    memory = assistant.session().say("Does the Grand Meridian Hotel have a pool?")
+    assert [action for action, _ in seen] == [r.action for r in memory.trace]
+    assert [n for _, n in seen] == list(range(1, len(memory.trace) + 1))  # called right after each record
+
+
+def test_plain_functions_as_policy_and_utility():
+    def policy(memory):
+        if not memory.consolidated:
+            return "consolidate_knowledge"
+        if memory.has_unverified_candidate:
+            return Action.VERIFY_UTILITY
+        return Action.CALL_LLM if not memory.has_candidate or memory.feedback else Action.SEND
+
+    scores = iter([0.1, 0.9])
+
+    def utility(memory, candidate):
+        score = next(scores)
+        return (score, None if score > 0.5 else "Mention the pool.")
+
+    assistant = Assistant.from_overrides(["llm=fake", "llm.responses=[No idea., There is a pool.]"],
+                                         policy=policy, utility=utility)
+    memory = assistant.ask("Is there a pool?")
+    assert memory.o == ["No idea.", "There is a pool."] and memory.u == [0.1, 0.9]
+    assert memory.f == ["Mention the pool.", None] and memory.response == "There is a pool."
+    bare = Assistant.from_overrides(["llm=fake"], utility=lambda memory, candidate: 0.3)
+    assert bare.ask("Is there a pool?").u[0] == pytest.approx(0.3)
+
+
+def test_a_policy_function_naming_no_action_is_an_error():
+    assistant = Assistant.from_overrides(["llm=fake"], policy=lambda memory: "dance")
+    with pytest.raises(ValueError, match="policy function returned 'dance'"):
+        assistant.ask("Hi")
+
+
+def test_from_config_takes_a_dict_and_checks_it():
+    from omegaconf import OmegaConf
+
+    from augmenter.config import compose
+
+    data = OmegaConf.to_container(compose("chat", ["llm=fake", "llm.default=Hello there."]))
+    assert Assistant.from_config(data).ask("Hi").o[0] == "Hello there."
+    data["agent"]["max_llm_calls"] = 0
+    with pytest.raises(ConfigError, match="agent.max_llm_calls"):
+        Assistant.from_config(data)
+    with pytest.raises(ConfigError, match="mapping"):
+        Assistant.from_config(["llm=fake"])
