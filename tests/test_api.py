@@ -76,3 +76,10 @@ def test_from_config_takes_a_dict_and_checks_it():
         Assistant.from_config(data)
     with pytest.raises(ConfigError, match="mapping"):
         Assistant.from_config(["llm=fake"])
+
+
+@pytest.mark.parametrize("greeting", ["Hello there! How can I help you today?", "Hi there.", "Thank you so much!"])
+def test_a_greeting_is_no_claim_so_chit_chat_is_answered_at_once(greeting):
+    assistant = Assistant.from_overrides(["llm=fake", f"llm.default='{greeting}'"])  # the default claims utility
+    memory = assistant.ask("Hi")
+    assert memory.response == greeting and memory.outcome == "answered" and memory.llm_calls == 1

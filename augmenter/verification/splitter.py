@@ -56,7 +56,8 @@ def is_claim(sentence: str) -> bool:
     if not sentence or sentence.endswith("?") or is_abstention(sentence):
         return False
     lowered = sentence.lower()
-    if re.match(r"^(hi|hello|thanks|thank you|you're welcome|sure|of course|certainly|great|okay|ok)\b[.!,]?$", lowered):
+    if re.match(r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|you're welcome|sure|of course|"
+                r"certainly|great|okay|ok)( there| again| so much| very much| to you)?\b[.!,]?$", lowered):
         return False
     if re.match(r"^(is there anything else|can i help|would you like|let me know|do you want|how can i help)", lowered):
         return False
