@@ -238,6 +238,7 @@ Knowledge = by_target(Demo, Demo2, DSTC11, JSONL, DSTC7Facts, OTTQA)
 class Rules(Node):
     TARGET = "augmenter.policies.RulePolicy"
     rules: RuleList = None
+    file: filepath(null=True) = None
 
 
 class Preset(Node):

@@ -25,6 +25,11 @@ import sys
 import time
 from pathlib import Path
 
+from augmenter.knowledge.demo import DEMO_SCRIPT
+from augmenter.llm import LocalLLM, SamplingParams
+from augmenter.memory import Snippet, WorkingMemory
+from augmenter.prompts import PromptEngine
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = {  # name: (OMP_WAIT_POLICY or None for the library default, threads)
     "before": (None, 2),
@@ -34,10 +39,6 @@ SCENARIOS = {  # name: (OMP_WAIT_POLICY or None for the library default, threads
 
 
 def _messages(i: int) -> list[dict]:
-    from augmenter.knowledge.demo import DEMO_SCRIPT
-    from augmenter.prompts import PromptEngine
-    from augmenter.memory import Snippet, WorkingMemory
-
     mem = WorkingMemory(q=DEMO_SCRIPT[i % len(DEMO_SCRIPT)])
     mem.e = [Snippet(id=str(k), entity_name="GRAND MERIDIAN HOTEL",
                      text=f"Q: Question {k} about the hotel? A: Yes, the hotel offers service number {k} every day "
@@ -47,8 +48,6 @@ def _messages(i: int) -> list[dict]:
 
 def worker(calls: int, threads: int, loop: bool, policy: str | None) -> None:
     """Load the model and time `calls` calls (prints one JSON line), or answer in a loop until killed."""
-    from augmenter.llm import LocalLLM, SamplingParams
-
     llm = LocalLLM(n_threads=threads, wait_policy=policy)
     params = SamplingParams(max_tokens=24, temperature=0.0)
     llm.complete(_messages(0), params)  # load + warm up

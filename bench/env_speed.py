@@ -35,57 +35,55 @@ def main() -> None:
 
     import torch
 
-    from augmenter.config import build_agent, compose
-    from augmenter.envs import build_env
-    from augmenter.policies import RandomPolicy
-    from augmenter.policies.t5 import ActorCritic, T5Policy, Tokenizer
+    from augmenter.api.envs import build_env
+    from augmenter.config import compose
+    from augmenter.policies import RandomPolicy, run_episode
+    from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
     from augmenter.policies.training import reinforce_update, tokenizer_corpus
 
     torch.set_num_threads(1)
     cfg = compose("train", args.overrides)
-    agent = build_agent(cfg)
-    env = build_env(cfg, "train", agent)
-    cache = agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
+    env = build_env(cfg, "train")
+    cache = env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
     random_policy = RandomPolicy(0)
+    policy_seconds, texts = 0.0, []
 
-    env_seconds, steps, texts = 0.0, 0, []
-    for episode in range(args.episodes):
+    def random_act(obs: dict) -> int:
+        nonlocal policy_seconds
         start = time.perf_counter()
-        obs, _ = env.reset(seed=episode)
-        env_seconds += time.perf_counter() - start
-        done = False
-        while not done:
-            action = random_policy.act(obs, env)
-            start = time.perf_counter()
-            obs, _, done, _, _ = env.step(action)
-            env_seconds += time.perf_counter() - start
-            steps += 1
-            if len(texts) < 2000:
-                texts.append(obs["text"])
+        if len(texts) < 2000:
+            texts.append(obs["text"])
+        action = random_policy.act(obs, env)
+        policy_seconds += time.perf_counter() - start
+        return action
+
+    start, steps = time.perf_counter(), 0
+    for episode in range(args.episodes):
+        steps += run_episode(env, random_act, seed=episode).steps
+    env_seconds = time.perf_counter() - start - policy_seconds  # the policy's own time excluded
 
     m = cfg.model
     torch.manual_seed(0)
     tokenizer = Tokenizer.train(tokenizer_corpus(env, texts), vocab_size=m.vocab_size)
-    policy = T5Policy(ActorCritic(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads), tokenizer,
-                      m.max_tokens, agent.max_llm_calls, greedy=False, seed=0)
+    policy = T5Policy(ActionNetwork(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads), tokenizer,
+                      m.max_tokens, env.agent.max_llm_calls, greedy=False, seed=0)
     optimizer = torch.optim.Adam(policy.net.parameters(), lr=cfg.train.lr)
-    forward_seconds, decisions, train_steps = 0.0, 0, 0
+    forward_seconds, train_steps, batch = 0.0, 0, []
     start_train = time.perf_counter()
-    batch = []
     for episode in range(args.train_episodes):
-        obs, _ = env.reset(seed=10_000 + episode)
-        observations, actions, rewards, done = [], [], [], False
-        while not done:
+        observations, actions = [], []
+
+        def t5_act(obs: dict) -> int:
+            nonlocal forward_seconds
             start = time.perf_counter()
-            action = policy.choose(obs)
+            actions.append(policy.choose(obs))
             forward_seconds += time.perf_counter() - start
-            decisions += 1
             observations.append(obs)
-            actions.append(action)
-            obs, reward, done, _, _ = env.step(action)
-            rewards.append(reward)
-            train_steps += 1
-        batch.append((observations, actions, rewards))
+            return actions[-1]
+
+        played = run_episode(env, t5_act, seed=10_000 + episode)
+        train_steps += played.steps
+        batch.append((observations, actions, played.rewards))
         if len(batch) == cfg.train.batch_episodes:
             reinforce_update(policy, optimizer, batch, 0.0, cfg.train.gamma, cfg.train.entropy_coef,
                              cfg.train.grad_clip)
@@ -104,7 +102,7 @@ def main() -> None:
         "steps_per_episode": round(steps / args.episodes, 2),
         "llm_cache_hits": cache.hits,
         "llm_cache_misses": cache.misses,
-        "t5_forward_ms": round(1000 * forward_seconds / decisions, 2),
+        "t5_forward_ms": round(1000 * forward_seconds / train_steps, 2),
         "t5_parameters": sum(p.numel() for p in policy.net.parameters()),
         "train_episodes": args.train_episodes,
         "train_episodes_per_s": round(args.train_episodes / train_seconds, 2),

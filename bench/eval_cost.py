@@ -47,8 +47,8 @@ def main() -> None:
             cost = lambda key: [r["cost"][key] for r in records]
             runs[records_path.parent.name] = {
                 "sample": records_path.parent.parent.name, "turns": len(records),
-                "wall_s_mean": statistics.mean(cost("wall_seconds")),
-                "wall_s_median": statistics.median(cost("wall_seconds")),
+                "wall_s_mean": statistics.mean(cost("turn_seconds")),
+                "wall_s_median": statistics.median(cost("turn_seconds")),
                 "llm_calls": statistics.mean(cost("llm_calls")),
                 "prompt_tokens": statistics.mean(cost("prompt_tokens")),
                 "completion_tokens": statistics.mean(cost("completion_tokens")),

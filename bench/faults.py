@@ -25,7 +25,6 @@ Results: bench/results/faults.json (with the command); `docs/RESULTS.md` quotes 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -39,6 +38,8 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+
+from augmenter.storage import content_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -69,7 +70,7 @@ class Planner:
         self.lock = threading.Lock()
 
     def plan_of(self, question: str) -> str:
-        rng = random.Random(hashlib.sha256(f"{self.seed}|{question}".encode()).hexdigest())
+        rng = random.Random(content_hash(f"{self.seed}|{question}", 64))
         names = list(PLANS)
         return rng.choices(names, weights=[PLANS[n][0] for n in names])[0]
 

@@ -22,35 +22,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from omegaconf import OmegaConf
+from tqdm import tqdm
+
+from augmenter.agent import Session
+from augmenter.config import build_agent, build_llm, compose, instantiate
+from augmenter.eval.leakage import allowed_text, fewshot_leaks, leak_rate
+from augmenter.eval.runner import load_items
+from augmenter.knowledge.demo import DEMO2_TURNS
+from augmenter.prompts import PromptTemplate
+from augmenter.storage import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _write_atomic(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=1, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _part(turns: list[dict], prompt) -> dict:
-    from augmenter.eval.leakage import leak_rate
-
     share, examples = leak_rate([(t["response"], t["allowed"]) for t in turns], prompt)
     guarded = [t for t in turns if t["dropped"]]
     return {"turns": len(turns), "leaking_turns": sum(1 for t in turns if t["leaks"]), "leak_share": share,
@@ -70,16 +62,6 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fewshot_leakage.json"))
     ap.add_argument("overrides", nargs="*", help="Hydra overrides of the chat config, e.g. llm=fake")
     args = ap.parse_args()
-
-    from tqdm import tqdm
-
-    from augmenter.agent import Session
-    from augmenter.config import build_agent, build_llm, compose, instantiate
-    from augmenter.eval.leakage import allowed_text, fewshot_leaks
-    from augmenter.eval.runner import load_items
-    from augmenter.knowledge.demo import DEMO2_TURNS
-    from augmenter.prompts import PromptTemplate
-
     command = "python bench/fewshot_leakage.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     prompts = [p.strip() for p in args.prompts.split(",") if p.strip()]
     base = ["policy=always_use", "llm_cache.enabled=true", f"data_root={args.data_root}"]
@@ -91,6 +73,7 @@ def main() -> None:
     llm = build_llm(dstc11_cfg)  # one model for every prompt and both parts
 
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     results.setdefault("prompts", {})
     results["machine"] = f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}"
@@ -138,7 +121,8 @@ def main() -> None:
         entry["all"] = _part(dstc11_turns + demo2_turns, template)
         entry["wall_s"] = round(time.perf_counter() - start, 2)
         results["prompts"][name] = entry
-        _write_atomic(out, results)  # after every prompt, so a killed run keeps the prompts it finished
+        # after every prompt, so that a killed run keeps the prompts it finished
+        write_atomic(out, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     bar.close()
     print("| prompt | DSTC11 turns | DSTC11 leak share | demo2 turns | demo2 leak share |\n|---|---|---|---|---|")
     for name in prompts:

@@ -19,6 +19,7 @@ verifier on N seeded training items and fits the combined model (fast features +
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -27,12 +28,16 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from augmenter.config import build_llm, compose
 from augmenter.eval.factcheck import cross_validate, fit_and_save
 from augmenter.knowledge import load_dstc11
 from augmenter.memory import Verdict
+from augmenter.prompts import PromptEngine
+from augmenter.storage import write_atomic
 from augmenter.tasks.dstc11 import load_instances
 from augmenter.tasks.dstc11_claims import dstc11_claims
 from augmenter.tasks.factcheck import halueval_rest
+from augmenter.verification import LLMVerifier
 from augmenter.verification.splitter import split_sentences
 from augmenter.verification.verifiers import fast_features
 
@@ -78,10 +83,6 @@ def main() -> None:
           f"threshold {fitted.threshold:.3f}; {1000 * (time.perf_counter() - start) / len(items):.1f} ms/claim")
     _note(MODELS / "fast.json", cv.metrics(y), _safe_threshold(fitted.pipeline, X, y, args.precision) if args.precision else None)
     if args.combined_limit:
-        from augmenter.config import build_llm, compose
-        from augmenter.prompts import PromptEngine
-        from augmenter.verification import LLMVerifier
-
         verifier = LLMVerifier(build_llm(compose("chat", ["llm_cache.enabled=true"])), PromptEngine())
         rows = sorted(random.Random(args.seed).sample(range(len(items)), min(args.combined_limit, len(items))))
         llm = []
@@ -109,8 +110,6 @@ def _safe_threshold(pipeline, X, y, precision: float) -> float:
 
 
 def _note(path: Path, cv_metrics: dict, safe: float) -> None:
-    import json
-
     data = json.loads(path.read_text(encoding="utf-8"))
     data["training_fold_cv"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in cv_metrics.items()}
     if safe is not None:
@@ -118,7 +117,7 @@ def _note(path: Path, cv_metrics: dict, safe: float) -> None:
         data["threshold_rule"] = "lowest p(supported) with SUPPORTED precision >= --precision on the training fold"
     else:
         data["threshold_rule"] = "the balanced-accuracy threshold on the training fold"
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 if __name__ == "__main__":

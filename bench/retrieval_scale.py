@@ -19,6 +19,7 @@ import json
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,6 +63,7 @@ def synthetic_queries(corpus: list[str], count: int, seed: int = 1) -> list[str]
 
 
 def child(backend: str, size: int, queries: int) -> dict:
+    # imports by backend, here in the child: the peak memory it reports is then its backend's own
     from augmenter.knowledge import BM25sRetriever, RankBM25Retriever, top_k
 
     if backend in SPARSE:
@@ -69,8 +71,6 @@ def child(backend: str, size: int, queries: int) -> dict:
         qs = synthetic_queries(corpus, queries)
         base = rss_mb()
         if backend == "lucene":
-            import tempfile
-
             from augmenter.knowledge.lucene import LuceneRetriever
 
             retriever = LuceneRetriever(index_dir=tempfile.mkdtemp(prefix="lucene-bench-") + "/index", hits=10)

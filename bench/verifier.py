@@ -29,9 +29,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from augmenter.config import build_llm, compose
 from augmenter.eval.factcheck import cross_validate, metrics, pairwise_accuracy, threshold_cv
 from augmenter.memory import Verdict
+from augmenter.prompts import PromptEngine
+from augmenter.storage import write_atomic
 from augmenter.tasks.factcheck import load_felm, load_halueval_qa, load_wikibio
+from augmenter.verification import LLMVerifier
 from augmenter.verification.encoder import similarities
 from augmenter.verification.splitter import split_sentences
 from augmenter.verification.verifiers import fast_features
@@ -172,10 +176,6 @@ def main() -> None:
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
     llm_verifier = None
     if {"llm", "combined"} & set(wanted):
-        from augmenter.config import build_llm, compose
-        from augmenter.prompts import PromptEngine
-        from augmenter.verification import LLMVerifier
-
         cfg = compose("chat", ["llm_cache.enabled=false"])
         llm_verifier = LLMVerifier(build_llm(cfg), PromptEngine())
     for name in args.datasets.split(","):
@@ -226,9 +226,7 @@ def main() -> None:
                       f"{m['auc_pr_nonfactual']} / factual {m['auc_pr_factual']}{extra}")
     results["command"] = "python bench/verifier.py " + " ".join(sys.argv[1:])
     results["machine"] = f"{os.cpu_count()} cores"
-    tmp = out_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(out_path)
+    write_atomic(out_path, json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

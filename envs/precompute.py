@@ -3,7 +3,8 @@
 An episode's LLM calls depend only on the state the policy leads to (evidence or not, which candidates were
 verified, the feedback, the attempt's seed), so the reachable tree of one turn is finite: `explore_turn` walks it
 depth-first, trying every action in every distinct state, through the agent's disk-cached LLM. A turn whose tree
-was walked is listed in `<cache>/precomputed.jsonl`, so a killed run resumes where it stopped.
+was walked is listed in a JSONL log (`<cache>/precomputed-<config hash>.jsonl`), so a killed run resumes
+where it stopped. The agent and the turns come built (`augmenter.api.envs.precompute` builds them from config).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Sequence
+
+from tqdm import tqdm
 
 from augmenter.agent import Agent
-from augmenter.envs.turn_env import ACTIONS
 from augmenter.envs.user_sim import UserTurn
 from augmenter.errors import InputError
 from augmenter.memory import WorkingMemory
+from augmenter.memory.observation import ACTIONS
+from augmenter.storage import read_jsonl
 
 
 def state_key(mem: WorkingMemory) -> tuple:
@@ -61,22 +65,18 @@ def explore_turn(agent: Agent, turn: UserTurn, max_states: int = 2000) -> TurnTr
     return TurnTree(turn.turn_id, len(seen), len(ends), calls, calls - cached, time.perf_counter() - start)
 
 
-def precompute(agent: Agent, turns: Iterable[UserTurn], log: Path, max_states: int = 2000,
-               progress: bool = True, total: Optional[int] = None) -> list[TurnTree]:
-    """Walk the tree of every turn not yet listed in `log` (JSONL, one line per finished turn)."""
-    from tqdm import tqdm
+def read_log(log: Path) -> list[dict]:
+    """The finished turns' records of a precompute log (a line cut by a crash is skipped)."""
+    return [row for _, row in read_jsonl(log, lambda n, why: None)] if log.exists() else []
 
+
+def precompute(agent: Agent, turns: Sequence[UserTurn], log: Path, max_states: int = 2000,
+               progress: bool = True) -> list[TurnTree]:
+    """Walk the tree of every turn not yet listed in `log` (JSONL, one line per finished turn)."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if log.exists():
-        for line in log.read_text(encoding="utf-8").splitlines():
-            try:
-                done.add(json.loads(line)["turn_id"])
-            except (json.JSONDecodeError, KeyError):
-                continue  # a line cut by a crash: that turn is walked again
+    done = {row["turn_id"] for row in read_log(log) if "turn_id" in row}
     trees = []
-    turns = list(turns)
-    bar = tqdm(turns, total=total or len(turns), desc="precompute", unit="turn", disable=not progress)
+    bar = tqdm(turns, desc="precompute", unit="turn", disable=not progress)
     for turn in bar:
         if turn.turn_id in done:
             continue
@@ -89,48 +89,14 @@ def precompute(agent: Agent, turns: Iterable[UserTurn], log: Path, max_states: i
     return trees
 
 
-CALL_SHAPING = ("llm", "prompt", "sampling", "agent", "executor", "retriever", "knowledge", "consolidator", "utility",
-                "data_root")
-
-
-def fingerprint(cfg) -> str:
-    """A short hash of the config parts that shape an episode's LLM calls."""
-    import hashlib
-
-    from omegaconf import OmegaConf
-
-    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k]) else cfg[k]
-             for k in CALL_SHAPING if k in cfg}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def read_log(log: Path) -> list[dict]:
-    """The finished turns' records of a precompute log (a line cut by a crash is skipped)."""
-    rows = []
-    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
-
-
-def run(cfg) -> dict:
-    """`augmenter precompute`: walk every turn of the configured parts; return a summary."""
-    from augmenter.config import build_agent
-    from augmenter.envs.turn_env import build_env
-    from augmenter.paths import cache_dir
-
-    if not cfg.llm_cache.enabled:
-        raise InputError("precompute fills the LLM cache: set llm_cache.enabled=true")
-    agent = build_agent(cfg)
-    directory = Path(cfg.llm_cache.dir) if cfg.llm_cache.dir else cache_dir() / "llm"
-    log = directory / f"precomputed-{fingerprint(cfg)}.jsonl"
+def precompute_parts(agent: Agent, parts: dict[str, Sequence[UserTurn]], log: Path, max_states: int = 2000,
+                     progress: bool = True) -> dict:
+    """`augmenter precompute`: walk every turn of each part (e.g. train, heldout) not yet in `log`; a summary per
+    part and, over the whole log, per turn."""
     summary = {"log": str(log), "parts": {}}
-    for part in cfg.precompute.parts:
-        turns = build_env(cfg, part, agent).users.turns
+    for part, turns in parts.items():
         start = time.perf_counter()
-        trees = precompute(agent, turns, log, cfg.precompute.max_states, progress=cfg.train.progress)
+        trees = precompute(agent, turns, log, max_states, progress=progress)
         summary["parts"][part] = {"turns": len(turns), "walked_now": len(trees),
                                   "new_llm_calls": sum(t.new_llm_calls for t in trees),
                                   "seconds": round(time.perf_counter() - start, 1)}

@@ -2,77 +2,46 @@
 decision.
 
 - Observation: `{"text": the Working Memory as text, "features": [has evidence, has candidate, last utility
-  (-1 before any), LLM calls so far / the budget, an entity is mentioned]}`. The text keeps to `CHARSET` (printable ASCII; anything else
-  becomes "?") and `max_text` characters, so it always lies in its `spaces.Text`.
+  (-1 before any), LLM calls so far / the budget, an entity is mentioned]}` (`augmenter.memory.observation`). The
+  text keeps to `CHARSET` (printable ASCII; anything else becomes "?") and `max_text` characters, so it always
+  lies in its `spaces.Text`.
 - Action: `Discrete(len(ACTIONS))` over `augmenter.memory.Action`. An inadmissible action is replaced the way
   the Agent replaces it (send with no candidate calls the LLM first; a call over the LLM budget sends the best
-  candidate; ...): `info["replaced"]` says so. The `max_steps`-th decision ends the turn.
+  candidate; ...): `info["replaced"]` says so.
+- End: a send ends the turn (`terminated`); at the agent's step budget (`agent.max_steps`) the agent sends the
+  best candidate itself and the episode is `truncated` instead.
 - Reward: each LLM call costs `llm_call_cost`, each knowledge consolidation `consolidation_cost`, charged on the
-  step that makes it; the step that sends adds the response's quality: the configured utility's score against
-  the turn's gold knowledge (0 for a turn that needs none, where only the costs count).
-
+  step that makes it; the step that sends adds the response's quality: the score of the agent's utility, called
+  as `utility(memory, response)` with the turn's gold knowledge as evidence (0 for a turn that needs none, where
+  only the costs count).
 - Episode: one user turn (`episode="turn"`, `augmenter/Turn-v0`), or a whole dialogue (`episode="dialogue"`,
   `augmenter/Dialogue-v0`): when a turn's response is sent, its reward is paid and the user simulator's next
   turn begins with a fresh Working Memory (`info["turn_over"]`), until the simulator is done or `max_turns`.
+- Render: `render_mode="ansi"` returns the observation text.
 """
 
 from __future__ import annotations
 
-import string
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from augmenter.agent import Agent
-from augmenter.errors import ConfigError
-from augmenter.memory import Action, Verdict, WorkingMemory
+from augmenter.agent import Agent, utility_result
+from augmenter.memory import Action, ActionRecord, WorkingMemory
+from augmenter.memory.observation import ACTIONS, CHARSET, observation_features, observation_text
 
 from augmenter.envs.user_sim import UserSimulator, UserTurn
 
-ACTIONS: list[Action] = list(Action)
-CHARSET = "".join(c for c in string.printable if c not in "\x0b\x0c")
-_ALLOWED = set(CHARSET)
 
-
-def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
-    """The Working Memory in a few labelled lines, newest information last (the first snippet and each candidate
-    clipped, so that a policy reading the text's start still sees the candidates)."""
-    lines = [f"user: {mem.q}"]
-    if mem.h_q:
-        lines.append(f"before: {mem.h_q[-1].text}")
-    lines.append(f"entities: {', '.join(e.name for e in mem.entities) or 'none'}")
-    if mem.needs_knowledge is not None:
-        lines.append(f"llm says it needs knowledge: {'yes' if mem.needs_knowledge else 'no'}")
-    clip = lambda text, n: text if len(text) <= n else text[: n - 3] + "..."
-    lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {clip(mem.e[0].text, 200)}" if mem.e else ""))
-    for i, candidate in enumerate(mem.o):
-        score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"
-        counts = mem.verdict_counts(i)
-        if any(counts.values()):
-            score += f" (claims: {counts[Verdict.SUPPORTED]} supported, {counts[Verdict.REFUTED]} refuted, " \
-                     f"{counts[Verdict.NOT_ENOUGH_INFO]} not in the knowledge)"
-        lines.append(f"candidate {i + 1}{score}: {clip(candidate, 300)}")
-    if mem.feedback:
-        lines.append(f"feedback: {mem.feedback}")
-    text = "".join(c if c in _ALLOWED else "?" for c in "\n".join(lines))
-    return text[:max_chars]
-
-
-N_FEATURES = 5
-
-
-def observation_features(mem: WorkingMemory, max_llm_calls: int) -> np.ndarray:
-    """[has evidence, has candidate, last utility (-1 before any), LLM calls so far / the budget, a knowledge-base
-    entity is mentioned (the linker's state-tracking, done before the first decision)]."""
-    features = np.array([float(mem.has_evidence), float(mem.has_candidate), mem.u[-1] if mem.u else -1.0,
-                         min(1.0, mem.llm_calls / max_llm_calls), float(bool(mem.entities))], dtype=np.float32)
-    return np.clip(features, -1.0, 1.0)
+def _budget_ended(taken: Sequence[ActionRecord]) -> bool:
+    """Whether the agent's step budget, not the policy, ended the turn (the agent notes it on the forced step)."""
+    return any((r.note or "").startswith("step budget") for r in taken)
 
 
 class TurnEnv(gym.Env):
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # gymnasium's checker asks for a rate; text is not timed
 
     def __init__(self, agent: Agent, users: UserSimulator, llm_call_cost: float = 0.0,
                  consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: Optional[str] = None,
@@ -81,6 +50,8 @@ class TurnEnv(gym.Env):
             raise ValueError("costs are non-negative amounts subtracted from the reward")
         if episode not in ("turn", "dialogue"):
             raise ValueError(f"episode must be 'turn' or 'dialogue', got {episode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.episode, self.max_turns = episode, max_turns
         self.conversation = None
         self.turns_done = 0
@@ -117,9 +88,9 @@ class TurnEnv(gym.Env):
         reply that says the knowledge does not answer: every replayed turn's gold knowledge does answer it)."""
         if not self.turn.gold or not self.mem.response or self.mem.outcome == "abstained":
             return 0.0
-        scorer = self.agent.executor.utility
         gold = list(self.turn.gold)
-        return float(scorer.score(self.mem.model_copy(update={"e": gold, "given": gold}), self.mem.response))
+        judged = self.mem.model_copy(update={"e": gold, "given": gold})
+        return float(utility_result(self.agent.executor.utility(judged, self.mem.response)).score)
 
     def step(self, action):
         if self.mem is None:
@@ -135,73 +106,23 @@ class TurnEnv(gym.Env):
         reward = -self.llm_call_cost * calls - self.consolidation_cost * consolidations
         info: dict[str, Any] = {"requested": requested.value, "taken": [r.action.value for r in taken],
                                 "replaced": any(r.requested is not None for r in taken) or len(taken) > 1}
+        truncated = False
         if done:
             info["quality"] = self.quality()
             info["llm_calls"] = self.mem.llm_calls
             info["outcome"] = self.mem.outcome
             reward += info["quality"]
             self.turns_done += 1
+            truncated = _budget_ended(taken)
             if self.episode == "dialogue" and (self.max_turns is None or self.turns_done < self.max_turns):
                 upcoming = self.conversation.next(self.mem.response)
                 if upcoming is not None:
                     info["turn_over"], info["turn_id"] = True, self.turn.turn_id
-                    self.turn, self.mem, done = upcoming, self.agent.begin(upcoming.q, upcoming.history), False
-        return self._observation(), float(reward), done, False, info
+                    self.turn, self.mem = upcoming, self.agent.begin(upcoming.q, upcoming.history)
+                    done = truncated = False
+        return self._observation(), float(reward), done and not truncated, truncated, info
 
-    def render(self):
-        if self.render_mode == "ansi" and self.mem is not None:
-            return observation_text(self.mem, self.max_text)
-        return None
-
-
-def build_env(cfg, part: str = "train", agent: Optional[Agent] = None) -> TurnEnv:
-    """The environment a composed `train` config describes: its agent (or `agent`) answering DSTC11 replay
-    turns of one side of the dialogue-level split (`part`: train | heldout | all)."""
-    from pathlib import Path
-
-    from augmenter.config import build_agent
-    from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, load_chat_seeds
-
-    e = cfg.env
-    agent = agent or build_agent(cfg)
-    if e.users == "dstc11":
-        users = DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", e.split, agent.executor.consolidator.kb,
-                             limit=e.heldout_limit if part == "heldout" else e.train_limit,
-                             seeking_share=e.seeking_share if part == "train" else None, part=part,
-                             heldout_share=e.heldout_share)
-    elif e.users == "chat_seeds":
-        users = LLMUserSimulator(agent.executor.llm, load_chat_seeds(e.chat_seeds.path, e.chat_seeds.utterances),
-                                 max_turns=e.max_turns or 3)
-    else:
-        raise ConfigError(f"env.users must be dstc11 or chat_seeds, got {e.users!r}")
-    try:
-        return TurnEnv(agent, users, llm_call_cost=e.llm_call_cost, consolidation_cost=e.consolidation_cost,
-                       max_text=e.max_text, episode=e.episode, max_turns=e.max_turns)
-    except ValueError as exc:
-        raise ConfigError(f"env: {exc}") from None
-
-
-def make_dialogue_env(overrides: tuple[str, ...] = (), part: str = "train", **env) -> TurnEnv:
-    """`gymnasium.make("augmenter/Dialogue-v0", ...)`: as `make_turn_env`, a whole dialogue per episode."""
-    return make_turn_env(overrides, part, **{"episode": "dialogue", **env})
-
-
-def make_turn_env(overrides: tuple[str, ...] = (), part: str = "train", **env) -> TurnEnv:
-    """The entry point of `gymnasium.make("augmenter/Turn-v0", overrides=[...], part=..., limit=..., ...)`: the
-    `train` config composed with `overrides` (e.g. "llm=fake"); keyword arguments set `env.*` values (`limit`
-    sets the sample size of the chosen part)."""
-    from omegaconf import open_dict
-
-    from augmenter.config import compose
-
-    cfg = compose("train", list(overrides))
-    with open_dict(cfg):
-        if "limit" in env:
-            limit = env.pop("limit")
-            cfg.env.train_limit = cfg.env.heldout_limit = limit
-        unknown = set(env) - set(cfg.env)
-        if unknown:
-            raise TypeError(f"unknown environment setting(s): {', '.join(sorted(unknown))}; known: limit, "
-                            f"{', '.join(cfg.env)}")
-        cfg.env.update(env)
-    return build_env(cfg, part)
+    def render(self) -> Optional[str]:
+        if self.render_mode != "ansi":
+            return None
+        return observation_text(self.mem, self.max_text) if self.mem is not None else ""

@@ -10,6 +10,7 @@ knowledge, so their reward is the costs alone (chit-chat: consolidating there on
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,9 @@ import numpy as np
 
 from augmenter.errors import InputError
 from augmenter.knowledge.base import KnowledgeBase
+from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet, Utterance
+from augmenter.prompts import PromptTemplate
 from augmenter.tasks.dstc11 import load_instances
 
 
@@ -124,8 +127,6 @@ class DSTC11Replay:
 def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
     """BotChat's ChatSEEDs (`MuTual_test_starts.jsonl`: a JSON list of utterances in `conv-GT`), each cut to its
     first `utterances` utterances."""
-    import json
-
     path = Path(path)
     if not path.is_file():
         raise InputError(f"chat seeds not found: {path}")
@@ -175,8 +176,6 @@ class LLMUserSimulator:
 
     def __init__(self, llm, seeds: list[list[str]], prompt: str = "user_simulator", max_turns: int = 3,
                  temperature: float = 0.7, max_tokens: int = 60):
-        from augmenter.prompts import PromptTemplate
-
         if not seeds:
             raise InputError("the LLM user simulator needs at least one seed conversation")
         if max_turns < 1:
@@ -193,8 +192,6 @@ class LLMUserSimulator:
         return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed):], seed)]
 
     def write(self, history: list[Utterance], seed: int) -> str:
-        from augmenter.llm.base import SamplingParams
-
         params = SamplingParams(max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
         raw = self.llm.complete(self.prompt.render(q="", history=[u.model_dump() for u in history]), params).text
         return self.prompt.cut(raw).strip().strip('"').strip()

@@ -1,19 +1,23 @@
-"""Policies as the environment sees them: `act(obs, env) -> action index`, and `rollout` to play one episode.
+"""Policies as the environment sees them (`act(obs, env) -> action index`), and `run_episode`, the one loop that
+plays an episode.
 
-`RandomPolicy` draws uniformly from the action space (the paper's Fig. 3 baseline); `MemoryPolicy` wraps any
+`RandomPolicy` draws uniformly from the actions (the paper's Fig. 3 baseline); `MemoryPolicy` wraps any
 Working-Memory policy (the rule-based ones) so it plays in `augmenter/Turn-v0` exactly as it does in the Agent.
+Nothing here imports gymnasium: an environment is anything with gymnasium's `reset` and `step`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 import numpy as np
 
-from augmenter.agent.loop import Policy
-from augmenter.envs.turn_env import ACTIONS, TurnEnv
-from augmenter.envs.user_sim import UserTurn
+from augmenter.agent import Policy
+from augmenter.memory.observation import ACTIONS
+
+if TYPE_CHECKING:
+    from augmenter.envs import TurnEnv
 
 
 class EnvPolicy(Protocol):
@@ -40,25 +44,30 @@ class MemoryPolicy:
 
 @dataclass
 class Episode:
-    turn_id: str
-    knowledge_seeking: bool
-    reward: float
-    quality: float
-    llm_calls: int
-    steps: int
-    response: str
+    """A played episode: each step's reward, and the reset's info updated with the last step's (turn_id,
+    knowledge_seeking, quality, llm_calls, outcome, ...)."""
+
+    rewards: list[float]
+    info: dict[str, Any]
+
+    @property
+    def reward(self) -> float:
+        """The return (undiscounted)."""
+        return sum(self.rewards)
+
+    @property
+    def steps(self) -> int:
+        return len(self.rewards)
 
 
-def rollout(env: TurnEnv, policy: EnvPolicy, seed: Optional[int] = None, turn: Optional[UserTurn] = None) -> Episode:
-    """Play one episode (one user turn) to its end."""
-    options = {"turn": turn} if turn is not None else None
+def run_episode(env, act: Callable[[dict[str, Any]], int], seed: Optional[int] = None,
+                options: Optional[dict] = None) -> Episode:
+    """Reset `env` (with `seed` and `options`, e.g. `{"turn": a UserTurn}`) and step it with `act(observation)`
+    until the episode terminates or is truncated."""
     obs, info = env.reset(seed=seed, options=options)
-    total, steps, done, step_info = 0.0, 0, False, {}
+    rewards, last, done = [], {}, False
     while not done:
-        obs, reward, done, truncated, step_info = env.step(policy.act(obs, env))
-        total += reward
-        steps += 1
-        done = done or truncated
-    mem = env.unwrapped.mem
-    return Episode(info["turn_id"], info["knowledge_seeking"], total, step_info.get("quality", 0.0),
-                   mem.llm_calls, steps, mem.response or "")
+        obs, reward, terminated, truncated, last = env.step(act(obs))
+        rewards.append(reward)
+        done = terminated or truncated
+    return Episode(rewards, {**info, **last})

@@ -1,6 +1,7 @@
 """Rule-based policies: ordered IF-THEN rules over the Working Memory (paper section 2.2, bootstrapping).
 
 A rule is `{"if": "<condition>", "then": "<action>"}`; the first rule whose condition holds picks the action.
+Rules come from config (`policy.rules=[...]`) or from a YAML file holding a list of them (`policy.file=PATH`).
 A condition is predicates joined by `and`, each optionally preceded by `not`; a rule without `if` always
 holds. Predicates:
 
@@ -26,7 +27,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
+
+import yaml
 
 from augmenter.errors import ConfigError
 from augmenter.memory import Action, WorkingMemory
@@ -84,17 +88,43 @@ class Rule:
         return cls(condition, action, lambda m: all(t(m) for t in tests))
 
 
+def load_rules(path: str | Path) -> list[Rule]:
+    """The rules in a YAML file (a list of {if, then}); every error is one line naming the file."""
+    path = Path(path)
+    try:
+        specs = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"policy.file {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"policy.file {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" on line {where.line + 1}" if where else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"policy.file {path}: not valid YAML{line}: {problem}") from None
+    if not isinstance(specs, list) or not specs:
+        raise ConfigError(f"policy.file {path}: expected a non-empty list of {{if, then}} rules")
+    try:
+        return [Rule.parse(r) for r in specs]
+    except ConfigError as exc:
+        raise ConfigError(f"policy.file {path}: {exc}") from None
+
+
 class RulePolicy:
-    """IF-THEN rules from config. The named policies below are this class with preset rules."""
+    """IF-THEN rules from config, or from a YAML file (`file`, which replaces `rules`). The named policies below
+    are this class with preset rules."""
 
     name = "rules"
     RULES: Sequence[Mapping] = ()
 
-    def __init__(self, rules: Optional[Sequence[Mapping]] = None):
-        specs = list(rules) if rules is not None else list(self.RULES)
-        if not specs:
-            raise ConfigError("policy: no rules given")
-        self.rules = [Rule.parse(r) for r in specs]
+    def __init__(self, rules: Optional[Sequence[Mapping]] = None, file: Optional[str | Path] = None):
+        if file is not None:
+            self.rules = load_rules(file)
+        else:
+            specs = list(rules) if rules is not None else list(self.RULES)
+            if not specs:
+                raise ConfigError("policy: no rules given")
+            self.rules = [Rule.parse(r) for r in specs]
         if self.rules[-1].condition:
             self.rules.append(Rule.parse({"then": "send"}))  # a turn always ends
 

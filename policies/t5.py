@@ -17,28 +17,26 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import numpy as np
+import sentencepiece as spm
 import torch
 from torch import nn
+from transformers import T5Config, T5EncoderModel
 
-from augmenter.envs.turn_env import ACTIONS, N_FEATURES, observation_features, observation_text
 from augmenter.errors import InputError
 from augmenter.memory import Action, WorkingMemory
+from augmenter.memory.observation import ACTIONS, N_FEATURES, observation_features, observation_text
 
 
 class Tokenizer:
     """A SentencePiece unigram model, trained in-process and kept as bytes (saved inside checkpoints)."""
 
     def __init__(self, model_proto: bytes):
-        import sentencepiece as spm
-
         self.proto = model_proto
         self.sp = spm.SentencePieceProcessor(model_proto=model_proto)
         self.pad_id = self.sp.pad_id()
 
     @classmethod
     def train(cls, texts: Iterable[str], vocab_size: int = 2000) -> "Tokenizer":
-        import sentencepiece as spm
-
         sink = io.BytesIO()
         lines = [t.replace("\n", " ").strip() for t in texts if t and t.strip()]
         if len(lines) < 10:
@@ -61,13 +59,13 @@ class Tokenizer:
         return batch, (batch != self.pad_id).long()
 
 
-class ActorCritic(nn.Module):
-    """T5 encoder -> mean-pooled text vector, concatenated with the numeric features -> action logits."""
+class ActionNetwork(nn.Module):
+    """T5 encoder -> mean-pooled text vector, concatenated with the numeric features -> action logits (no value
+    head: REINFORCE's baseline is a moving average, see `training.py`). Checkpoints keep its state_dict and
+    `config`, not the class, so those saved when it was called ActorCritic load unchanged."""
 
     def __init__(self, vocab_size: int, d_model: int = 128, d_ff: int = 256, num_layers: int = 2,
                  num_heads: int = 4):
-        from transformers import T5Config, T5EncoderModel
-
         super().__init__()
         self.config = dict(vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=num_layers,
                            num_heads=num_heads)
@@ -87,7 +85,7 @@ class ActorCritic(nn.Module):
 class T5Policy:
     """The network, its tokenizer and how to read an observation; greedy by default, sampling when asked."""
 
-    def __init__(self, net: ActorCritic, tokenizer: Tokenizer, max_tokens: int = 192, max_llm_calls: int = 2,
+    def __init__(self, net: ActionNetwork, tokenizer: Tokenizer, max_tokens: int = 192, max_llm_calls: int = 2,
                  greedy: bool = True, seed: Optional[int] = None):
         self.net, self.tokenizer, self.max_tokens = net, tokenizer, max_tokens
         self.max_llm_calls = max_llm_calls  # the budget the features were normalised with in training
@@ -124,7 +122,7 @@ class T5Policy:
         if state.get("actions") != [a.value for a in ACTIONS]:
             raise InputError("the checkpoint was trained on another action set: "
                              f"{state.get('actions')} vs {[a.value for a in ACTIONS]}")
-        net = ActorCritic(**state["net_config"])
+        net = ActionNetwork(**state["net_config"])
         net.load_state_dict(state["net"])
         net.eval()
         return cls(net, Tokenizer(state["tokenizer"]), state["max_tokens"], state["max_llm_calls"], greedy=greedy)

@@ -9,27 +9,33 @@ on text, and this policy is an encoder with a five-way action head whose data co
 Every `checkpoint_every` episodes the whole training state (network, optimizer, baseline, episode counter, the
 action sampler's RNG) is written atomically to `checkpoint.pt`; a killed run restarts from it and, since the
 environment's seeds follow the episode counter, continues exactly as the uninterrupted run would have.
+
+The trainer receives its environments and teacher built (`augmenter train` builds them from config with
+`augmenter.api.envs`).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 import torch
 from omegaconf import OmegaConf
+from tqdm import tqdm
 
-from augmenter.envs.turn_env import TurnEnv
+from augmenter.agent import Policy
 from augmenter.errors import ConfigError, InputError
+from augmenter.policies.env_policies import EnvPolicy, MemoryPolicy, RandomPolicy, run_episode
+from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
+from augmenter.storage import atomic_open, write_atomic
 
-from augmenter.policies.env_policies import EnvPolicy, MemoryPolicy, RandomPolicy
-from augmenter.policies.t5 import ActorCritic, T5Policy, Tokenizer
+if TYPE_CHECKING:
+    from augmenter.envs import TurnEnv
 
 CSV_FIELDS = ["episode", "stage", "heldout_reward", "heldout_kf1", "heldout_llm_calls", "heldout_consolidate_seeking",
               "heldout_consolidate_other", "train_reward", "entropy", "baseline", "seconds"]
@@ -50,17 +56,12 @@ def score_heldout(env: TurnEnv, policy: EnvPolicy, seed: int = 0) -> HeldoutScor
     """Play every held-out turn once (in order) and average."""
     rewards, kf1, calls, consolidated = [], [], [], {True: [], False: []}
     for i, turn in enumerate(env.users.turns):
-        obs, _ = env.reset(seed=seed + i, options={"turn": turn})
-        total, done, info = 0.0, False, {}
-        while not done:
-            obs, reward, done, truncated, info = env.step(policy.act(obs, env))
-            total += reward
-            done = done or truncated
-        rewards.append(total)
+        episode = run_episode(env, lambda obs: policy.act(obs, env), seed=seed + i, options={"turn": turn})
+        rewards.append(episode.reward)
         calls.append(env.mem.llm_calls)
         consolidated[turn.knowledge_seeking].append(env.mem.consolidated)
         if turn.knowledge_seeking:
-            kf1.append(info.get("quality", 0.0))
+            kf1.append(episode.info.get("quality", 0.0))
     mean = lambda xs: float(np.mean(xs)) if xs else 0.0
     return HeldoutScore(mean(rewards), mean(kf1), mean(calls), mean(consolidated[True]), mean(consolidated[False]),
                         len(env.users.turns))
@@ -135,26 +136,21 @@ def reinforce_update(policy: T5Policy, optimizer, batch: list[Trajectory], basel
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb") as sink:
+        torch.save(obj, sink)
 
 
 class Trainer:
-    """One seed's run in `<out_dir>/<name>/seed<seed>/`: config.yaml, metrics.csv, checkpoint.pt, policy.pt."""
+    """One seed's run in `<out_dir>/<name>/seed<seed>/`: config.yaml, metrics.csv, checkpoint.pt, policy.pt.
+    `cfg` is the composed `train` config (its `train` and `model` settings; the whole of it is saved, so that a
+    resumed run is known to be the same); `teacher` is the Working-Memory policy stage 1 clones."""
 
-    def __init__(self, cfg, seed: Optional[int] = None, train_env: Optional[TurnEnv] = None,
-                 heldout_env: Optional[TurnEnv] = None):
-        from augmenter.config import build_agent
-        from augmenter.envs.turn_env import build_env
-
+    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: Optional[int] = None):
         self.cfg, self.t = cfg, cfg.train
         self.seed = int(self.t.seed if seed is None else seed)
         self._validate()
         torch.set_num_threads(max(1, int(self.t.threads)))
-        agent = (train_env or heldout_env).agent if (train_env or heldout_env) else build_agent(cfg)
-        self.train_env = train_env or build_env(cfg, "train", agent)
-        self.heldout_env = heldout_env or build_env(cfg, "heldout", agent)
+        self.train_env, self.heldout_env, self.teacher = train_env, heldout_env, MemoryPolicy(teacher)
         self.run_dir = Path(self.t.out_dir) / self.t.name / f"seed{self.seed}"
 
     def _validate(self) -> None:
@@ -212,20 +208,15 @@ class Trainer:
 
     # -- stage 1: behaviour cloning --------------------------------------------------------------------
     def _teacher_data(self) -> tuple[list[dict], list[int]]:
-        from augmenter.config import compose, instantiate
-
-        node = compose("train", [f"policy={self.t.teacher}"]).policy
-        teacher = MemoryPolicy(instantiate(node, "train.teacher"))
         observations, actions = [], []
+
+        def act(obs: dict) -> int:
+            observations.append(obs)
+            actions.append(self.teacher.act(obs, self.train_env))
+            return actions[-1]
+
         for i in range(self.t.bc_episodes):
-            obs, _ = self.train_env.reset(seed=self._episode_seed(-1 - i))
-            done = False
-            while not done:
-                action = teacher.act(obs, self.train_env)
-                observations.append(obs)
-                actions.append(action)
-                obs, _, done, truncated, _ = self.train_env.step(action)
-                done = done or truncated
+            run_episode(self.train_env, act, seed=self._episode_seed(-1 - i))
         return observations, actions
 
     def _clone(self, policy: T5Policy, observations: list[dict], actions: list[int]) -> float:
@@ -256,16 +247,15 @@ class Trainer:
         return int(np.random.SeedSequence([self.seed, episode + 1_000_000]).generate_state(1)[0])
 
     def _sample_episode(self, policy: T5Policy, episode: int) -> tuple[str, Trajectory]:
-        obs, info = self.train_env.reset(seed=self._episode_seed(episode))
-        observations, actions, rewards, done = [], [], [], False
-        while not done:
-            action = policy.choose(obs)
+        observations, actions = [], []
+
+        def act(obs: dict) -> int:
             observations.append(obs)
-            actions.append(action)
-            obs, reward, done, truncated, _ = self.train_env.step(action)
-            rewards.append(reward)
-            done = done or truncated
-        return info["turn_id"], (observations, actions, rewards)
+            actions.append(policy.choose(obs))
+            return actions[-1]
+
+        played = run_episode(self.train_env, act, seed=self._episode_seed(episode))
+        return played.info["turn_id"], (observations, actions, played.rewards)
 
     # -- the run -------------------------------------------------------------------------------------
     def _new_policy(self) -> tuple[T5Policy, dict]:
@@ -276,17 +266,17 @@ class Trainer:
         teacher_seconds = time.perf_counter() - start
         if not texts:  # no cloning: let the tokenizer see a few observations of random play
             random_policy = RandomPolicy(self.seed)
+
+            def act(obs: dict) -> int:
+                texts.append(obs["text"])
+                return random_policy.act(obs, self.train_env)
+
             for i in range(20):
-                obs, _ = self.train_env.reset(seed=self._episode_seed(-10_000 - i))
-                done = False
-                while not done:
-                    texts.append(obs["text"])
-                    obs, _, done, truncated, _ = self.train_env.step(random_policy.act(obs, self.train_env))
-                    done = done or truncated
+                run_episode(self.train_env, act, seed=self._episode_seed(-10_000 - i))
         m = self.cfg.model
         tokenizer = Tokenizer.train(tokenizer_corpus(self.train_env, texts), vocab_size=m.vocab_size)
         tokenizer_seconds = time.perf_counter() - start - teacher_seconds
-        net = ActorCritic(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads)
+        net = ActionNetwork(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads)
         policy = T5Policy(net, tokenizer, m.max_tokens, self.train_env.agent.max_llm_calls, greedy=False,
                           seed=self.seed)
         accuracy = self._clone(policy, observations, actions)
@@ -311,8 +301,6 @@ class Trainer:
         return score
 
     def run(self) -> dict:
-        from tqdm import tqdm
-
         self._prepare_dir()
         checkpoint_path = self.run_dir / "checkpoint.pt"
         started = time.perf_counter()
@@ -363,16 +351,11 @@ class Trainer:
         return {"run_dir": str(self.run_dir), "episodes": episode, "resumed_from": resumed, **extra}
 
 
-def baselines(cfg, heldout_env: TurnEnv, name_dir: Path, seeds: int = 3) -> dict[str, dict]:
+def baselines(heldout_env: TurnEnv, policies: dict[str, Policy], path: Path, key: str,
+              seeds: int = 3) -> dict[str, dict]:
     """Held-out scores of the reference policies (the horizontal lines of Fig. 3): random (mean of `seeds`
-    seeds) and the rule-based policies named in `train.baselines` (configs/policy/). Kept in `<name_dir>/baselines.json` with the environment
-    they were scored in; scored again when that changes."""
-    from augmenter.config import compose, instantiate
-    from augmenter.envs.precompute import fingerprint
-
-    path = name_dir / "baselines.json"
-    names = list(cfg.train.baselines)
-    key = fingerprint(cfg) + json.dumps(OmegaConf.to_container(cfg.env, resolve=True), sort_keys=True) + str(names)
+    seeds) and the named Working-Memory `policies`. Kept in `path` (baselines.json) with `key`, which names the
+    environment they were scored in; scored again when it changes."""
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("key") == key:
@@ -380,11 +363,8 @@ def baselines(cfg, heldout_env: TurnEnv, name_dir: Path, seeds: int = 3) -> dict
     out = {}
     randoms = [score_heldout(heldout_env, RandomPolicy(s), seed=0) for s in range(seeds)]
     out["random"] = {k: float(np.mean([asdict(r)[k] for r in randoms])) for k in asdict(randoms[0])}
-    for name in names:
-        policy = MemoryPolicy(instantiate(compose("train", [f"policy={name}"]).policy, name))
-        out[name] = asdict(score_heldout(heldout_env, policy))
-    name_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"scores": out, "key": key}, indent=1), encoding="utf-8")
+    for name, policy in policies.items():
+        out[name] = asdict(score_heldout(heldout_env, MemoryPolicy(policy)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps({"scores": out, "key": key}, indent=1))
     return out
-
-

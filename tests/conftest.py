@@ -60,12 +60,12 @@ def untrained_policy_file(tmp_path_factory):
     """A small T5 policy straight from its random init, saved as `augmenter train` saves one."""
     import torch
 
-    from augmenter.policies.t5 import ActorCritic, T5Policy, Tokenizer
+    from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
 
     lines = [f"user: is there {w} at the hotel? evidence: {n} snippets candidate 1 (utility 0.{n}): yes"
              for n in range(10) for w in ("parking", "wifi", "a pool", "breakfast", "room service")]
     tokenizer = Tokenizer.train(lines, vocab_size=120)
-    policy = T5Policy(ActorCritic(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2), tokenizer,
+    policy = T5Policy(ActionNetwork(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2), tokenizer,
                       max_tokens=64)
     path = tmp_path_factory.mktemp("policy") / "policy.pt"
     torch.save({"policy": policy.state()}, path)

@@ -1,26 +1,49 @@
-"""Every option of every config group composes and instantiates (after lightning-hydra-template's test_configs)."""
+"""Every option of every config group composes, instantiates to its `_target_` and does its job (after
+lightning-hydra-template's test_configs), and the agent built around it answers."""
 
 import json
 
 import pytest
+from hydra.utils import get_object
 
-from augmenter.config import GROUPS, build_agent, compose, group_options, instantiate
+from augmenter.config import GROUPS, build_agent, build_llm, compose, group_options, instantiate
 from augmenter.errors import AugmenterError, ConfigError
+from augmenter.knowledge import KnowledgeBase, top_k
+from augmenter.llm import FakeLLM, SamplingParams
+from augmenter.memory import Action, Snippet, Verdict, WorkingMemory
 
 from conftest import DATA
 
 
+# Per knowledge base: a question, a reply its knowledge supports (the fake LLM gives it) and where it says so.
+TURNS = {
+    "demo": ("Does the Grand Meridian Hotel have a pool?",
+             "Yes, there is an indoor heated pool open from 7 am to 10 pm.", "an indoor heated pool open from 7 am"),
+    "demo2": ("How much does a puncture repair cost at Spoke Doctor?",
+              "A puncture repair costs 8 pounds and is done while you wait.", "A puncture repair costs 8 pounds"),
+    "dstc11": ("Is there an onsite pool at Ashley Hotel?", "There is no onsite pool at Ashley Hotel.",
+               "There is no onsite pool at Ashley Hotel."),
+    "dstc7_facts": ("Why was Grbac featured as sexiest athlete?", "Grbac was featured as the sexiest athlete in 1998.",
+                    "grbac was featured as people ' s sexiest athlete in 1998"),
+    "jsonl": ("Is the Spa open every day?", "The Spa is open daily.", "The Spa is open daily."),
+    "ottqa": ("Who created the series in which the character of Robert , played by actor Nonso Anozie , appeared ?",
+              "Lynda La Plante", "Lynda La Plante"),
+}
+TEXTS = ["The indoor pool is open from 7 am to 10 pm.", "Parking is free for all guests.", "Dogs are welcome."]
+
+
 def _overrides(group, option, tmp_path, policy_file=None):
-    extra = [f"data_root={DATA}"]
-    if (group, option) == ("knowledge", "ottqa"):  # tables and passages need their own consolidator (task=ottqa)
+    knowledge = option if group == "knowledge" else "demo"
+    extra = [f"data_root={DATA}", "llm_cache.enabled=false"]
+    if knowledge == "ottqa":  # tables and passages need their own consolidator (task=ottqa)
         extra += ["task=ottqa", "retriever=bm25s"]
     if (group, option) == ("policy", "trained"):
         extra.append(f"policy.checkpoint={policy_file}")
-    if group != "llm":
-        extra.append("llm=fake")
-    if (group, option) == ("knowledge", "jsonl"):
+    if group != "llm":  # the LLM verifier reads the fake's label
+        extra += ["llm=fake", f"llm.default='{'SUPPORTED' if group == 'verifier' else TURNS[knowledge][1]}'"]
+    if knowledge == "jsonl":
         kb = tmp_path / "kb.jsonl"
-        kb.write_text(json.dumps({"entity": "Spa", "text": "Open daily."}) + "\n")
+        kb.write_text(json.dumps({"entity": "Spa", "text": "The Spa is open daily."}) + "\n")
         extra.append(f"knowledge.path={kb}")
     return [f"{group}={option}", *extra]
 
@@ -33,22 +56,69 @@ def test_every_group_has_options():
     assert len(CASES) >= 17
 
 
-@pytest.mark.parametrize("group, option", CASES)
-def test_option_composes_and_instantiates(group, option, tmp_path, untrained_policy_file):
-    cfg = compose("chat", _overrides(group, option, tmp_path, untrained_policy_file))
-    if group == "task":
-        assert cfg.knowledge._target_  # a task selects its knowledge base
-        return
-    verifier = instantiate(cfg.verifier, "verifier", llm=None, prompts=None)
-    obj = instantiate(cfg[group], group, llm=None, prompts=None, verifier=verifier)
-    from hydra.utils import get_object
+def _memory(evidence: list[str]) -> WorkingMemory:
+    mem = WorkingMemory(q="Is parking free?")
+    mem.e = [Snippet(id=str(i), text=text) for i, text in enumerate(evidence)]
+    return mem
 
+
+def _check_works(group, option, obj, cfg) -> None:
+    """Use the object as the agent does and check what it gives."""
+    if group == "llm" and isinstance(obj, FakeLLM):  # the others load a model or reach a server: tests/test_llm.py
+        assert obj.complete([{"role": "user", "content": "Hi"}], SamplingParams()).text == cfg.llm.default
+    elif group == "retriever":
+        obj.index(TEXTS)
+        assert [i for i, _ in top_k(obj.scores("is parking free"), 3)][0] == 1
+    elif group == "knowledge":
+        texts = [s.text for s in obj.snippets] if isinstance(obj, KnowledgeBase) else obj.texts
+        assert any(TURNS[option][2] in text for text in texts)
+    elif group == "verifier":
+        judgement = obj.judge("Parking is free for all guests.", TEXTS)
+        assert judgement.verdict == Verdict.SUPPORTED and judgement.evidence[0] == 1
+    elif group == "utility":
+        supported, invented = obj(_memory(TEXTS), "Parking is free for all guests."), \
+            obj(_memory(TEXTS), "The moon hosts a casino with a rooftop golf course.")
+        assert supported.passed and not invented.passed and supported.score > invented.score
+    elif group == "policy":  # the first action for a question (no entity named); an untrained policy: any
+        first = {"always_use": Action.CONSOLIDATE_KNOWLEDGE, "llm_augmenter": Action.CONSOLIDATE_KNOWLEDGE,
+                 "no_knowledge": Action.CALL_LLM, "rules": Action.CALL_LLM, "self_ask": Action.ASK_NEED_KNOWLEDGE}
+        choice = obj.next_action(_memory([]))
+        assert choice == first[option] if option in first else isinstance(choice, Action)
+    elif group == "prompt":
+        messages = obj.respond(_memory(TEXTS))
+        assert "Is parking free?" in messages[-1]["content"]
+        assert all(any(text in m["content"] for m in messages) for text in TEXTS)
+
+
+@pytest.mark.parametrize("group, option", CASES)
+def test_option_composes_instantiates_and_works(group, option, tmp_path, untrained_policy_file):
+    cfg = compose("chat", _overrides(group, option, tmp_path, untrained_policy_file))
+    if group == "task":  # a task selects its knowledge base (and for Wiki QA its consolidator)
+        assert cfg.knowledge._target_ == {"demo": "augmenter.knowledge.demo.load_demo_knowledge",
+                                          "demo2": "augmenter.knowledge.demo.load_demo2_knowledge",
+                                          "dstc11": "augmenter.knowledge.load_dstc11",
+                                          "dstc7": "augmenter.tasks.dstc7.load_facts",
+                                          "ottqa": "augmenter.tasks.ottqa.load_corpus"}[option]
+        return
+    llm = build_llm(cfg) if group != "llm" else None
+    prompts = instantiate(cfg.prompt, "prompt")
+    verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts)
+    obj = instantiate(cfg[group], group, llm=llm, prompts=prompts, verifier=verifier)
     target = get_object(cfg[group]._target_)
-    if isinstance(target, type):  # a class: the object is one (loaders and classmethods return their own types)
+    if isinstance(target, type):  # a class: the object is one (loaders return their own types)
         assert isinstance(obj, target)
-    if group in ("policy", "utility", "knowledge", "prompt"):
-        agent = build_agent(cfg)  # and the whole agent builds around it
-        assert agent.respond("Does the Grand Meridian Hotel have a pool?").response
+    _check_works(group, option, obj, cfg)
+    if group in ("policy", "utility", "knowledge", "prompt"):  # and the whole agent builds around it and answers
+        question, reply, _ = TURNS[option if group == "knowledge" else "demo"]
+        mem = build_agent(cfg).respond(question)
+        actions = [r.action.value for r in mem.trace]
+        if option == "no_knowledge":  # nothing retrieved, so nothing in the reply is supported: it abstains
+            assert "consolidate_knowledge" not in actions and not mem.e and mem.outcome == "abstained"
+        elif option == "trained":  # an untrained policy's greedy choices, within the step budget, then a send
+            assert actions[-1] == "send" and len(actions) <= cfg.agent.max_steps
+            assert mem.response == reply or (mem.outcome == "abstained" and mem.response.startswith("I'm sorry"))
+        else:  # the evidence supports the fake's reply: it is sent as it is
+            assert mem.e and mem.response == reply and mem.outcome == "answered"
 
 
 def test_wrong_option_is_one_clear_line():

@@ -1,14 +1,23 @@
 """The gymnasium environment (issue #4, first part): API conformance, invalid actions, reward and costs."""
 
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from augmenter.errors import ConfigError
 from augmenter.envs import ACTIONS, CHARSET, DSTC11Replay, TurnEnv, UserTurn, observation_text
 from augmenter.memory import Action, Snippet, WorkingMemory
+from augmenter.policies import LLMAugmenterPolicy, MemoryPolicy, RandomPolicy, run_episode
 
-from conftest import DATA
+from conftest import DATA, ROOT
 
 FAKE = [f"data_root={DATA}", "llm=fake"]
 
@@ -20,7 +29,21 @@ def env():
 
 
 def test_registered_env_passes_the_gymnasium_checker(env):
-    check_env(env, skip_render_check=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)  # render and close checks included: they make the env again from its spec
+    assert not [str(w.message) for w in caught if "gymnasium" in w.filename]
+    assert gymnasium.spec("augmenter/Turn-v0").max_episode_steps == env.agent.max_steps
+
+
+def test_ansi_render_shows_the_working_memory():
+    env = gymnasium.make("augmenter/Turn-v0", overrides=FAKE, part="all", limit=10, render_mode="ansi")
+    obs, _ = env.reset(seed=0)
+    assert env.render() == obs["text"] and obs["text"].startswith("user: ")
+    obs, *_ = env.step(ACTIONS.index(Action.CALL_LLM))
+    assert "candidate 1" in env.render() and env.render() == obs["text"]
+    with pytest.raises(ConfigError, match="render_mode"):
+        gymnasium.make("augmenter/Turn-v0", overrides=FAKE, limit=10, render_mode="human")
 
 
 def test_replay_has_both_kinds_of_turns(env):
@@ -68,13 +91,15 @@ def test_a_turn_that_needs_no_knowledge_only_pays_costs(env):
     assert done and info["quality"] == 0.0 and reward == 0.0
 
 
-def test_the_step_budget_ends_an_endless_episode(env):
+def test_the_step_budget_truncates_an_endless_episode(env):
     env.reset(seed=3, options={"turn": _seeking_turn(env)})
-    done, steps = False, 0
-    while not done:
-        _, _, done, _, _ = env.step(ACTIONS.index(Action.CONSOLIDATE_KNOWLEDGE))
+    terminated = truncated = False
+    steps = 0
+    while not (terminated or truncated):
+        _, reward, terminated, truncated, info = env.step(ACTIONS.index(Action.CONSOLIDATE_KNOWLEDGE))
         steps += 1
-    assert steps == env.agent.max_steps and env.mem.response
+    assert steps == env.agent.max_steps and env.mem.response and truncated is True and terminated is False
+    assert "quality" in info and env.mem.trace[-1].action == Action.SEND  # the agent sent its best candidate
 
 
 def test_observation_text_stays_in_its_charset():
@@ -90,24 +115,47 @@ def test_costs_must_not_be_negative(env):
 
 
 def test_a_rule_policy_plays_the_env_exactly_as_it_runs_in_the_agent(env):
-    from policies import LLMAugmenterPolicy, MemoryPolicy, RandomPolicy, rollout
-
     turn = _seeking_turn(env)
-    played = rollout(env, MemoryPolicy(LLMAugmenterPolicy()), seed=0, turn=turn)
+    rules = MemoryPolicy(LLMAugmenterPolicy())
+    played = run_episode(env, lambda obs: rules.act(obs, env), seed=0, options={"turn": turn})
     env.agent.policy = LLMAugmenterPolicy()
     direct = env.agent.respond(turn.q, turn.history)
-    assert played.response == direct.response and played.llm_calls == direct.llm_calls
-    assert played.steps == len(direct.trace)
+    assert env.mem.response == direct.response and played.info["llm_calls"] == direct.llm_calls
+    assert played.steps == len(direct.trace) and played.info["turn_id"] == turn.turn_id
     costs = 0.01 * direct.llm_calls + 0.005 * direct.count(Action.CONSOLIDATE_KNOWLEDGE)
-    assert played.reward == pytest.approx(played.quality - costs)
+    assert played.reward == pytest.approx(played.info["quality"] - costs)
     # a random policy always finishes its episodes (the step budget), whatever it picks
-    episodes = [rollout(env, RandomPolicy(seed=s), seed=s) for s in range(10)]
-    assert all(e.response and 1 <= e.steps <= env.agent.max_steps for e in episodes)
+    for s in range(10):
+        random = RandomPolicy(seed=s)
+        episode = run_episode(env, lambda obs: random.act(obs, env), seed=s)
+        assert env.mem.response and 1 <= episode.steps <= env.agent.max_steps
+
+
+def test_a_plain_function_utility_scores_the_reward(env):
+    from augmenter.agent import Agent, Executor
+    from augmenter.prompts import PromptEngine
+
+    judged = []
+
+    def utility(memory, candidate):  # a bare score: the agent's protocol allows it
+        judged.append([s.id for s in memory.e])
+        return 0.25
+
+    ex = env.agent.executor
+    agent = Agent(LLMAugmenterPolicy(), Executor(ex.llm, PromptEngine(), utility, ex.consolidator), max_llm_calls=2)
+    plain = TurnEnv(agent, env.users)
+    turn = _seeking_turn(env)
+    plain.reset(seed=0, options={"turn": turn})
+    plain.step(ACTIONS.index(Action.CALL_LLM))
+    _, reward, terminated, _, info = plain.step(ACTIONS.index(Action.SEND))
+    assert terminated and reward == info["quality"] == 0.25
+    assert judged[-1] == [s.id for s in turn.gold]  # scored against the turn's gold knowledge
 
 
 def test_a_dialogue_episode_walks_a_replayed_dialogue_turn_by_turn():
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=FAKE, part="all", limit=300).unwrapped
-    check_env(env, skip_render_check=True)
+    check_env(env)
+    assert gymnasium.spec("augmenter/Dialogue-v0").max_episode_steps is None  # as long as the dialogue
     rng = np.random.default_rng(0)
     longest = max((env.users.dialogue(rng) for _ in range(50)), key=lambda c: len(c.turns))
     assert len(longest.turns) >= 2
@@ -135,7 +183,7 @@ def test_llm_user_simulator_continues_a_chat_seed_with_the_agent_in_the_history(
     fake = env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> FakeLLM
     user_line = lambda messages: f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
     fake.rules = {"Write the user's next message": user_line}
-    check_env(env, skip_render_check=True)
+    check_env(env)
     obs, info = env.reset(seed=3)
     opening = env.turn.history
     assert [u.speaker for u in opening] == ["U", "S"] and opening[0].text in {s[0] for s in seeds}
@@ -160,3 +208,22 @@ def test_chat_seed_errors_are_clear(tmp_path):
     bad.write_text('{"index": 1}\n')
     with pytest.raises(InputError, match="bad.jsonl:1"):
         load_chat_seeds(bad)
+
+
+def _readme_env_snippet() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Training a policy"):]
+    return textwrap.dedent(re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1))
+
+
+def test_the_readme_env_snippet_runs_from_another_directory(tmp_path):
+    code = _readme_env_snippet()
+    assert 'gymnasium.make("augmenter/Turn-v0", overrides=["llm=fake"], llm_call_cost=0.01)' in code
+    environ = {**os.environ, "AUGMENTER_DATA": str(DATA), "AUGMENTER_CACHE": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    without = {k: v for k, v in environ.items() if k != "AUGMENTER_DATA"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=without, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode != 0 and "set AUGMENTER_DATA=/path/to/data" in out.stderr.splitlines()[-1]

@@ -6,10 +6,11 @@ import json
 import pytest
 
 from augmenter.cli.main import main
-from augmenter.config import compose, group_options
+from augmenter.config import build_agent, compose, group_options, instantiate
 from augmenter.errors import ConfigError
 from augmenter.eval import metrics
-from augmenter.eval.runner import Evaluator, read_records
+from augmenter.eval.report import bootstrap_ci, load_runs, paired_delta
+from augmenter.eval.runner import Evaluator, read_records, summarize
 from augmenter.memory import Snippet
 from policies import LLMAugmenterPolicy
 
@@ -99,16 +100,14 @@ def test_given_knowledge_replaces_retrieval(make_agent):
 
 
 def test_bootstrap_interval_and_paired_delta():
-    from augmenter.eval.report import bootstrap_ci, paired_delta
-
     lo, hi = bootstrap_ci([10.0, 20.0] * 50)
     assert 13.0 < lo < 15.0 and 15.0 < hi < 17.0  # mean 15, sd 5, n 100: about 15 +- 1
     assert bootstrap_ci([7.0] * 10) == [7.0, 7.0]
-    base = {"KF1_per_turn": {"a": 10.0, "b": 20.0, "c": 30.0}}
-    run = {"KF1_per_turn": {"a": 12.0, "b": 22.0, "d": 99.0}}  # only a and b are shared
+    base = {"score_per_turn": {"a": 10.0, "b": 20.0, "c": 30.0}}
+    run = {"score_per_turn": {"a": 12.0, "b": 22.0, "d": 99.0}}  # only a and b are shared
     delta, ci = paired_delta(run, base)
     assert delta == 2.0 and ci == [2.0, 2.0]
-    assert paired_delta({"KF1_per_turn": {"x": 1.0}}, base) is None
+    assert paired_delta({"score_per_turn": {"x": 1.0}}, base) is None
 
 
 # ---- augmenter eval / grid / report, fake LLM ----------------------------------------------------------------
@@ -117,19 +116,28 @@ def _eval_args(tmp_path, *extra):
             "eval.progress=false", *extra]
 
 
+def _evaluator(cfg) -> Evaluator:
+    """An evaluator of `cfg`, its agent and knowledge built from the same config (as the CLI builds them)."""
+    knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
+    return Evaluator(cfg, lambda: build_agent(cfg), knowledge)
+
+
 @pytest.mark.parametrize("name", group_options("experiment"))
 def test_every_experiment_composes_and_builds(name, tmp_path):
-    from augmenter.config import build_agent
-
     extra = ["retriever=bm25s"] if name.startswith("table5") else []  # not the dense encoder over all of OTT-QA
     cfg = compose("eval", _eval_args(tmp_path, f"experiment={name}", *extra))
     assert cfg.name == name and cfg.eval.dataset in ("dstc11", "dstc7", "ottqa")
-    assert build_agent(cfg).respond("Is there free parking?").response
+    mem = build_agent(cfg).respond("Is there free parking?")
+    assert bool(mem.e) == (not cfg.policy._target_.endswith("NoKnowledgePolicy"))
+    if cfg.utility._target_.endswith("ClaimsUtility"):  # the fake's reply states nothing the evidence supports
+        assert mem.outcome == "abstained" and mem.response.startswith("I'm sorry, but the knowledge I have does not")
+    else:  # scored, and sent as the best (the only) candidate there is
+        assert mem.outcome == "answered" and mem.response == cfg.llm.default
 
 
 def test_eval_writes_records_and_resumes(tmp_path):
     cfg = compose("eval", _eval_args(tmp_path, "eval.limit=3"))
-    summary = Evaluator(cfg).run()
+    summary = _evaluator(cfg).run()
     path = tmp_path / "dstc11-dev-n3-seed0" / "table2_bm25_feedback" / "records.jsonl"
     lines = path.read_text().splitlines()
     assert summary["turns"] == 3 and len(lines) == 3
@@ -139,15 +147,34 @@ def test_eval_writes_records_and_resumes(tmp_path):
     assert 0 <= record["metrics"]["KF1"] <= 100
     # a crash mid-write: the cut line is dropped and only that turn is recomputed
     path.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40])
-    Evaluator(cfg).run()
+    _evaluator(cfg).run()
     again = path.read_text().splitlines()
     assert again[:2] == lines[:2] and len(read_records(path)) == 3
 
 
+def test_turn_time_is_turn_seconds_and_older_records_are_read(tmp_path):
+    """`cost.turn_seconds` is a turn's measured time; records written before it kept that time as `wall_seconds`,
+    which in the Working Memory's figures is the sum of its actions' times: they are read as `turn_seconds`."""
+    _evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=2"))).run()
+    path = tmp_path / "dstc11-dev-n2-seed0" / "table2_bm25_feedback" / "records.jsonl"
+    new = [json.loads(line) for line in path.read_text().splitlines()]
+    assert all(r["cost"]["turn_seconds"] > 0 and r["cost"]["wall_seconds"] > 0 for r in new)
+    old = {**new[0], "cost": {k: v for k, v in new[0]["cost"].items() if k != "turn_seconds"}}
+    old["cost"]["wall_seconds"] = 1.5
+    path.write_text(json.dumps(old) + "\n" + json.dumps(new[1]) + "\n")
+    records = read_records(path)
+    assert records[0]["cost"]["turn_seconds"] == 1.5 and "wall_seconds" not in records[0]["cost"]
+    assert records[1] == new[1]
+    cost = summarize(records, with_bertscore=False)["cost"]
+    assert cost["turn_seconds"] == pytest.approx((1.5 + new[1]["cost"]["turn_seconds"]) / 2)
+    assert "wall_seconds" not in cost  # not a figure of every record
+    assert load_runs(path.parents[1], with_bertscore=False)["table2_bm25_feedback"]["cost"] == cost
+
+
 def test_eval_refuses_to_mix_configurations(tmp_path):
-    Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1"))).run()
+    _evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1"))).run()
     with pytest.raises(ConfigError, match="different configuration"):
-        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "utility.threshold=0.5"))).run()
+        _evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "utility.threshold=0.5"))).run()
     # the same options with an edited prompt file are a different system too
     import shutil
     from importlib import resources
@@ -155,21 +182,21 @@ def test_eval_refuses_to_mix_configurations(tmp_path):
     mine = tmp_path / "mine.yaml"
     shutil.copy(resources.files("augmenter.prompts") / "files" / "customer_service.yaml", mine)
     args = _eval_args(tmp_path, "eval.limit=1", f"prompt.response={mine}", "name=mine")
-    Evaluator(compose("eval", args)).run()
+    _evaluator(compose("eval", args)).run()
     mine.write_text(mine.read_text().replace("one to three sentences", "one sentence"))
     with pytest.raises(ConfigError, match="prompt_files"):
-        Evaluator(compose("eval", args)).run()
+        _evaluator(compose("eval", args)).run()
 
 
 def test_runs_recorded_before_an_option_existed_still_resume(tmp_path):
     cfg = compose("eval", _eval_args(tmp_path, "eval.limit=1"))
-    run = Evaluator(cfg)
+    run = _evaluator(cfg)
     run.run()
     stored = json.loads((run.dir / "config.json").read_text())
     assert "review_window" not in stored["consolidator"]  # left out while off: as a run recorded before it existed
-    Evaluator(cfg).run()  # resumes
+    _evaluator(cfg).run()  # resumes
     with pytest.raises(ConfigError, match="consolidator"):  # switched on, it is a different system
-        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "consolidator.review_window=1"))).run()
+        _evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=1", "consolidator.review_window=1"))).run()
 
 
 def test_a_second_writer_is_refused(tmp_path):
@@ -179,7 +206,7 @@ def test_a_second_writer_is_refused(tmp_path):
     cfg = compose("eval", _eval_args(tmp_path, "eval.limit=1"))
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        run = Evaluator(cfg)
+        run = _evaluator(cfg)
         run.dir.mkdir(parents=True)
         (run.dir / "run.lock").write_text(str(other.pid))
         with pytest.raises(ConfigError, match=f"another eval \\(pid {other.pid}\\)"):
@@ -187,12 +214,12 @@ def test_a_second_writer_is_refused(tmp_path):
     finally:
         other.kill()
         other.wait()
-    assert Evaluator(cfg).run()["turns"] == 1  # the lock of a dead process is stale
+    assert _evaluator(cfg).run()["turns"] == 1  # the lock of a dead process is stale
 
 
 def test_gold_and_no_knowledge_access(tmp_path):
     for name, expect in (("table2_gold", True), ("table2_llm_only", False)):
-        Evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=2", f"experiment={name}"))).run()
+        _evaluator(compose("eval", _eval_args(tmp_path, "eval.limit=2", f"experiment={name}"))).run()
         records = read_records(tmp_path / "dstc11-dev-n2-seed0" / name / "records.jsonl")
         for r in records:
             evidence = [s["text"] for s in r["memory"]["e"]]
@@ -201,7 +228,7 @@ def test_gold_and_no_knowledge_access(tmp_path):
 
 def test_bad_knowledge_access_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="eval.knowledge"):
-        Evaluator(compose("eval", _eval_args(tmp_path, "eval.knowledge=psychic")))
+        _evaluator(compose("eval", _eval_args(tmp_path, "eval.knowledge=psychic")))
 
 
 def test_dstc7_news_chat_instances():
@@ -223,6 +250,7 @@ def test_grid_and_report_end_to_end(tmp_path, capsys):
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Fig. 5" in text and "(5) rerank the best of two" in text and "| n/a |" in text
     assert "ΔKF1 vs first row" in text
-    assert "KF1_per_turn" not in (tmp_path / "rep" / "summaries.json").read_text()
+    summaries = json.loads((tmp_path / "rep" / "summaries.json").read_text())
+    assert all(s["score_metric"] == "KF1" and "score_per_turn" not in s for s in summaries.values())
     assert (tmp_path / "rep" / "fig5.png").stat().st_size > 1000
     assert main(["report", str(tmp_path / "nothing-here")]) == 2

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from augmenter.cli.main import main
-from augmenter.config import compose
+from augmenter.config import build_agent, compose, instantiate
 from augmenter.errors import CircuitOpenError, ConfigError, LLMError, LLMFatalError
 from augmenter.eval.runner import EvalFailed, Evaluator, load_items, read_records, run_lock, summarize
 from augmenter.llm import Completion, FakeLLM
@@ -59,7 +59,12 @@ def _args(tmp_path, *extra):
 
 
 def _evaluator(tmp_path, *extra) -> Evaluator:
-    return Evaluator(compose("eval", _args(tmp_path, *extra)))
+    return _built(compose("eval", _args(tmp_path, *extra)))
+
+
+def _built(cfg) -> Evaluator:
+    """An evaluator of `cfg`, its agent and knowledge built from the same config (as the CLI builds them)."""
+    return Evaluator(cfg, lambda: build_agent(cfg), instantiate(cfg.knowledge, "knowledge"))
 
 
 @pytest.fixture
@@ -134,7 +139,7 @@ def test_max_failed_as_a_count_and_as_a_share(tmp_path, llm, sample):
     for bad in (1.5, -1, "some"):  # also when the config did not go through the schema
         cfg.eval.max_failed = bad
         with pytest.raises(ConfigError, match="eval.max_failed"):
-            Evaluator(cfg).run()
+            _built(cfg).run()
 
 
 def test_cli_exits_2_with_one_line_and_keeps_the_records(tmp_path, llm, sample, capsys):
@@ -234,7 +239,7 @@ def test_grid_goes_on_after_failed_turns_and_stops_when_the_llm_is_down(tmp_path
         ran.append(self.cfg.name)
         summary = {"name": self.cfg.name, "run_dir": str(self.dir), "turns": 3, "ok": 2, "failed": 1, "pending": 0,
                    "failure_reasons": {"HTTP 500": 1}, "metrics": {"KF1": 17.256, "length": 12.0},
-                   "cost": {"llm_calls": 1.5, "wall_seconds": 0.25}}
+                   "cost": {"llm_calls": 1.5, "turn_seconds": 0.25}}
         if self.cfg.name == "table2_llm_only":
             raise EvalFailed("table2_llm_only: 1 of 3 turns failed", summary)
         return summary

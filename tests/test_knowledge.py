@@ -62,6 +62,48 @@ def test_jsonl_knowledge(tmp_path):
         load_jsonl(path)
 
 
+@pytest.mark.parametrize("row, message", [
+    ({"entity": "X", "aliases": "the x", "text": "t"},
+     "'aliases' must be a list of strings (other names of the entity), got a string"),  # not 5 one-letter aliases
+    ({"entity": "X", "aliases": ["the x", 3], "text": "t"},
+     "'aliases' must be a list of strings (other names of the entity), got a list holding an integer"),
+    ({"text": 5}, "'text' must be a string (the snippet), got an integer"),
+    ({"question": "Open?", "answer": True}, "'answer' must be a string (with 'question': a FAQ), got true/false"),
+    ({"entity": ["X"], "text": "t"}, "'entity' must be a string (the entity's name), got a list"),
+    ({"id": 1.5, "text": "t"}, "'id' must be a string or an integer, got a decimal number"),
+    ({"text": "t", "colour": "blue"},
+     "unknown key 'colour' (allowed: text, question, answer, id, entity, aliases, domain, doc_type)"),
+    ({"question": "Open?"}, "needs 'text', or 'question' and 'answer'"),
+    ([1, 2], "expected a JSON object"),
+])
+def test_jsonl_knowledge_rejects_unknown_keys_and_wrong_types(tmp_path, row, message):
+    path = tmp_path / "kb.jsonl"
+    path.write_text(json.dumps({"text": "A good line."}) + "\n\n" + json.dumps(row) + "\n")
+    with pytest.raises(KnowledgeFormatError) as err:
+        load_jsonl(path)
+    assert str(err.value) == f"{path}:3: {message}"  # the file, the line, the key and what is allowed
+
+
+def test_jsonl_knowledge_null_is_a_missing_key_and_ids_are_kept(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    rows = [{"id": 7, "entity": "Spa", "aliases": ["the spa"], "domain": None, "text": "Open daily."},
+            {"id": "faq-1", "entity": None, "text": None, "question": "Open?", "answer": "Yes."}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    kb = load_jsonl(path)
+    assert [(s.id, s.doc_id, s.text, s.domain, s.doc_type, s.entity_name) for s in kb.snippets] == [
+        ("7", 7, "Open daily.", None, "passage", "Spa"), ("faq-1", "faq-1", "Q: Open? A: Yes.", None, "faq", None)]
+    assert [(e.name, e.aliases) for e in kb.entities] == [("Spa", ["the spa"])]
+
+
+def test_shipped_jsonl_knowledge_loads(tmp_path):
+    from augmenter.knowledge.demo import DEMO2_KNOWLEDGE, load_demo2_knowledge
+
+    kb = load_demo2_knowledge(tmp_path)
+    assert len(kb) == len(DEMO2_KNOWLEDGE) and len(kb.entities) == 5
+    assert kb.entities[0].name == "Crumb and Crust Bakery" and kb.entities[0].aliases == ["crumb and crust",
+                                                                                          "crumb & crust"]
+
+
 def test_both_bm25_backends_give_the_same_top_k(dstc11_kb):
     texts = [s.text for s in dstc11_kb.snippets]
     a, b = BM25sRetriever(), RankBM25Retriever()

@@ -1,12 +1,16 @@
 """OTT-QA (Wiki QA) data, the hyperlink linker and the evidence chainer on a few real dev tables (issue #5, point 4)."""
 
+import json
+
 import pytest
 
-from augmenter.eval.metrics import answer_prf
-from augmenter.utilities.kf1 import normalize_answer
+from augmenter.cli.main import main
+
+from augmenter.eval.metrics import answer_prf, answer_recall
 from augmenter.knowledge import BM25sRetriever
-from augmenter.knowledge.chainer import EvidenceChainer, HyperlinkLinker, TableTextCorpus, answer_recall
+from augmenter.knowledge.chainer import EvidenceChainer, HyperlinkLinker, TableTextCorpus
 from augmenter.tasks.ottqa import load_passages, load_questions, load_tables
+from augmenter.utilities.kf1 import normalize_answer
 
 from conftest import DATA
 
@@ -52,8 +56,16 @@ def test_chains_reach_answers_that_rows_alone_do_not(small):
                     for q in questions)
     chained = sum(answer_recall([c.text for c in chainer.chains(q.question)], q.answers) for q in questions)
     assert chained >= rows_only + 3  # 5 of 12 here, against 0 from the rows alone
-    chain = chainer.chains(questions[0].question)[0]
-    assert " => " in chain.text or chain.passage is None
+    chains = [c for q in questions for c in chainer.chains(q.question)]
+    linked = [c for c in chains if c.passage is not None]
+    assert linked and all(c.passage in chainer.linker.passages_of(c.row) for c in linked)  # the row's own links
+    for c in chains:  # "<row> => <its linked passage, clipped>", or the row alone
+        row = corpus.units[c.row]
+        passage = corpus.units[c.passage].text if c.passage is not None else None
+        assert row.kind == "row" and c.text == row.text + ("" if passage is None else " => " + (
+            passage if len(passage) <= 400 else passage[:400] + "..."))
+    first = chainer.chains(questions[0].question)
+    assert 0 < len(first) <= 5 and [c.score for c in first] == sorted((c.score for c in first), reverse=True)
 
 
 def test_answer_metrics():
@@ -68,10 +80,6 @@ def test_answer_metrics():
 
 def test_wiki_qa_eval_end_to_end_with_the_fake_llm(tmp_path):
     """`augmenter eval experiment=table5_*` on 3 dev questions (BM25 instead of the dense encoder, for speed)."""
-    import json
-
-    from augmenter.cli.main import main
-
     common = [f"data_root={DATA}", "llm=fake", "llm.default=Lynda La Plante", "retriever=bm25s", "eval.limit=3",
               f"eval.out_dir={tmp_path}", "eval.progress=false", "llm_cache.enabled=false"]
     for name in ("table5_closed_book", "table5_dpr", "table5_core", "table5_core_feedback"):

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import torch
 
+from augmenter.api.envs import build_env, precompute
 from augmenter.cli.main import main
-from augmenter.config import build_agent, compose
-from augmenter.envs import ACTIONS, N_FEATURES, build_env
-from augmenter.envs.precompute import run as precompute
+from augmenter.config import compose
 from augmenter.memory import Action
-from augmenter.policies import RandomPolicy
-from augmenter.policies.t5 import ActorCritic, T5Policy, Tokenizer
+from augmenter.memory.observation import ACTIONS, N_FEATURES
+from augmenter.policies import RandomPolicy, run_episode
+from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
 from augmenter.policies.training import reinforce_update
 
 from conftest import DATA
@@ -29,7 +29,7 @@ FAKE = [f"data_root={DATA}", "llm=fake"]
 def _tiny_policy(seed=0):
     torch.manual_seed(seed)
     tokenizer = Tokenizer.train([f"user: question number {i} about the hotel" for i in range(50)], vocab_size=60)
-    net = ActorCritic(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2)
+    net = ActionNetwork(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2)
     return T5Policy(net, tokenizer, max_tokens=32, greedy=False, seed=seed)
 
 
@@ -76,16 +76,12 @@ def test_precompute_leaves_nothing_for_training_to_ask_the_model(tmp_path):
     again = precompute(compose("train", overrides))  # resumes from its log: nothing left to walk
     assert again["parts"]["train"]["walked_now"] == 0 and again["parts"]["heldout"]["walked_now"] == 0
     cfg = compose("train", overrides)
-    agent = build_agent(cfg)
-    cache = agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
-    for part in ("train", "heldout"):
-        env = build_env(cfg, part, agent)
+    train_env = build_env(cfg, "train")
+    cache = train_env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> CachedLLM
+    for env in (train_env, build_env(cfg, "heldout", train_env.agent)):
         policy = RandomPolicy(seed=1)
         for episode in range(40):
-            obs, _ = env.reset(seed=episode)
-            done = False
-            while not done:
-                obs, _, done, _, _ = env.step(policy.act(obs, env))
+            run_episode(env, lambda obs: policy.act(obs, env), seed=episode)
     assert cache.hits > 100 and cache.misses == 0
 
 

@@ -11,7 +11,9 @@
     augmenter curve RUN_DIR [--out DIR]             the learning curve (Fig. 3) of a training run's seeds
     augmenter curve --tradeoff RUN_DIR ... --out D  KF1 against LLM calls of runs with different costs
 
-Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`.
+Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`, before,
+between or after the flags; `augmenter COMMAND --help` lists every config group with its options, and `--cfg job`
+prints the composed config (chat, eval, precompute, train). `-v` shows augmenter's debug log lines, `-q` only errors.
 Errors in configuration, data or input are printed as one line (exit code 2), never as a traceback.
 """
 
@@ -27,6 +29,9 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence, TextIO
 
 from augmenter.errors import AugmenterError, CircuitOpenError, InputError, LLMFatalError
+
+QUIT = {"quit", "exit", ":q"}  # typed or scripted, these end a chat without reaching the model
+CONFIGS = {"chat": "chat", "eval": "eval", "grid": "eval", "ground": "eval", "precompute": "train", "train": "train"}
 
 
 def read_script(path: str | Path) -> list[str]:
@@ -64,59 +69,137 @@ def _open_output(output: str | Path) -> TextIO:
         raise InputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="augmenter", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    chat = sub.add_parser("chat", help="hold a grounded conversation (interactive, or from --script)")
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser: its help ends with the config groups of its primary config (read only when shown)."""
+
+    def __init__(self, *args, config_name: Optional[str] = None, **kwargs):
+        super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        self.config_name = config_name
+
+    def format_help(self) -> str:
+        if self.config_name and self.epilog is None:
+            from augmenter.cli.groups import groups_help
+
+            self.epilog = groups_help(self.config_name)
+        return super().format_help()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("augmenter")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, default) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=1, default=default,
+                       help="show augmenter's debug log lines")
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=default,
+                       help="show only errors")
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and each command's."""
+    parser = argparse.ArgumentParser(prog="augmenter", description=__doc__.split("\n\n")[0],
+                                     epilog="augmenter COMMAND --help lists the command's config groups and options.")
+    parser.add_argument("--version", action="version", version=f"augmenter {_version()}")
+    _add_verbosity(parser, 0)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
+    commands: dict[str, argparse.ArgumentParser] = {}
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        commands[name] = sub.add_parser(name, help=summary, description=summary, config_name=CONFIGS.get(name))
+        _add_verbosity(commands[name], argparse.SUPPRESS)  # after the command too; unset: the top level's
+        if name in ("chat", "eval", "precompute", "train"):
+            commands[name].add_argument("--cfg", choices=["job"],
+                                        help="print the composed config (YAML) and exit, loading no model")
+        return commands[name]
+
+    chat = command("chat", "hold a grounded conversation (interactive, or from --script)")
     chat.add_argument("--trace", action="store_true", help="show actions, evidence, candidates, scores, feedback")
     chat.add_argument("--script", help="file of user utterances, one per line (non-interactive)")
     chat.add_argument("--output", help="write every turn's Working Memory as JSONL to this file")
     chat.add_argument("--demo", action="store_true", help="run the built-in demo conversation")
     chat.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. policy=self_ask llm=openai")
-    ev = sub.add_parser("eval", help="run one system configuration over a data set (resumable) and score it")
+    ev = command("eval", "run one system configuration over a data set (resumable) and score it")
     ev.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. experiment=table2_bm25 eval.limit=20")
-    grid = sub.add_parser("grid", help="run the named experiment configs one after another (resumable)")
+    grid = command("grid", "run the named experiment configs one after another (resumable)")
     grid.add_argument("--only", default="table2,table4,fig4,fig5",
                       help="comma-separated experiment names or prefixes to run (default: table2,table4,fig4,fig5)")
     grid.add_argument("overrides", nargs="*", help="Hydra overrides applied to every experiment")
-    report = sub.add_parser("report", help="render tables (Markdown) and plots (PNG) from eval records")
+    report = command("report", "render tables (Markdown) and plots (PNG) from eval records")
     report.add_argument("runs", nargs="*", help="sample directories (default: every one under runs/eval)")
     report.add_argument("--out", help="where to write report.md and the PNGs (default: each sample directory)")
     report.add_argument("--no-bertscore", action="store_true", help="skip BERTScore (loads the MiniLM encoder)")
-    gr = sub.add_parser("ground", help="judge every sent response's claims against the gold knowledge")
+    gr = command("ground", "judge every sent response's claims against the gold knowledge")
     gr.add_argument("runs", nargs="+", help="run directories or sample directories (every run inside)")
     gr.add_argument("--verifier", default="fast", choices=("fast", "llm", "combined"), help="default: fast")
     gr.add_argument("--only", help="comma-separated run names (in sample directories)")
     gr.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. llm=openai (for the llm/combined verifier)")
-    pre = sub.add_parser("precompute", help="fill the LLM cache with every candidate a training episode can need")
+    pre = command("precompute", "fill the LLM cache with every candidate a training episode can need")
     pre.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. env.train_limit=60")
-    tr = sub.add_parser("train", help="train a T5 policy in augmenter/Turn-v0 (resumable), then plot its curve")
+    tr = command("train", "train a T5 policy in augmenter/Turn-v0 (resumable), then plot its curve")
     tr.add_argument("overrides", nargs="*", help="Hydra overrides of the train config, e.g. train.seeds=[0,1,2,3,4]")
-    cu = sub.add_parser("curve", help="plot the learning curve of a training run (all its seeds)")
+    cu = command("curve", "plot the learning curve of a training run (all its seeds)")
     cu.add_argument("runs", nargs="+", help="a training run's directory, e.g. runs/train/t5 (with --tradeoff: several)")
     cu.add_argument("--out", help="where to write fig3.png and curve.md (default: the run's directory)")
     cu.add_argument("--tradeoff", action="store_true",
                     help="KF1 against LLM calls of the final policies of runs that differ in their costs")
-    return parser
+    return parser, commands
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """Flags and overrides in any order: argparse takes the positionals before the first flag, the rest come back
+    unrecognised and join the overrides in their order (`ground` tells its run directories from them by "=").
+    An unknown flag, or an override to a command that takes none, is a usage error (exit code 2)."""
+    parser, commands = _parser()
+    args, rest = parser.parse_known_args(argv)
+    stray = [a for a in rest if a.startswith("-") or "overrides" not in args]
+    if stray:
+        commands[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
+    if "runs" in args and "overrides" in args:  # ground: run directories and overrides, told apart by "="
+        tokens = args.runs + args.overrides + rest
+        args.runs, args.overrides = [t for t in tokens if "=" not in t], [t for t in tokens if "=" in t]
+        if not args.runs:
+            commands[args.command].error("no run directory given")
+    elif rest:
+        args.overrides += rest
+    return args
+
+
+def show_config(config_name: str, overrides: Sequence[str]) -> int:
+    """Hydra's `--cfg job`: the composed config as YAML, interpolations resolved, secrets masked; no model loads."""
+    from omegaconf import OmegaConf
+
+    from augmenter.config import compose
+    from augmenter.redact import redact
+
+    print(redact(OmegaConf.to_yaml(compose(config_name, overrides), resolve=True)), end="")
+    return 0
 
 
 def _utterances(scripted: Optional[list[str]], console) -> Iterable[str]:
-    """The scripted lines (echoed), or lines typed at the prompt."""
+    """The scripted lines (echoed), or lines typed at the prompt, up to a quit word (quit, exit, :q)."""
     from augmenter.cli.safe_text import safe
 
     if scripted is not None:
         for line in scripted:
+            if line.strip().lower() in QUIT:
+                return
             console.print(safe(("user> ", "bold green"), line))
             yield line
         return
-    console.print("[dim]Type a message; an empty line or Ctrl-D ends the session.[/dim]")
+    console.print("[dim]Type a message; quit, exit, an empty line or Ctrl-D ends the session.[/dim]")
     while True:
         try:
             line = console.input("[bold green]user>[/bold green] ")
         except (EOFError, KeyboardInterrupt):
             console.print()
             return
-        if not line.strip():
+        if not line.strip() or line.strip().lower() in QUIT:
             return
         yield line
 
@@ -223,11 +306,18 @@ def chat(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluate(args: argparse.Namespace) -> int:
-    from augmenter.config import compose
+def _evaluator(cfg):
+    from augmenter.config import build_agent, instantiate
     from augmenter.eval.runner import Evaluator
 
-    summary = Evaluator(compose("eval", args.overrides)).run()
+    knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
+    return Evaluator(cfg, lambda: build_agent(cfg), knowledge)
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from augmenter.config import compose
+
+    summary = _evaluator(compose("eval", args.overrides)).run()
     _print_summary(summary)
     return 0
 
@@ -245,7 +335,7 @@ def _print_summary(summary: dict) -> None:
     if pending:
         counts += f", {pending} not run"
     figures = (f"{metrics}; LLM calls {cost.get('llm_calls', 0):.2f} (per turn), "
-               f"wall time {cost.get('wall_seconds', 0):.2f} (s per turn)") if metrics else "nothing scored"
+               f"wall time {cost.get('turn_seconds', 0):.2f} (s per turn)") if metrics else "nothing scored"
     print(f"{summary['name']}: {counts}; {figures} -> {summary['run_dir']}")
 
 
@@ -253,7 +343,7 @@ def run_grid(args: argparse.Namespace) -> int:
     """Each chosen experiment in turn. One with too many failed turns does not stop the grid (it exits 2 at the
     end, naming them); a fatal LLM error or an open circuit breaker stops it at once."""
     from augmenter.config import compose, group_options
-    from augmenter.eval.runner import EvalFailed, Evaluator
+    from augmenter.eval.runner import EvalFailed
 
     names = group_options("experiment")
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
@@ -263,7 +353,7 @@ def run_grid(args: argparse.Namespace) -> int:
     failed = []
     for name in chosen:
         try:
-            _print_summary(Evaluator(compose("eval", [f"experiment={name}", *args.overrides])).run())
+            _print_summary(_evaluator(compose("eval", [f"experiment={name}", *args.overrides])).run())
         except EvalFailed as exc:
             if exc.summary:
                 _print_summary(exc.summary)
@@ -323,10 +413,10 @@ def ground(args: argparse.Namespace) -> int:
 
 
 def run_precompute(args: argparse.Namespace) -> int:
+    from augmenter.api.envs import precompute
     from augmenter.config import compose
-    from augmenter.envs.precompute import run
 
-    summary = run(compose("train", args.overrides))
+    summary = precompute(compose("train", args.overrides))
     for part, info in summary["parts"].items():
         print(f"{part}: {info['turns']} turns ({info['walked_now']} walked now, {info['new_llm_calls']} new LLM calls, "
               f"{info['seconds']} s)")
@@ -339,23 +429,29 @@ def run_precompute(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from augmenter.config import build_agent, compose
-    from augmenter.envs.turn_env import build_env
+    """Each seed's run on one pair of environments (one agent), then the baselines and the learning curve."""
+    from omegaconf import OmegaConf
+
+    from augmenter.api.envs import build_env, fingerprint, named_policy
+    from augmenter.config import compose
     from augmenter.eval.curve import write_curve
     from augmenter.policies.training import Trainer, baselines
 
     cfg = compose("train", args.overrides)
     seeds = list(cfg.train.seeds) if cfg.train.seeds else [cfg.train.seed]
-    agent = build_agent(cfg)
-    train_env, heldout_env = build_env(cfg, "train", agent), build_env(cfg, "heldout", agent)
+    train_env = build_env(cfg, "train")
+    heldout_env = build_env(cfg, "heldout", train_env.agent)
     print(f"{len(train_env.users)} training turns, {len(heldout_env.users)} held-out turns")
+    teacher = named_policy(cfg.train.teacher, "train.teacher")
     for seed in seeds:
-        info = Trainer(cfg, seed, train_env, heldout_env).run()
+        info = Trainer(cfg, train_env, heldout_env, teacher, seed).run()
         print(f"seed {seed}: {info['episodes']} episodes"
               + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
               + f" -> {info['run_dir']}/policy.pt")
     name_dir = Path(cfg.train.out_dir) / cfg.train.name
-    baselines(cfg, heldout_env, name_dir)
+    names = list(cfg.train.baselines)
+    key = fingerprint(cfg) + json.dumps(OmegaConf.to_container(cfg.env, resolve=True), sort_keys=True) + str(names)
+    baselines(heldout_env, {name: named_policy(name, name) for name in names}, name_dir / "baselines.json", key)
     print(f"learning curve: {write_curve(name_dir) / 'fig3.png'}")
     return 0
 
@@ -372,11 +468,13 @@ def curve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from augmenter.redact import redact_logging
+    from augmenter.cli.log import setup_logging
 
-    args = _parser().parse_args(argv)
-    redact_logging()
+    args = parse_args(argv)
+    setup_logging(args.verbosity)
     try:
+        if getattr(args, "cfg", None):
+            return show_config(CONFIGS[args.command], args.overrides)
         return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
                 "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
     except AugmenterError as exc:

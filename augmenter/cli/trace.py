@@ -39,7 +39,8 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
     if mem.e:
         console.print(safe(("evidence e:", "bold")))
         for s in mem.e:
-            console.print(safe("  ", (f"{s.id} {s.score if s.score is not None else ''}", "dim"), " ", s.render()))
+            score = f" (retrieval score {s.score})" if s.score is not None else ""
+            console.print(safe("  ", (s.id + score, "dim"), " ", s.render()))
     for i, cand in enumerate(mem.o):
         verdict = ""
         if i < len(mem.u):
@@ -53,8 +54,8 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
     for w in mem.warnings:
         console.print(safe(("warning: ", "yellow"), one_line(w)))
     s = mem.summary()
-    console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']}+{s['completion_tokens']} tokens, "
-                  f"{s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")
+    console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion "
+                  f"tokens, {s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")
 
 
 OUTCOME_NOTES = {

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+from omegaconf import OmegaConf
 
 from augmenter.errors import InputError
+from augmenter.storage import write_atomic
 
 PANELS = [("heldout_reward", "reward", "held-out reward", 1.0),
           ("heldout_kf1", "kf1", "held-out KF1 in % (knowledge-seeking turns)", 100.0),
@@ -43,13 +45,19 @@ def first_surpassing(episodes: np.ndarray, mean: np.ndarray, level: float) -> fl
     return None if len(above) == 0 else float(episodes[above[0]])
 
 
-def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
-    """fig3.png and curve.md from `<name_dir>/seed*/metrics.csv` and `<name_dir>/baselines.json`."""
+def _pyplot():
+    """matplotlib's pyplot, drawing to files only (imported here: most of a second, paid only for a figure)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
+    """fig3.png and curve.md from `<name_dir>/seed*/metrics.csv` and `<name_dir>/baselines.json`."""
+    plt = _pyplot()
     name_dir = Path(name_dir)
     out = Path(out) if out else name_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -99,19 +107,14 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
     last = ", ".join(f"{k}: {int(v[-1]['episode'])}" for k, v in runs.items())
     lines += ["", f"Final episode per seed: {last}.",
               "", "![learning curve](fig3.png)", ""]
-    (out / "curve.md").write_text("\n".join(lines), encoding="utf-8")
+    write_atomic(out / "curve.md", "\n".join(lines))
     return out
 
 
 def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
     """tradeoff.png and tradeoff.md: held-out KF1 against LLM calls per turn of the final policies of training runs
     that differ in their cost term (each seed a point, each run's mean a larger one), with the reference policies."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from omegaconf import OmegaConf
-
+    plt = _pyplot()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -145,5 +148,5 @@ def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
     fig.savefig(out / "tradeoff.png", dpi=120)
     plt.close(fig)
     lines += ["", "![trade-off](tradeoff.png)", ""]
-    (out / "tradeoff.md").write_text("\n".join(lines), encoding="utf-8")
+    write_atomic(out / "tradeoff.md", "\n".join(lines))
     return out

@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from augmenter.errors import ConfigError, InputError
+from augmenter.storage import write_atomic
 from augmenter.verification.model import StoredModel
 
 
@@ -72,7 +73,7 @@ def choose_threshold(score: np.ndarray, factual) -> float:
 
 
 def _splits(groups: Sequence[str], y: np.ndarray, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.model_selection import StratifiedGroupKFold  # optional and slow to import: augmenter[eval]
 
     g = np.asarray([str(x) for x in groups])
     if len(g) != len(y):
@@ -86,7 +87,7 @@ def _splits(groups: Sequence[str], y: np.ndarray, folds: int, seed: int) -> list
 
 def fit_pipeline(X: np.ndarray, factual):
     """StandardScaler + class-balanced LogisticRegression fitted on (X, factual)."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # optional and slow to import: augmenter[eval]
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -163,7 +164,7 @@ def metrics(factual, p_factual, predicted) -> dict:
     """Balanced accuracy, AUC-PR (average precision) with non-factual as the positive class (score 1 - p) and
     with factual as the positive class (score p), the non-factual base rate (all in %), and n. An AUC-PR is
     NaN when its positive class is absent."""
-    from sklearn.metrics import average_precision_score
+    from sklearn.metrics import average_precision_score  # optional and slow to import: augmenter[eval]
 
     y = _labels(factual)
     p = np.asarray(p_factual, dtype=float).ravel()
@@ -228,7 +229,7 @@ def fit_and_save(X: np.ndarray, factual, feature_names: Sequence[str], path: Uni
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(payload, indent=2) + "\n")
     return Fitted(pipe, t, payload)
 
 

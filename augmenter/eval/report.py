@@ -12,7 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
+
+from augmenter.eval.grounding import load_grounding
 from augmenter.eval.runner import failure, read_records, summarize
+from augmenter.storage import write_atomic
 
 # (run name, row label, the paper's KF1 for that row or None)
 TABLE1 = [("table1_llm_only", "LLM only", 26.71), ("table1_gold", "+ gold fact", 57.44),
@@ -54,9 +58,9 @@ def _sample_size(run_dir: Path) -> Optional[int]:
 
 def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[str, Any]]:
     """Summaries of every run under a sample directory, recomputed from its records; a run without a scored turn
-    has its counts only (no "metrics"). "missing": turns of the sample not recorded (a stopped run)."""
-    from augmenter.eval.grounding import load_grounding
-
+    has its counts only (no "metrics"). "missing": turns of the sample not recorded (a stopped run). A run's score
+    is its headline metric, `score_metric`: KF1, or answer F1 for short answers (Wiki QA); "score_ci95" is its
+    bootstrap interval and "score_per_turn" its value per turn."""
     runs = {}
     for d in sorted(p for p in sample_dir.iterdir() if (p / "records.jsonl").exists()):
         records = read_records(d / "records.jsonl")
@@ -69,10 +73,9 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
             continue
         recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
         summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
-        key = "F1" if "F1" in records[0]["metrics"] else "KF1"  # short answers (Wiki QA): answer F1
-        summary["KF1_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
-        summary["KF1_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
-        summary["qa"] = key == "F1"
+        key = summary["score_metric"] = "F1" if "F1" in records[0]["metrics"] else "KF1"
+        summary["score_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
+        summary["score_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
         grounding = load_grounding(d)
         if grounding:
             summary["grounding"] = {k: v for k, v in grounding.items() if k != "per_turn"}
@@ -81,8 +84,6 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
 
 def bootstrap_ci(values: list[float], resamples: int = 2000, seed: int = 0) -> list[float]:
     """95% percentile-bootstrap interval of the mean over turns (seeded, so reports are reproducible)."""
-    import numpy as np
-
     x = np.asarray(values, dtype=float)
     if not len(x):
         return [float("nan"), float("nan")]
@@ -104,11 +105,11 @@ def _metric_table(rows, runs) -> list[str]:
 
 
 def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
-    """Mean KF1 difference run - base over the turns both scored, with its paired bootstrap 95% CI."""
-    shared = [t for t in run["KF1_per_turn"] if t in base["KF1_per_turn"]]
+    """Mean score difference run - base over the turns both scored, with its paired bootstrap 95% CI."""
+    shared = [t for t in run["score_per_turn"] if t in base["score_per_turn"]]
     if not shared:
         return None
-    diffs = [run["KF1_per_turn"][t] - base["KF1_per_turn"][t] for t in shared]
+    diffs = [run["score_per_turn"][t] - base["score_per_turn"][t] for t in shared]
     return sum(diffs) / len(diffs), bootstrap_ci(diffs)
 
 
@@ -136,10 +137,10 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
             continue
         r, c = runs[name], runs[name]["cost"]
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
-                                        "–".join(_fmt(v, 1) for v in r["KF1_ci95"]), _delta(r, base),
+                                        "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
                                         _fmt(c["llm_calls"]), _cached_share(c),
                                         _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
-                                        _fmt(c["wall_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
+                                        _fmt(c["turn_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
     return lines
 
@@ -156,7 +157,7 @@ def _grounding_table(rows, runs) -> list[str]:
             continue
         r, g = runs[name], runs[name]["grounding"]
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
-                                        "–".join(_fmt(v, 1) for v in r["KF1_ci95"]),
+                                        "–".join(_fmt(v, 1) for v in r["score_ci95"]),
                                         f"{g['unsupported_response_rate']:.1f}%", f"{g['refuted_response_rate']:.1f}%",
                                         "n/a" if g["supported_claim_share"] is None else f"{g['supported_claim_share']:.1f}%",
                                         _fmt(g["claims_per_response"]), f"{g['idk_rate']:.1f}%",
@@ -177,13 +178,13 @@ def _qa_table(rows, runs) -> list[str]:
             continue
         r, m = runs[name], runs[name]["metrics"]
         lines.append("| " + " | ".join([f"{label} (`{name}`)", str(r["ok"]), _failed(r), _fmt(m["P"]), _fmt(m["R"]),
-                                        _fmt(m["F1"]), "–".join(_fmt(v, 1) for v in r["KF1_ci95"]), _delta(r, base),
+                                        _fmt(m["F1"]), "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
                                         _fmt(m["answer_recall@5"]), _fmt(r["cost"]["llm_calls"]), _fmt(paper)]) + " |")
     return lines
 
 
 def _figure():
-    import matplotlib
+    import matplotlib  # with pyplot, most of a second: paid only when a figure is drawn
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
@@ -192,7 +193,7 @@ def _figure():
 
 
 def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # loaded by `_figure` already
 
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -267,7 +268,7 @@ def render(runs: dict[str, dict], title: str) -> str:
            "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
            "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
            "ΔKF1: paired difference to the table's first row over the same turns.", "", *warning]
-    if runs and all(run.get("qa") for run in runs.values()):
+    if runs and all(run.get("score_metric") == "F1" for run in runs.values()):  # Wiki QA
         out = [f"# {title}", "", "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
                "not the 400K-table open corpus). Token-level P/R/F1 in % against the answers; answer recall@5: "
                "share of questions with an answer in the top-5 evidence. F1 95% CI: percentile bootstrap over "
@@ -295,11 +296,11 @@ def write_report(sample_dir: Path, out_dir: Path, with_bertscore: bool = True) -
     """report.md, summaries.json and fig4.png / fig5.png (when their runs exist) in `out_dir`."""
     runs = load_runs(sample_dir, with_bertscore=with_bertscore)
     out_dir.mkdir(parents=True, exist_ok=True)
-    public = {name: {k: v for k, v in run.items() if k != "KF1_per_turn"} for name, run in runs.items()}
-    (out_dir / "summaries.json").write_text(json.dumps(public, indent=1), encoding="utf-8")
+    public = {name: {k: v for k, v in run.items() if k != "score_per_turn"} for name, run in runs.items()}
+    write_atomic(out_dir / "summaries.json", json.dumps(public, indent=1))
     text = render(runs, f"Evaluation: {sample_dir.name}")
     for name, plot in (("fig4.png", plot_fig4), ("fig5.png", plot_fig5)):
         if plot(_scored(runs), out_dir / name):
             text += f"\n![{name}]({name})\n"
-    (out_dir / "report.md").write_text(text, encoding="utf-8")
+    write_atomic(out_dir / "report.md", text)
     return out_dir / "report.md"

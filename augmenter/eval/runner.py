@@ -1,16 +1,16 @@
 """`augmenter eval`: run one system configuration over a data set's turns and keep every turn's record.
 
 Records go to `<run dir>/records.jsonl` (one line per turn: dialogue id, status, the whole Working Memory, the
-gold response(s) and knowledge, per-turn metrics and cost), flushed after each turn. A turn whose LLM call failed,
-whose response is empty or whose agent crashed is recorded with `"status": "failed"` and its `"error"`; it is
-left out of every metric and retried when the run is resumed. A killed or stopped run resumes: turns already
-done are skipped. `summary.json` holds the run's metrics and mean costs, and the counts of ok and failed turns.
-More failed turns than `eval.max_failed` allows end the run with `EvalFailed`.
+gold response(s) and knowledge, per-turn metrics, and cost: the Working Memory's figures and `turn_seconds`, the
+turn's measured time), flushed after each turn. A turn whose LLM call failed, whose response is empty or whose
+agent crashed is recorded with `"status": "failed"` and its `"error"`; it is left out of every metric and retried
+when the run is resumed. A killed or stopped run resumes: turns already done are skipped. `summary.json` holds the
+run's metrics and mean costs, and the counts of ok and failed turns. More failed turns than `eval.max_failed`
+allows end the run with `EvalFailed`. The evaluator gets its agent and knowledge built (by the CLI or the API).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,14 +22,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from statistics import mean
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
 
+from augmenter.agent import Agent
 from augmenter.errors import AugmenterError, CircuitOpenError, ConfigError, InputError, LLMFatalError
-from augmenter.eval.metrics import corpus_metrics, turn_metrics
+from augmenter.eval.metrics import answer_prf, answer_recall, corpus_metrics, turn_metrics
 from augmenter.memory import Snippet, Utterance
+from augmenter.prompts import PromptTemplate
 from augmenter.redact import redact, redact_data
+from augmenter.storage import content_hash, read_jsonl, write_atomic
+from augmenter.tasks import dstc7, dstc11, ottqa
+from augmenter.verification.model import StoredModel
 
 log = logging.getLogger(__name__)
 
@@ -66,23 +72,17 @@ def load_items(cfg: DictConfig, knowledge_base=None) -> list[EvalItem]:
     ev = cfg.eval
     limit = None if ev.limit in (None, 0) else int(ev.limit)
     if ev.dataset == "dstc11":
-        from augmenter.tasks.dstc11 import load_instances
-
         root = Path(cfg.data_root) / "dstc11-track5"
-        instances = load_instances(root / ev.split, knowledge_seeking_only=True, limit=limit, seed=ev.seed)
+        instances = dstc11.load_instances(root / ev.split, knowledge_seeking_only=True, limit=limit, seed=ev.seed)
         if knowledge_base is None:
             raise ConfigError("eval.dataset=dstc11 needs the DSTC11 knowledge base (task=dstc11)")
         return [EvalItem(str(i.index), i.history, i.q, [i.response or ""], knowledge_base.gold(i.knowledge))
                 for i in instances]
     if ev.dataset == "dstc7":
-        from augmenter.tasks.dstc7 import load_instances as load_news
-
-        news = load_news(Path(cfg.data_root) / "dstc7-track2", limit=limit, seed=ev.seed)
+        news = dstc7.load_instances(Path(cfg.data_root) / "dstc7-track2", limit=limit, seed=ev.seed)
         return [EvalItem(n.instance_id, n.history, n.q, n.references, [n.fact]) for n in news]
     if ev.dataset == "ottqa":
-        from augmenter.tasks.ottqa import load_questions
-
-        questions = load_questions(Path(cfg.data_root) / "ott-qa", limit=limit, seed=ev.seed)
+        questions = ottqa.load_questions(Path(cfg.data_root) / "ott-qa", limit=limit, seed=ev.seed)
         return [EvalItem(q.question_id, [], q.question, q.answers) for q in questions]
     raise ConfigError(f"eval.dataset must be dstc11, dstc7 or ottqa, got {ev.dataset!r}")
 
@@ -128,22 +128,26 @@ def _fingerprint(cfg: DictConfig) -> dict:
     if not claims:
         data.pop("verifier", None)  # only the claims utility uses a verifier
     # an edited prompt file changes the system as much as a changed option does
-    from augmenter.prompts import PromptTemplate
-
     prompts = data.get("prompt", {})
     files = {key: prompts.get(key) for key in ("response", "self_ask", "self_critique", "search_query")}
     if claims:  # the claim-splitting and verification prompts (PromptEngine's defaults unless set)
         files.update({key: prompts.get(key, key) for key in ("claims", "verify_claim")})
-    data["prompt_files"] = {key: hashlib.sha256(PromptTemplate.source(name).encode("utf-8")).hexdigest()[:16]
+    data["prompt_files"] = {key: content_hash(PromptTemplate.source(name))
                             for key, name in files.items() if isinstance(name, str)}
     model = (data.get("verifier") or {}).get("model")
     if claims and model:  # refitted verifier weights are a different system too
-        from augmenter.verification.model import StoredModel
-
         stored = StoredModel.load(model)
-        data["verifier_weights"] = hashlib.sha256(json.dumps([list(stored.coef), stored.intercept, stored.threshold])
-                                                  .encode("utf-8")).hexdigest()[:16]
+        data["verifier_weights"] = content_hash(json.dumps([list(stored.coef), stored.intercept, stored.threshold]))
     return data
+
+
+def _upgraded(record: dict) -> dict:
+    """A record in today's layout: records written before `turn_seconds` kept the turn's measured time as
+    `cost.wall_seconds` (which in the Working Memory's summary is the sum of its actions' times)."""
+    cost = record.get("cost")
+    if isinstance(cost, dict) and "wall_seconds" in cost and "turn_seconds" not in cost:
+        cost["turn_seconds"] = cost.pop("wall_seconds")
+    return record
 
 
 def read_records(path: Path) -> list[dict]:
@@ -151,25 +155,20 @@ def read_records(path: Path) -> list[dict]:
 
     Never fails on a damaged file: a line that is not a JSON object with a string `dialogue_id` (cut short by a
     crash, cut inside a UTF-8 character, garbled) is skipped with a warning, and its turn is run again on resume.
-    Blank lines are ignored."""
+    Blank lines are ignored. Records of older layouts are read as today's (`_upgraded`)."""
     if not path.exists():
         return []
     records: dict[str, dict] = {}
-    skipped = 0
-    for line in path.read_bytes().split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-            record = None
-        if isinstance(record, dict) and isinstance(record.get("dialogue_id"), str):
-            records[record["dialogue_id"]] = record
+    bad: list[int] = []
+    for n, record in read_jsonl(path, lambda n, why: bad.append(n)):
+        if isinstance(record.get("dialogue_id"), str):
+            records[record["dialogue_id"]] = _upgraded(record)
         else:
-            skipped += 1
-    if skipped:
-        log.warning("%s: skipped %d unreadable line(s) (cut short or not a record); their turns run again on resume",
-                    path, skipped)
+            bad.append(n)
+    if bad:
+        lines = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
+        log.warning("%s: skipped %d unreadable line(s) (line %s: cut short or not a record); their turns run again "
+                    "on resume", path, len(bad), lines)
     return list(records.values())
 
 
@@ -206,16 +205,6 @@ def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any
     return {**counts, "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file through a temp file and os.replace: a crash or a reader never sees half of it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _legacy_holder(text: str) -> Optional[int]:
     """The pid of a lock file written without flock (a bare pid: an older augmenter), if that process is alive.
     Ours ("<pid> flock") are stale once their flock is free, even if the pid has been reused since."""
@@ -237,7 +226,7 @@ def run_lock(directory: Path) -> Iterator[Path]:
     interleave their records). An exclusive `flock`, so exactly one of simultaneous evals gets it and a killed
     run's lock is free at once; the holder's pid is written for the message. A bare pid of a live process (the
     lock of an older augmenter, which did not flock) is respected; any other lock file is taken over."""
-    import fcntl
+    import fcntl  # POSIX only: the records and summaries (`read_records`, `summarize`) are read without it
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "run.lock"
@@ -291,10 +280,12 @@ def _recall(gold_ids: list[str], evidence_ids: list[str]) -> Optional[float]:
 
 
 class Evaluator:
-    """Runs `cfg` (an `eval` config) over its turns, resumably."""
+    """Runs `cfg` (an `eval` config) over its turns, resumably, with built objects: `agent` answers (an Agent, or a
+    function that builds one, called only when turns are left to answer); `knowledge` is the knowledge base that
+    the gold labels of eval.dataset=dstc11 refer to."""
 
-    def __init__(self, cfg: DictConfig):
-        self.cfg = cfg
+    def __init__(self, cfg: DictConfig, agent: Union[Agent, Callable[[], Agent]], knowledge=None):
+        self.cfg, self.agent, self.knowledge = cfg, agent, knowledge
         try:
             self.access = KnowledgeAccess(cfg.eval.knowledge)
         except ValueError:
@@ -339,12 +330,9 @@ class Evaluator:
             return self._run()
 
     def _run(self) -> dict[str, Any]:
-        from augmenter.config import build_agent, instantiate
-
         self._allowed_failures(1)  # a bad value fails before any work
         self._check_resume()
-        knowledge = instantiate(self.cfg.knowledge, "knowledge") if self.cfg.eval.dataset == "dstc11" else None
-        items = load_items(self.cfg, knowledge)
+        items = load_items(self.cfg, self.knowledge)
         if not items:
             raise InputError("no turns to evaluate")
         records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
@@ -353,7 +341,8 @@ class Evaluator:
         todo = [it for it in items if it.dialogue_id not in records or failure(records[it.dialogue_id])]
         try:
             if todo:
-                self._answer(build_agent(self.cfg), todo, records, len(items))
+                agent = self.agent if hasattr(self.agent, "respond") else self.agent()
+                self._answer(agent, todo, records, len(items))
         except CircuitOpenError as exc:
             summary = self._finish(records, items)
             limit = OmegaConf.select(self.cfg, "llm_guard.max_consecutive_failures", default=None)
@@ -377,8 +366,6 @@ class Evaluator:
 
     def _answer(self, agent, todo: list[EvalItem], records: dict[str, dict], total: int) -> None:
         """Answer `todo`, appending each turn's record (flushed) to the records file and to `records`."""
-        from tqdm import tqdm
-
         key = "F1" if self.cfg.eval.dataset in QA_DATASETS else "KF1"
         scores = [r["metrics"][key] for r in records.values() if not failure(r)]
         failed = 0
@@ -434,9 +421,6 @@ class Evaluator:
             return self._record(item, error, start, mem)
         response = mem.response
         if self.cfg.eval.dataset in QA_DATASETS:
-            from augmenter.eval.metrics import answer_prf
-            from augmenter.knowledge.chainer import answer_recall
-
             p, r, f = answer_prf(response, item.references)
             metrics = {"P": p, "R": r, "F1": f, "length": len(response.split())}
             recall = answer_recall([s.text for s in mem.e[:5]], item.references)
@@ -459,7 +443,8 @@ class Evaluator:
             "gold_knowledge": [s.text for s in item.gold],
             "gold_ids": [s.id for s in item.gold],
             "metrics": metrics or {},
-            "cost": {**(mem.summary() if mem else {}), "wall_seconds": round(time.perf_counter() - start, 4)},
+            # the Working Memory's cost figures, and the turn's measured time
+            "cost": {**(mem.summary() if mem else {}), "turn_seconds": round(time.perf_counter() - start, 4)},
             "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
             "memory": mem.model_dump(mode="json") if mem else None,
         })

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.memory import Snippet
+from augmenter.storage import read_jsonl
 
 
 @dataclass
@@ -132,53 +133,79 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
     return KnowledgeBase(snippets, entities, source=str(path))
 
 
+# The keys of a JSONL knowledge line: {key: (accepted types, what is allowed)}; `null` is the same as leaving it out.
+JSONL_KEYS = {
+    "text": (str, "a string (the snippet)"),
+    "question": (str, "a string (with 'answer': a FAQ)"),
+    "answer": (str, "a string (with 'question': a FAQ)"),
+    "id": ((str, int), "a string or an integer"),
+    "entity": (str, "a string (the entity's name)"),
+    "aliases": (list, "a list of strings (other names of the entity)"),
+    "domain": (str, "a string"),
+    "doc_type": (str, "a string"),
+}
+_KINDS = {str: "a string", int: "an integer", float: "a decimal number", bool: "true/false", list: "a list",
+          dict: "an object", type(None): "null"}
+
+
+def _wrong_type(value, types) -> Optional[str]:
+    """What `value` is, if it is not of `types` (a list: of strings); None if it is."""
+    if isinstance(value, bool) or not isinstance(value, types):
+        return _KINDS[type(value)]
+    items = [a for a in value if not isinstance(a, str)] if isinstance(value, list) else []
+    return f"a list holding {_KINDS[type(items[0])]}" if items else None
+
+
+def _check_row(row: dict, where: str) -> dict:
+    """The row without its null values; an unknown key or a value of the wrong type is a KnowledgeFormatError."""
+    row = {k: v for k, v in row.items() if v is not None}
+    for key, value in row.items():
+        if key not in JSONL_KEYS:
+            raise KnowledgeFormatError(f"{where}: unknown key {key!r} (allowed: {', '.join(JSONL_KEYS)})")
+        types, allowed = JSONL_KEYS[key]
+        got = _wrong_type(value, types)
+        if got:
+            raise KnowledgeFormatError(f"{where}: {key!r} must be {allowed}, got {got}")
+    if "text" not in row and not ("question" in row and "answer" in row):
+        raise KnowledgeFormatError(f"{where}: needs 'text', or 'question' and 'answer'")
+    return row
+
+
 def load_jsonl(path: str | Path) -> KnowledgeBase:
     """Load the user's own knowledge: one JSON object per line.
 
     Each line has `text` (or `question` and `answer`), and optionally `id`, `entity` (a name), `aliases`
-    (other names of the entity), `domain` and `doc_type`. Example:
+    (other names of the entity), `domain` and `doc_type` (see `JSONL_KEYS`). Example:
     `{"entity": "Blue Lagoon Spa", "domain": "spa", "question": "Do you open on Sundays?", "answer": "Yes, 10-6."}`
+    A line that is not such an object (bad JSON, an unknown key, a value of the wrong type) is a
+    KnowledgeFormatError naming the file and the line.
     """
     path = Path(path)
     if not path.exists():
         raise KnowledgeFormatError(f"knowledge file not found: {path}")
+
+    def bad(n: int, why: str):
+        raise KnowledgeFormatError(f"{path}:{n}: {why}")
+
     snippets: list[Snippet] = []
     entities: dict[tuple, Entity] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise KnowledgeFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise KnowledgeFormatError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-        except RecursionError:
-            raise KnowledgeFormatError(f"{path}:{n}: JSON nested too deeply") from None
-        if not isinstance(row, dict):
-            raise KnowledgeFormatError(f"{path}:{n}: expected a JSON object")
-        try:  # a field of the wrong type (an entity that is not a string, an id that is a list...)
-            if "text" in row:
-                text, doc_type = str(row["text"]), row.get("doc_type", "passage")
-            elif "question" in row and "answer" in row:
-                text, doc_type = f"Q: {row['question']} A: {row['answer']}", row.get("doc_type", "faq")
-            else:
-                raise KnowledgeFormatError(f"{path}:{n}: needs 'text', or 'question' and 'answer'")
-            name, domain = row.get("entity"), row.get("domain")
-            if name:
-                key = (domain, name.lower())
-                if key not in entities:
-                    entities[key] = Entity(entity_id=name.lower(), name=name, domain=domain)
-                entity = entities[key]
-                entity.aliases.extend(a for a in row.get("aliases", []) if a not in entity.aliases)
-            snippets.append(Snippet(
-                id=str(row.get("id", f"line{n}")), text=text, domain=domain, doc_type=doc_type,
-                entity_id=name.lower() if name else None, entity_name=name, doc_id=row.get("id", n),
-            ))
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise KnowledgeFormatError(f"{path}:{n}: a field has the wrong type ({_why(exc)})") from None
+    for n, row in read_jsonl(path, bad):
+        row = _check_row(row, f"{path}:{n}")
+        if "text" in row:
+            text, doc_type = row["text"], row.get("doc_type", "passage")
+        else:
+            text, doc_type = f"Q: {row['question']} A: {row['answer']}", row.get("doc_type", "faq")
+        name, domain = row.get("entity"), row.get("domain")
+        if name:
+            key = (domain, name.lower())
+            if key not in entities:
+                entities[key] = Entity(entity_id=name.lower(), name=name, domain=domain)
+            entity = entities[key]
+            entity.aliases.extend(a for a in row.get("aliases", []) if a not in entity.aliases)
+        snippets.append(Snippet(
+            id=str(row.get("id", f"line{n}")), text=text, domain=domain, doc_type=doc_type,
+            entity_id=name.lower() if name else None, entity_name=name, doc_id=row.get("id", n),
+        ))
     if not snippets:
         raise KnowledgeFormatError(f"{path}: holds no snippets")
     return KnowledgeBase(snippets, list(entities.values()), source=str(path))

@@ -10,12 +10,14 @@ the top-k as evidence text the prompt engine shows: "<row> => <passage title>: <
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
-from augmenter.knowledge.retrievers import Retriever, top_k
-from augmenter.tasks.ottqa import Table, passage_title
+from augmenter.errors import ConfigError
+from augmenter.knowledge.retrievers import BM25sRetriever, Retriever, top_k
+from augmenter.knowledge.tables import Table, passage_title
+from augmenter.memory import Snippet
 
 
 @dataclass
@@ -123,14 +125,6 @@ class EvidenceChainer:
         return text
 
 
-def answer_recall(evidence: Sequence[str], answers: Sequence[str]) -> float:
-    """1 if any answer appears (normalised: lower case, punctuation and articles dropped) in the evidence."""
-    from augmenter.utilities.kf1 import normalize_answer
-
-    joined = " ".join(normalize_answer(t) for t in evidence)
-    return float(any(normalize_answer(a) and f" {normalize_answer(a)} " in f" {joined} " for a in answers))
-
-
 class TableTextConsolidator:
     """The Knowledge Consolidator for table + text knowledge (Wiki QA), behind the same `link` / `retrieve` as the
     snippet consolidator. `mode="chains"`: linker + chainer (CORE); `mode="dense"`: the retriever's raw top-k
@@ -143,9 +137,6 @@ class TableTextConsolidator:
                  history_turns: int = 0, focus_entities: bool = False, review_window: int = 0, faq_context: int = 0):
         """`history_turns`, `focus_entities`, `review_window` and `faq_context` belong to the snippet
         consolidator's config: unused here (the hyperlinks are this corpus's links)."""
-        from augmenter.errors import ConfigError
-        from augmenter.knowledge.retrievers import BM25sRetriever
-
         if mode not in self.MODES:
             raise ConfigError(f"consolidator.mode must be one of {', '.join(self.MODES)}, got {mode!r}")
         if not isinstance(knowledge, TableTextCorpus):
@@ -161,8 +152,6 @@ class TableTextConsolidator:
         return []  # the links here are the tables' hyperlinks, followed inside `retrieve`
 
     def retrieve(self, q: str, history=(), entities=None):
-        from augmenter.memory import Snippet
-
         if self.mode == "dense":
             scored = top_k(self.chainer.dense.scores(q), self.k)
             units = [(self.kb.units[i], s) for i, s in scored]

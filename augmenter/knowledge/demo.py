@@ -9,11 +9,11 @@ outside travel and lets `bench/fewshot_leakage.py` ask questions that the knowle
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from augmenter.knowledge.base import KnowledgeBase, load_dstc11, load_jsonl
 from augmenter.paths import cache_dir
+from augmenter.storage import write_atomic
 
 
 def _faqs(*pairs: tuple[str, str]) -> dict:
@@ -137,16 +137,12 @@ def write_demo_knowledge(directory: str | Path | None = None) -> Path:
         target = directory / name
         text = json.dumps(payload, indent=1)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
-            tmp = target.with_suffix(".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(target)
+            write_atomic(target, text)
     return directory / "knowledge.json"
 
 
-def load_demo_knowledge(directory: str | Path | None = None):
+def load_demo_knowledge(directory: str | Path | None = None) -> KnowledgeBase:
     """The demo knowledge base, loaded through the DSTC11 loader like any published knowledge.json."""
-    from augmenter.knowledge.base import load_dstc11
-
     path = write_demo_knowledge(directory)
     return load_dstc11(path, path.parent / "entity_mapping.json")
 
@@ -220,19 +216,10 @@ def write_demo2_knowledge(directory: str | Path | None = None) -> Path:
     target = directory / "knowledge.jsonl"
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in DEMO2_KNOWLEDGE)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".knowledge.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(target, text)
     return target
 
 
-def load_demo2_knowledge(directory: str | Path | None = None):
+def load_demo2_knowledge(directory: str | Path | None = None) -> KnowledgeBase:
     """The second demo knowledge base, loaded through the JSONL loader like the user's own knowledge."""
-    from augmenter.knowledge.base import load_jsonl
-
     return load_jsonl(write_demo2_knowledge(directory))

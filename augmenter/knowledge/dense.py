@@ -10,8 +10,6 @@ corpora where exact search is too slow; recall is then approximate).
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -19,13 +17,14 @@ import numpy as np
 
 from augmenter.errors import ConfigError
 from augmenter.knowledge.retrievers import Retriever
+from augmenter.paths import cache_dir
+from augmenter.storage import atomic_open, content_hash
+from augmenter.verification.encoder import minilm_path
 
 INDEXES = ("flat", "hnsw")
 
 
 def embedding_store() -> Path:
-    from augmenter.paths import cache_dir
-
     return cache_dir() / "embeddings"
 
 
@@ -47,9 +46,7 @@ class DenseRetriever:
     @property
     def encoder(self):
         if self._encoder is None:
-            from sentence_transformers import SentenceTransformer
-
-            from augmenter.eval.metrics import minilm_path
+            from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[eval]
 
             path = minilm_path()
             if path is None:
@@ -62,16 +59,8 @@ class DenseRetriever:
                                       show_progress_bar=progress, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
 
-    @staticmethod
-    def content_hash(texts: Sequence[str]) -> str:
-        digest = hashlib.sha256(b"all-MiniLM-L6-v2\x00normalised\x00")
-        for text in texts:
-            digest.update(text.encode("utf-8"))
-            digest.update(b"\x00")
-        return digest.hexdigest()[:20]
-
     def index(self, texts: Sequence[str]) -> None:
-        path = self.store / f"{self.content_hash(texts)}-{len(texts)}.npy"
+        path = self.store / f"{content_hash(['all-MiniLM-L6-v2', 'normalised', *texts], 20)}-{len(texts)}.npy"
         self.loaded_from_disk = path.exists()
         if self.loaded_from_disk:
             self.embeddings = np.load(path)
@@ -79,10 +68,9 @@ class DenseRetriever:
             self.embeddings = self.encode(texts, progress=self.progress and len(texts) > 1000) if texts \
                 else np.zeros((0, 384), dtype=np.float32)
             self.store.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp.npy")
-            np.save(tmp, self.embeddings)
-            os.replace(tmp, path)
-        import faiss
+            with atomic_open(path, "wb") as sink:
+                np.save(sink, self.embeddings)
+        import faiss  # optional: augmenter[eval]
 
         dim = self.embeddings.shape[1]
         if self.kind == "hnsw":

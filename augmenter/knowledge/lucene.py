@@ -9,7 +9,6 @@ places (tests/test_lucene.py measures the agreement). The index is built once un
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,8 @@ import numpy as np
 
 from augmenter.errors import ConfigError
 from augmenter.knowledge.retrievers import tokenize
+from augmenter.paths import cache_dir
+from augmenter.storage import content_hash
 
 
 EMPTY = "__empty__"  # stands for a text without terms; no query term can match it (tokens are [a-z0-9]+)
@@ -31,7 +32,7 @@ EMPTY = "__empty__"  # stands for a text without terms; no query term can match 
 def _import_searcher():
     saved = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = saved or "not-used"  # pyserini's search package builds an OpenAI client on import
-    try:
+    try:  # optional (augmenter[lucene]), needs Java
         from pyserini.pyclass import autoclass
         from pyserini.search.lucene import LuceneSearcher
     except ImportError as exc:
@@ -55,13 +56,6 @@ class LuceneRetriever:
         self._n = 0
         self.built = False  # whether the last index() built the index (False: an existing one was opened)
 
-    @staticmethod
-    def content_hash(texts: Sequence[str]) -> str:
-        digest = hashlib.sha256(b"augmenter-tokenize-v1\x00")
-        for text in texts:
-            digest.update(text.encode("utf-8") + b"\x00")
-        return digest.hexdigest()[:20]
-
     def _build(self, texts: Sequence[str], target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
@@ -84,11 +78,10 @@ class LuceneRetriever:
             os.replace(built, target)
 
     def index(self, texts: Sequence[str]) -> None:
-        from augmenter.paths import cache_dir
-
         searcher_class, whitespace = _import_searcher()
         self._n = len(texts)
-        target = self.index_dir or cache_dir() / "lucene" / f"{self.content_hash(texts)}-{len(texts)}"
+        target = self.index_dir or (cache_dir() / "lucene"
+                                    / f"{content_hash(['augmenter-tokenize-v1', *texts], 20)}-{len(texts)}")
         self.built = not (target / "segments_1").exists() and not any(target.glob("segments_*"))
         if self.built:
             self._build(texts, target)

@@ -6,30 +6,23 @@ of rows (the entity linker's focus). Ties break by row index, so results are det
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Optional, Protocol, Sequence
 
+import bm25s
 import numpy as np
+import Stemmer  # PyStemmer: Snowball stemmers
+from bm25s.stopwords import STOPWORDS_EN
+from rank_bm25 import BM25Okapi
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def _stopwords() -> frozenset[str]:
-    try:
-        from bm25s.stopwords import STOPWORDS_EN
-    except ImportError:  # pragma: no cover - older bm25s
-        STOPWORDS_EN = ()
-    return frozenset(STOPWORDS_EN)
-
-
-STOPWORDS = _stopwords()
+STOPWORDS = frozenset(STOPWORDS_EN)
 
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer  # PyStemmer: Snowball stemmers
-
     return Stemmer.Stemmer("english")
 
 
@@ -69,8 +62,6 @@ class BM25sRetriever:
     name = "bm25s"
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy"):
-        import bm25s
-
         self.k1, self.b = k1, b
         self._bm25 = bm25s.BM25(method="lucene", k1=k1, b=b, backend=backend)
         self._n = 0
@@ -86,6 +77,14 @@ class BM25sRetriever:
         return np.asarray(self._bm25.get_scores(tokens))
 
 
+class _LuceneIdfBM25(BM25Okapi):
+    """rank-bm25's Okapi BM25 with Lucene's idf."""
+
+    def _calc_idf(self, nd):
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+
 class RankBM25Retriever:
     """BM25 with `rank-bm25`, set to Lucene's idf and scaled like `bm25s`, so both give the same scores."""
 
@@ -97,18 +96,9 @@ class RankBM25Retriever:
         self._n = 0
 
     def index(self, texts: Sequence[str]) -> None:
-        import math
-
-        from rank_bm25 import BM25Okapi
-
-        class LuceneIdfBM25(BM25Okapi):
-            def _calc_idf(self, nd):
-                for word, freq in nd.items():
-                    self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-
         self._n = len(texts)
         docs = [tokenize(t) or [""] for t in texts]  # rank-bm25 divides by document length
-        self._bm25 = LuceneIdfBM25(docs, k1=self.k1, b=self.b)
+        self._bm25 = _LuceneIdfBM25(docs, k1=self.k1, b=self.b)
 
     def scores(self, query: str) -> np.ndarray:
         tokens = tokenize(query)

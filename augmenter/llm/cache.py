@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import warnings
@@ -12,6 +11,7 @@ from typing import Optional
 
 from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, identity, identity_of
 from augmenter.paths import cache_dir
+from augmenter.storage import content_hash
 
 _DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")  # diskcache's SQLite index (values may be files beside)
 
@@ -24,7 +24,7 @@ def cache_key(backend: str, model: str, messages: Messages, params: SamplingPara
     if endpoint and endpoint != identity(backend, model):
         payload["endpoint"] = endpoint
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return content_hash(text, length=64)
 
 
 def _answered(out: Completion) -> bool:

@@ -13,13 +13,13 @@ Items of one `group` (a bio, a FELM response, a HaluEval row) must stay in one c
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
 from augmenter.errors import InputError
+from augmenter.storage import read_jsonl
 
 WIKIBIO_FILE = "wikibio_gpt3_hallucination.jsonl"
 FELM_FILE = Path("eval") / "all.jsonl"
@@ -49,24 +49,17 @@ def _file(root: Union[str, Path], name: Union[str, Path], what: str) -> Path:
 
 
 def _jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
+    """The file's rows; a line that is not a JSON object with the `required` fields is an InputError."""
+
+    def bad(n: int, why: str):
+        raise InputError(f"{path}:{n}: {why}")
+
     rows = []
-    try:
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-                if not isinstance(row, dict):
-                    raise InputError(f"{path}:{lineno}: expected a JSON object per line")
-                missing = [k for k in required if k not in row]
-                if missing:
-                    raise InputError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-                rows.append(row)
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 ({e.reason})") from None
+    for n, row in read_jsonl(path, bad):
+        missing = [k for k in required if k not in row]
+        if missing:
+            bad(n, f"missing field(s) {', '.join(missing)}")
+        rows.append(row)
     if not rows:
         raise InputError(f"{path}: no rows")
     return rows

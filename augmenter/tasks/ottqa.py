@@ -10,33 +10,13 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from augmenter.errors import InputError
-
-
-@dataclass
-class Cell:
-    text: str
-    links: list[str] = field(default_factory=list)  # "/wiki/..." keys of linked passages
-
-
-@dataclass
-class Table:
-    table_id: str
-    title: str
-    header: list[str]
-    rows: list[list[Cell]]
-
-    def row_text(self, i: int) -> str:
-        """A table segment (CORE): the page title, then each header with its cell in row `i`."""
-        cells = " ; ".join(f"{h}: {c.text}" for h, c in zip(self.header, self.rows[i]) if c.text.strip())
-        return f"{self.title} | {cells}"
-
-    def row_links(self, i: int) -> list[str]:
-        return list(dict.fromkeys(link for cell in self.rows[i] for link in cell.links))
+from augmenter.knowledge.chainer import TableTextCorpus
+from augmenter.knowledge.tables import Cell, Table
 
 
 @dataclass
@@ -45,10 +25,6 @@ class Question:
     question: str
     table_id: str
     answers: list[str]
-
-
-def passage_title(link: str) -> str:
-    return link.rsplit("/", 1)[-1].replace("_", " ")
 
 
 def _read(path: Path):
@@ -95,9 +71,7 @@ def load_questions(root: str | Path, limit: Optional[int] = None, seed: int = 0)
     return questions
 
 
-def load_corpus(root: str | Path, max_passage_chars: int = 600):
+def load_corpus(root: str | Path, max_passage_chars: int = 600) -> TableTextCorpus:
     """Every dev table's rows and every linked passage, as one retrieval corpus (`knowledge=ottqa`)."""
-    from augmenter.knowledge.chainer import TableTextCorpus
-
     tables = load_tables(root)
     return TableTextCorpus(tables, load_passages(root, set(tables)), max_passage_chars=max_passage_chars)

@@ -12,7 +12,7 @@ from typing import Optional
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import WorkingMemory
 from augmenter.prompts import PromptEngine
-from augmenter.utilities.kf1 import knowledge_f1
+from augmenter.utilities.kf1 import knowledge_f1, normalize_answer
 
 PAPER_FEEDBACK = "The response is inconsistent with the knowledge. Please generate again."  # footnote 3
 
@@ -94,8 +94,6 @@ class RecallUtility:
 
     @staticmethod
     def _unsupported(mem: WorkingMemory, candidate: str) -> tuple[list[str], list[str]]:
-        from augmenter.utilities.kf1 import normalize_answer
-
         evidence = set(normalize_answer(" ".join(s.text for s in mem.e)).split())
         tokens = normalize_answer(candidate).split()
         return tokens, [t for t in tokens if t not in evidence]

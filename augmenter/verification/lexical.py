@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import Stemmer  # PyStemmer: Snowball stemmers
+
 # "one" is left out: "one of the best" states no number.
 _UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine".split()) if w != "_"}
 _TEENS = {w: i + 10 for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
@@ -41,8 +43,6 @@ def tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 

@@ -1,0 +1,110 @@
+"""One-way layers (issue 15, point 1), checked on the import graph of the source (imports inside functions count
+too): each module imports only from layers below its own, no two modules import each other (directly or through
+others), and `import augmenter.policies` needs neither gymnasium nor torch."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {"augmenter": ROOT / "augmenter", "augmenter.envs": ROOT / "envs", "augmenter.policies": ROOT / "policies"}
+# top to bottom; packages on one line are siblings and may import each other. Only the CLI and the public API
+# (with augmenter.config, which turns Hydra configs into objects) build objects from config.
+LAYERS = [
+    {"augmenter.cli", "augmenter.api"},
+    {"augmenter.config", "augmenter.config_schema"},
+    {"augmenter.eval", "augmenter.envs", "augmenter.policies"},
+    {"augmenter.agent"},
+    {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
+     "augmenter.tasks"},
+    {"augmenter.memory"},
+    {"augmenter.errors", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in SOURCES.items():
+        for path in folder.rglob("*.py"):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            name = ".".join([package, *parts])
+            if not any(name.startswith(p + ".") for p in SOURCES if p != package and p.startswith(package + ".")):
+                found[name] = path
+    return found
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules `name` imports (the longest known prefix of each imported name)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for full in names:
+            while full and full not in known:
+                full = full.rpartition(".")[0]
+            if full and full != name:
+                targets.add(full)
+    return targets
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, set(modules)) for name, path in modules.items()}
+
+
+def _layer(module: str) -> int:
+    for depth in range(module.count(".") + 1, 0, -1):
+        prefix = ".".join(module.split(".")[:depth])
+        for i, layer in enumerate(LAYERS):
+            if prefix in layer:
+                return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+
+
+def test_every_import_goes_down_the_layers():
+    graph = _graph()
+    upward = sorted((a, b) for a, targets in graph.items() for b in targets if _layer(b) < _layer(a))
+    assert upward == []
+
+
+def test_no_import_cycles():
+    graph = _graph()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += [t for t in graph.get(node, ()) if not _is_package_of(t, node)]
+        return False
+
+    cycles = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
+                     if not _is_package_of(b, a) and not _is_package_of(a, b) and reaches(b, a)})
+    assert cycles == []
+
+
+def _is_package_of(package: str, module: str) -> bool:
+    """Importing a package's own __init__ (its re-exports) from inside it is not a cycle of interest."""
+    return module.startswith(package + ".")
+
+
+def test_rule_policies_need_neither_gymnasium_nor_torch():
+    code = ("import sys, augmenter.policies; from augmenter.policies import LLMAugmenterPolicy; "
+            "assert 'gymnasium' not in sys.modules and 'torch' not in sys.modules, "
+            "sorted(m for m in sys.modules if m.split('.')[0] in ('gymnasium', 'torch'))[:5]")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
