@@ -19,6 +19,7 @@ LAYERS = [
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
      "augmenter.tasks"},
     {"augmenter.memory"},
+    {"augmenter.text"},
     {"augmenter.errors", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
 ]
 

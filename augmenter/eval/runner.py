@@ -35,6 +35,7 @@ from augmenter.prompts import PromptTemplate
 from augmenter.redact import redact, redact_data
 from augmenter.storage import content_hash, read_jsonl, write_atomic
 from augmenter.tasks import dstc7, dstc11, ottqa
+from augmenter.text import one_line
 from augmenter.verification.model import StoredModel
 
 log = logging.getLogger(__name__)
@@ -260,12 +261,6 @@ def run_lock(directory: Path) -> Iterator[Path]:
         os.close(fd)
 
 
-def _one_line(text: str, limit: int = 500) -> str:
-    """A reason as one redacted line of at most `limit` characters."""
-    line = " ".join(redact(str(text)).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def _turn_error(mem) -> Optional[str]:
     """Why an answered turn counts as failed (the LLM failed, or nothing was said), or None."""
     if mem.outcome == "failed":
@@ -435,7 +430,7 @@ class Evaluator:
         return redact_data({
             "dialogue_id": item.dialogue_id,
             "status": "failed" if error else "ok",
-            "error": _one_line(error) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
+            "error": one_line(error, 500) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
             "response": (mem.response or "") if mem else "",
             "outcome": mem.outcome if mem else None,  # answered | partial | abstained ("I don't know") | failed
             "citations": mem.citation_records() if mem else [],

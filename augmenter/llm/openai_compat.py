@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from typing import NoReturn, Optional
 from urllib.parse import urlsplit
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 from augmenter.errors import LLMError, LLMFatalError
 from augmenter.llm.base import Completion, Messages, SamplingParams, identity
 from augmenter.redact import redact, register_secret
+from augmenter.text import one_line
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "sk-no-key-needed"  # sent when the key's variable is unset: servers that need no key accept it
@@ -24,12 +24,6 @@ class _Transient(Exception):
     def __init__(self, reason: str, retry_after: Optional[float] = None):
         super().__init__(reason)
         self.retry_after = retry_after
-
-
-def _one_line(text: object, limit: int = 300) -> str:
-    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(text))  # no control characters (terminal escapes) in a message
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _retry_after(response) -> Optional[float]:
@@ -74,7 +68,7 @@ class OpenAICompatLLM:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"llm.base_url must be an http(s) URL like http://127.0.0.1:8000/v1, "
-                             f"got {redact(_one_line(url))!r}")
+                             f"got {redact(one_line(url, 300))!r}")
         register_secret(parts.password)
         self.model = model
         self.base_url = url
@@ -92,7 +86,7 @@ class OpenAICompatLLM:
         return f"OpenAICompatLLM(model={self.model!r}, base_url={self.endpoint!r}, api_key_env={self.api_key_env!r})"
 
     def _fail(self, reason: str, error: type[LLMError] = LLMError) -> NoReturn:
-        raise error(redact(f"{self.model} at {self.endpoint}: {_one_line(reason)}")) from None
+        raise error(redact(f"{self.model} at {self.endpoint}: {one_line(reason, 300)}")) from None
 
     def _get_client(self):
         if self._client is None:
@@ -160,9 +154,9 @@ class OpenAICompatLLM:
             data = json.loads(text)
         except ValueError:
             kind = response.headers.get("content-type", "no content type").split(";")[0]
-            self._fail(f"the reply is not JSON ({kind}, {len(text)} characters: {_one_line(text, 80)})")
+            self._fail(f"the reply is not JSON ({kind}, {len(text)} characters: {one_line(text, 80)})")
         if not isinstance(data, dict):
-            self._fail(f"the reply is JSON but not an object: {_one_line(text, 80)}")
+            self._fail(f"the reply is JSON but not an object: {one_line(text, 80)}")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             error = data.get("error")

@@ -1,0 +1,27 @@
+"""Text made safe to show or log: terminal control sequences stripped, and messages on one masked line."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from augmenter.redact import redact
+
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"                 # CSI: colours, cursor moves, erases
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (titles, hyperlinks), DCS, SOS, PM, APC strings
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"            # other escape sequences (and a lone ESC)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"           # any other C0 or C1 control character but \t and \n
+)
+
+
+def strip_controls(text: Any) -> str:
+    """`text` as a string without terminal control sequences (newlines and tabs are kept)."""
+    return _CONTROL.sub("", "" if text is None else str(text))
+
+
+def one_line(message: Any, limit: Optional[int] = None) -> str:
+    """A message fit for one line of a terminal, log or record: secrets masked, control sequences and line
+    breaks removed, at most `limit` characters (cut with "…")."""
+    line = " ".join(strip_controls(redact(str(message))).split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
