@@ -9,7 +9,6 @@ knowledge, so their reward is the costs alone (chit-chat: consolidating there on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from augmenter.knowledge.base import KnowledgeBase
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet, Utterance
 from augmenter.prompts import PromptTemplate
+from augmenter.storage import content_hash
 from augmenter.tasks.dstc11 import load_instances
 
 
@@ -75,7 +75,7 @@ def heldout_dialogue(history: list[Utterance], q: str, share: float = 0.2) -> bo
     """Whether a turn's dialogue is held out: decided by a hash of the dialogue's first utterance, so every
     prefix of one dialogue falls on the same side (no training on the start of a held-out conversation)."""
     first = (history[0].text if history else q).strip().lower()
-    return int(hashlib.sha256(first.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF < share
+    return int(content_hash(first, length=8), 16) / 0xFFFFFFFF < share
 
 
 class DSTC11Replay:
