@@ -1,0 +1,65 @@
+"""A utility plus conversational checks: KF1 or the claims utility (`base`) with the repetition and dodge checks.
+
+The score is the base's score times each check's (a reply said nine times keeps its KF1 times a small repetition
+score); the candidate passes only when the base and every check pass; the feedback joins theirs. The claims of a
+claims base are passed on, so the executor treats the combination as the claims utility (see Executor._send).
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any, Callable, Optional, Sequence, Union
+
+from augmenter.memory import WorkingMemory
+from augmenter.utilities.dodge import DodgeUtility
+from augmenter.utilities.repetition import RepetitionUtility
+from augmenter.utilities.scorers import UtilityResult
+
+CHECKS = ("repetition", "dodge")
+
+
+def as_result(value: Any) -> UtilityResult:
+    """A utility's answer (a UtilityResult, a (score, feedback) pair or a score) as a UtilityResult."""
+    if isinstance(value, UtilityResult):
+        return value
+    if isinstance(value, Real) and not isinstance(value, bool):
+        return UtilityResult(float(value))
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
+        return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
+    raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
+
+
+class CombinedUtility:
+    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge") or callables
+    `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the repetition
+    check's settings (see RepetitionUtility)."""
+
+    name = "combined"
+
+    def __init__(self, base: Optional[Callable] = None, checks: Sequence[Union[str, Callable]] = ("repetition",),
+                 ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5,
+                 min_sentence_words: int = 3):
+        self.base = base
+        self.checks = []
+        for check in checks:
+            if callable(check):
+                self.checks.append(check)
+            elif check == "repetition":
+                self.checks.append(RepetitionUtility(ngram, within_threshold, earlier_threshold, min_sentence_words))
+            elif check == "dodge":
+                self.checks.append(DodgeUtility())
+            else:
+                raise ValueError(f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
+        if base is None and not self.checks:
+            raise ValueError("a combined utility needs a base utility or at least one check")
+        self.checks_claims = bool(getattr(base, "checks_claims", False))
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
+        parts = [as_result(self.base(mem, candidate))] if self.base is not None else []
+        claims = parts[0].claims if parts else None
+        parts += [as_result(check(mem, candidate)) for check in self.checks]
+        score = 1.0
+        for part in parts:
+            score *= part.score
+        feedback = "\n".join(p.feedback for p in parts if p.feedback is not None) or None
+        return UtilityResult(score, feedback, claims)

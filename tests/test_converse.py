@@ -1,0 +1,219 @@
+"""Issue 18: `augmenter converse`, simulated conversations between the LLM user simulator and a system, with the
+scripted fake LLM: one record per conversation with every turn's Working Memory, resumable, a failed conversation
+recorded as failed and retried, a fatal LLM error stopping the run with its records kept."""
+
+import json
+
+import pytest
+
+from augmenter.cli.main import main
+from augmenter.envs.user_sim import LLMUserSimulator
+from augmenter.errors import ConfigError, InputError, LLMError, LLMFatalError
+from augmenter.eval.conversations import (ConversationRunner, ConversationSeed, chat_seeds, dstc11_seeds,
+                                          sample_seeds)
+from augmenter.llm import Completion, FakeLLM
+from augmenter.memory import Utterance
+from augmenter.policies import NoKnowledgePolicy
+
+from conftest import DATA
+
+SEEDS = DATA / "botchat" / "MuTual_test_starts.jsonl"
+USER_PROMPT = "Write the user's next message."  # in every prompt of the user simulator
+
+
+class ScriptedLLM(FakeLLM):
+    """The user says "Is it far from here?"; the assistant "It is a short walk." `errors[needle]` is raised when a
+    prompt contains `needle`; every prompt is kept in `prompts` (class attributes: the config names the class)."""
+
+    errors: dict = {}
+    prompts: list = []
+
+    def complete(self, messages, params):
+        prompt = "\n".join(m["content"] for m in messages)
+        type(self).prompts.append(prompt)
+        for needle, error in self.errors.items():
+            if needle in prompt:
+                raise error
+        text = "Is it far from here?" if USER_PROMPT in prompt else "It is a short walk."
+        return Completion(text=text, prompt_tokens=len(prompt.split()), completion_tokens=len(text.split()))
+
+
+@pytest.fixture
+def llm(monkeypatch):
+    monkeypatch.setattr(ScriptedLLM, "errors", {})
+    monkeypatch.setattr(ScriptedLLM, "prompts", [])
+    return ScriptedLLM
+
+
+def _args(tmp_path, *extra):
+    return ["converse", f"data_root={DATA}", "llm=fake", f"llm._target_={__name__}.ScriptedLLM",
+            "llm_cache.enabled=false", f"converse.out_dir={tmp_path}", "converse.progress=false",
+            "converse.conversations=3", "converse.turns=2", "experiment=table2_llm_only", *extra]
+
+
+def _run_dir(tmp_path, seeds="chat_seeds", n=3, turns=2):
+    return tmp_path / f"{seeds}-n{n}-t{turns}-seed0" / "table2_llm_only"
+
+
+def _records(run):
+    return [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+
+
+def test_conversations_record_every_turn_and_resume(tmp_path, llm):
+    assert main(_args(tmp_path)) == 0
+    run = _run_dir(tmp_path)
+    records = _records(run)
+    expected = [s.conversation_id for s in sample_seeds(chat_seeds(SEEDS), 3, 0)]
+    assert [r["conversation_id"] for r in records] == expected
+    for r in records:
+        assert r["status"] == "ok" and r["error"] is None and len(r["turns"]) == 2 and not r["ended_early"]
+        assert [u["speaker"] for u in r["utterances"]] == ["U", "S", "U", "S", "U", "S"]
+        assert r["utterances"][:2] == r["opening"] and r["ground_truth"][:2] == r["opening"]
+        assert [t["user"] for t in r["turns"]] == ["Is it far from here?"] * 2
+        first, second = (t["memory"] for t in r["turns"])
+        assert first["response"] == "It is a short walk." and first["trace"][-1]["action"] == "send"
+        assert len(first["h_q"]) == 2 and len(second["h_q"]) == 4  # the opening, then the first exchange too
+        assert r["cost"]["assistant_llm_calls"] == 2 and r["cost"]["user_llm_calls"] == 2
+    # the simulator saw the assistant's reply before writing the second user message
+    assert any(USER_PROMPT in p and "Assistant: It is a short walk." in p for p in llm.prompts)
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["ok"], summary["failed"], summary["pending"]) == (3, 0, 0)
+    assert summary["cost_per_conversation"]["user_llm_calls"] == 2
+    assert summary["replies_repeating_percent"] == 50.0  # the second reply copies the first word for word
+    calls = len(llm.prompts)
+    assert main(_args(tmp_path)) == 0  # resumed: nothing left to do, nothing asked, records as they were
+    assert len(llm.prompts) == calls and _records(run) == records
+
+
+def test_a_damaged_records_file_reruns_only_what_it_lost(tmp_path, llm):
+    assert main(_args(tmp_path)) == 0
+    run = _run_dir(tmp_path)
+    good = _records(run)
+    lines = (run / "records.jsonl").read_text().splitlines()
+    damaged = [json.dumps({"conversation_id": good[0]["conversation_id"], "status": "ok"}), lines[1], lines[2][:40],
+               "\udcff not json"]
+    (run / "records.jsonl").write_text("\n".join(damaged) + "\n", errors="surrogateescape")
+    llm.prompts.clear()
+    assert main(_args(tmp_path)) == 0
+    again = _records(run)
+    assert again[1] == good[1]  # kept as it was
+    # the first and third ran again, the same way (seeded): the same dialogues
+    assert [(r["conversation_id"], r["status"], r["utterances"]) for r in again] == \
+        [(r["conversation_id"], r["status"], r["utterances"]) for r in good]
+    assert llm.prompts and not any(good[1]["opening"][0]["text"] in p for p in llm.prompts)
+
+
+def test_a_failed_conversation_is_recorded_and_retried_on_resume(tmp_path, llm, capsys):
+    failing = sample_seeds(chat_seeds(SEEDS), 3, 0)[1]
+    llm.errors = {failing.opening[0].text: LLMError("server down")}
+    assert main(_args(tmp_path)) == 2  # eval-style: more failures than converse.max_failed (0)
+    assert "1 of 3 conversations failed" in capsys.readouterr().err
+    run = _run_dir(tmp_path)
+    before = {r["conversation_id"]: r for r in _records(run)}
+    bad = before[failing.conversation_id]
+    assert bad["status"] == "failed" and bad["error"] == "user simulator: server down" and bad["turns"] == []
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["failed"] == 1 and summary["failure_reasons"] == {"user simulator: server down": 1}
+    llm.errors = {}
+    llm.prompts.clear()
+    assert main(_args(tmp_path)) == 0
+    after = {r["conversation_id"]: r for r in _records(run)}
+    assert after[failing.conversation_id]["status"] == "ok"
+    assert all(after[k] == before[k] for k in before if k != failing.conversation_id)  # not run again
+    assert all(failing.opening[0].text in p for p in llm.prompts)  # only the failed one was asked for
+
+
+def test_a_failed_assistant_turn_fails_the_conversation(tmp_path, llm):
+    llm.errors = {"Is it far from here?": LLMError("model crashed")}  # the assistant's prompt has the user's message
+    assert main(_args(tmp_path, "converse.max_failed=3")) == 0  # within converse.max_failed
+    for r in _records(_run_dir(tmp_path)):
+        assert r["status"] == "failed" and "model crashed" in r["error"]
+        assert len(r["turns"]) == 1 and r["turns"][0]["status"] == "failed" and r["turns"][0]["memory"]
+
+
+def test_a_fatal_llm_error_stops_with_the_records_kept(tmp_path, llm, capsys):
+    second = sample_seeds(chat_seeds(SEEDS), 3, 0)[1]
+    llm.errors = {second.opening[0].text: LLMFatalError("401: the key was rejected")}
+    assert main(_args(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "401" in err and "1 of 3 conversations recorded" in err and "\n" not in err.strip()
+    assert [r["status"] for r in _records(_run_dir(tmp_path))] == ["ok"]
+
+
+def test_another_configuration_is_refused_unless_restarted(tmp_path, llm, capsys):
+    assert main(_args(tmp_path)) == 0
+    assert main(_args(tmp_path, "user_simulator.temperature=0.3")) == 2
+    assert "different configuration" in capsys.readouterr().err
+    assert main(_args(tmp_path, "user_simulator.temperature=0.3", "converse.restart=true")) == 0
+
+
+def test_dstc11_openings(tmp_path, llm):
+    assert main(_args(tmp_path, "converse.seeds=dstc11", "converse.conversations=2", "converse.turns=1")) == 0
+    records = _records(_run_dir(tmp_path, "dstc11", 2, 1))
+    assert len(records) == 2 and all(r["conversation_id"].startswith("dstc11-dev-") for r in records)
+    assert all([u["speaker"] for u in r["opening"]] == ["U", "S"] for r in records)
+    with pytest.raises(InputError, match="even"):
+        dstc11_seeds(DATA / "dstc11-track5" / "dev", opening=3)
+
+
+def test_gold_knowledge_is_refused(tmp_path, llm, capsys):
+    assert main(_args(tmp_path, "eval.knowledge=gold")) == 2
+    assert "no gold knowledge" in capsys.readouterr().err
+
+
+def test_bad_seed_files_are_one_clear_error(tmp_path):
+    bad = tmp_path / "seeds.jsonl"
+    bad.write_text('{"index": "x", "conv-GT": "[\\"Hi\\", \\"Hello\\"]"}\n{"index": "y"}\n')
+    with pytest.raises(InputError, match=r"seeds.jsonl:2"):
+        chat_seeds(bad)
+    with pytest.raises(InputError, match="not found"):
+        chat_seeds(tmp_path / "missing.jsonl")
+    assert len(chat_seeds(SEEDS)) == 547 and all(len(s.opening) == 2 for s in chat_seeds(SEEDS))
+
+
+def test_the_runner_takes_built_objects(tmp_path, make_agent):
+    seeds = [ConversationSeed("c1", [Utterance(speaker="U", text="Hi there."), Utterance(speaker="S", text="Hello!")])]
+    user = FakeLLM(default="Does the Grand Meridian Hotel have a pool?")
+    agent = make_agent(FakeLLM(default="Yes, there is an indoor heated pool."), NoKnowledgePolicy())
+    runner = ConversationRunner(agent, LLMUserSimulator(user, [["Hi there.", "Hello!"]], max_turns=3), seeds, 3,
+                                tmp_path / "run", "api", progress=False)
+    summary = runner.run()
+    assert summary["ok"] == 1 and summary["turns_per_conversation"] == 3
+    (record,) = runner.read().values()
+    assert record["system"] == "api" and len(record["utterances"]) == 8
+
+    class Crashing:
+        def respond(self, *args, **kwargs):
+            raise RuntimeError("boom")
+
+    crashed = ConversationRunner(Crashing(), LLMUserSimulator(user, [["a", "b"]]), seeds, 2, tmp_path / "crash",
+                                 max_failed=1, progress=False)
+    assert crashed.run()["failure_reasons"] == {"crash: RuntimeError: boom": 1}
+    with pytest.raises(ConfigError, match="max_failed"):
+        ConversationRunner(agent, LLMUserSimulator(user, [["a", "b"]]), seeds, 2, tmp_path, max_failed=-1)
+
+
+@pytest.mark.live
+def test_two_short_conversations_with_the_embedded_model(tmp_path):
+    """Two conversations of two turns between the user simulator and the paper's system (both the embedded Qwen
+    model), resumed, then UniEval over them with the same model."""
+    args = ["converse", f"data_root={DATA}", f"converse.out_dir={tmp_path}", "converse.conversations=2",
+            "converse.turns=2", "converse.progress=false", f"llm_cache.dir={tmp_path / 'cache'}",
+            "sampling.max_tokens=60", "user_simulator.max_tokens=40"]
+    assert main(args) == 0
+    run = tmp_path / "chat_seeds-n2-t2-seed0" / "table2_bm25_feedback"
+    records = _records(run)
+    assert len(records) == 2
+    for r in records:
+        assert r["status"] == "ok" and len(r["turns"]) == 2 and r["cost"]["user_llm_calls"] == 2
+        for turn in r["turns"]:
+            assert turn["user"].strip() and not turn["user"].lower().startswith(("user:", "assistant:"))
+            assert turn["response"].strip() and turn["memory"]["trace"][-1]["action"] == "send"
+        assert r["turns"][1]["memory"]["h_q"][-1]["text"] == r["turns"][0]["response"]
+    assert main(args) == 0 and _records(run) == records  # resumed: nothing left to do
+    judged = ["judge", str(run), "judge.judges=[unieval]", "judge.progress=false", f"judge.out={tmp_path / 'judge'}",
+              f"llm_cache.dir={tmp_path / 'cache'}", "judge.max_tokens=60"]
+    assert main(judged) == 0
+    results = json.loads((tmp_path / "judge" / "results.json").read_text())
+    row = results["unieval"]["table2_bm25_feedback"]
+    assert row["failed"] == 0 and row["judged"] + row["unparsed"] == 2
