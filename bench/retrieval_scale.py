@@ -1,6 +1,7 @@
 """Build time, queries per second and peak memory of the retrieval backends at 10k, 100k and 1M passages.
 
     python bench/retrieval_scale.py [--sizes 10000,100000,1000000] [--backends bm25s,rank_bm25,lucene,faiss_flat,faiss_hnsw]
+                                    [--search-queries 2000]
 
 The corpus is SYNTHETIC, for size: passages of 30-80 words drawn from a Zipf-distributed vocabulary of 50,000
 made-up words (seeded); queries are 4-word samples of random passages. The faiss backends index random unit
@@ -8,14 +9,22 @@ vectors of the MiniLM's 384 dimensions (their speed does not depend on what the 
 throughput is measured separately on real DSTC11 snippets. Lucene is asked for its 10 best hits per query (the
 retriever's `hits`; each hit crosses the Java bridge, so asking for 1,000 is much slower). Each (backend, size) runs in a fresh process, which
 runs on one thread and reports its own peak resident memory (VmHWM) and the memory the corpus alone took. The sparse backends' top-5 are
-compared with bm25s's; HNSW's with exact search (recall@5). Writes bench/results/retrieval_scale.json, keeping
-the rows of sizes and backends not measured this time (each row names its command).
+compared with bm25s's; HNSW's with exact search (recall@5).
+Each row times the old path (`qps`: `top_k(scores(q), 5)`, one query at a time) and then, on the same index, the
+retriever API's `search` (`search_qps`, over `--search-queries` queries in one batch; the first 200 are the old
+path's, and `search_same_top5` counts those whose top-5 ids are the old path's): bm25s on one thread (its default:
+numba from 50,000 passages where installed; `search_qps_numpy` and `search_qps_numba` force either, over the first
+200 queries), Lucene's `batch_search` on 2 threads, rank-bm25 (no top-k of its own),
+faiss one batched `search` on one thread. `load_1min`: the machine's load average as the row ends (other processes
+slow every figure down). Writes bench/results/retrieval_scale.json, keeping the rows of sizes and
+backends not measured this time (each row names its command).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -62,7 +71,7 @@ def synthetic_queries(corpus: list[str], count: int, seed: int = 1) -> list[str]
     return queries
 
 
-def child(backend: str, size: int, queries: int) -> dict:
+def child(backend: str, size: int, queries: int, search_queries: int) -> dict:
     # imports by backend, here in the child: the peak memory it reports is then its backend's own
     from augmenter.knowledge import BM25sRetriever, RankBM25Retriever, top_k
 
@@ -82,6 +91,23 @@ def child(backend: str, size: int, queries: int) -> dict:
         start = time.perf_counter()
         tops = [[i for i, _ in top_k(retriever.scores(q), 5)] for q in qs]
         seconds = time.perf_counter() - start
+        new = {}
+        sq = synthetic_queries(corpus, max(search_queries, queries)) if backend != "rank_bm25" else qs
+        if backend == "lucene":
+            retriever.threads = 2  # batch_search's threads (the index was built on one, as before)
+        retriever.search(sq[:1], 5)  # warm-up: numba's compiled top-k (cached on disk), the JVM
+        start = time.perf_counter()
+        hits = retriever.search(sq, 5)
+        new["search_qps"] = round(len(sq) / (time.perf_counter() - start), 1)
+        if backend == "bm25s":  # the default picks numba from 50,000 passages (where installed): both, forced
+            for name, numba in (("numpy", False), ("numba", True)):
+                retriever.numba = numba
+                retriever.search(qs[:1], 5)
+                start = time.perf_counter()
+                retriever.search(qs, 5)
+                new[f"search_qps_{name}"] = round(len(qs) / (time.perf_counter() - start), 1)
+        new["search_queries"] = len(sq)
+        new["search_same_top5"] = f"{sum(a == [i for i, _ in h] for a, h in zip(tops, hits))}/{len(tops)}"
     else:
         import faiss
 
@@ -103,9 +129,14 @@ def child(backend: str, size: int, queries: int) -> dict:
         start = time.perf_counter()
         tops = [index.search(qv[i:i + 1], 5)[1][0].tolist() for i in range(queries)]  # one query at a time
         seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        found = index.search(qv, 6)[1]  # one batch, k + 1 as DenseRetriever.search asks
+        new = {"search_qps": round(queries / (time.perf_counter() - start), 1), "search_queries": queries,
+               "search_same_top5": f"{sum(a == f[:5].tolist() for a, f in zip(tops, found))}/{queries}"}
     return {"backend": backend, "size": size, "build_s": round(build, 2), "queries": queries,
             "qps": round(queries / seconds, 1), "corpus_rss_mb": round(base, 1),
-            "peak_rss_mb": round(rss_mb("VmHWM"), 1), "top5": tops}
+            "peak_rss_mb": round(rss_mb("VmHWM"), 1), **new, "load_1min": round(os.getloadavg()[0], 2),
+            "top5": tops}
 
 
 def main() -> None:
@@ -114,26 +145,28 @@ def main() -> None:
     ap.add_argument("--backends", default=",".join(SPARSE + DENSE))
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rank-bm25-queries", type=int, default=20, help="rank-bm25 is slow: fewer queries")
+    ap.add_argument("--search-queries", type=int, default=2000, help="queries timed through `search`")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "retrieval_scale.json"))
-    ap.add_argument("--child", nargs=3, metavar=("BACKEND", "SIZE", "QUERIES"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=4, metavar=("BACKEND", "SIZE", "QUERIES", "SEARCH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child[0], int(args.child[1]), int(args.child[2]))))
+        print(json.dumps(child(args.child[0], int(args.child[1]), int(args.child[2]), int(args.child[3]))))
         return
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         results = {}
         for backend in args.backends.split(","):
             n = args.rank_bm25_queries if backend == "rank_bm25" else args.queries
-            done = subprocess.run([sys.executable, __file__, "--child", backend, str(size), str(n)],
-                                  capture_output=True, text=True)
+            done = subprocess.run([sys.executable, __file__, "--child", backend, str(size), str(n),
+                                   str(args.search_queries)], capture_output=True, text=True)
             if done.returncode != 0:
                 rows.append({"backend": backend, "size": size, "error": done.stderr.strip().splitlines()[-1:]})
                 print(f"{backend} at {size}: failed", file=sys.stderr)
                 continue
             results[backend] = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"{backend:>10} {size:>8}: build {results[backend]['build_s']} s, {results[backend]['qps']} q/s, "
-                  f"peak {results[backend]['peak_rss_mb']} MB", file=sys.stderr)
+                  f"search {results[backend].get('search_qps')} q/s, peak {results[backend]['peak_rss_mb']} MB",
+                  file=sys.stderr)
         for backend, r in results.items():
             reference = results.get("bm25s") if backend in SPARSE else results.get("faiss_flat")
             if reference and backend not in ("bm25s", "faiss_flat"):

@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
-from augmenter.knowledge.retrievers import Retriever, top_k
+from augmenter.knowledge.retrievers import Retriever
 from augmenter.memory import EntityMention, Snippet, Utterance
 
 
@@ -64,13 +64,11 @@ class KnowledgeConsolidator:
             # Within an entity's own snippets its name carries no signal: search without it.
             query = strip_names(q, [m.surface for m in entities])
             rows = sorted({r for m in entities for r in self.kb.rows_of(m.domain, m.entity_id)})
-            scores = self.retriever.scores(query)
-            hits = top_k(scores, self.k, rows)
+            hits = self.retriever.search([query], self.k, rows)[0]
         if not hits:
             query = self.query(q, history)
-            scores = self.retriever.scores(query)
-            hits = top_k(scores, self.k)
+            hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
-        if self.evidence_linker is not None:
-            evidence = self.evidence_linker.attach(evidence, scores)
+        if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
+            evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence

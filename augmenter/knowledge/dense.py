@@ -5,6 +5,8 @@ texts: the next run with the same knowledge loads it instead of encoding again (
 `index="flat"` scores every snippet exactly (inner product of normalised vectors = cosine, faiss `IndexFlatIP`);
 `index="hnsw"` searches a faiss HNSW graph for the `candidates` nearest snippets and scores only those (for
 corpora where exact search is too slow; recall is then approximate).
+`search` encodes a batch of queries at once and asks faiss for their top k together (HNSW: its `candidates`
+nearest, as `scores` does); for `rows` it scores exactly those rows' embeddings.
 `HybridRetriever` fuses a sparse and a dense ranking by reciprocal-rank fusion: score = sum 1 / (k_rrf + rank).
 """
 
@@ -16,7 +18,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from augmenter.errors import ConfigError
-from augmenter.knowledge.retrievers import Retriever
+from augmenter.knowledge.retrievers import Hits, Retriever, check_search, search_by_scores, settle
+from augmenter.knowledge.topk import best_rows
 from augmenter.paths import cache_dir
 from augmenter.storage import atomic_open, content_hash
 from augmenter.verification.encoder import minilm_path
@@ -94,6 +97,32 @@ class DenseRetriever:
         out[rows[0][keep]] = sims[0][keep]
         return out
 
+    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+        n = 0 if self.embeddings is None else len(self.embeddings)
+        queries, k, rows = check_search(queries, k, rows, n)
+        out: list[Hits] = [[] for _ in queries]
+        live = [i for i, q in enumerate(queries) if q.strip()]
+        if n == 0 or k == 0 or not live or (rows is not None and len(rows) == 0):
+            return out
+        vectors = self.encode([queries[i] for i in live])
+        if rows is not None:  # exact, over those rows alone
+            sims = vectors @ self.embeddings[rows].T
+            for j, i in enumerate(live):
+                out[i] = best_rows(rows, sims[j], k)
+            return out
+        # flat: one more than k, to see whether the k-th ties with the next (`settle`); HNSW: as `scores` does
+        asked = min(n, k + 1) if self.kind == "flat" else min(n, max(k, self.candidates))
+        limit = n if self.kind == "flat" else asked  # HNSW is approximate: no asking again for ties
+        sims, found = self._faiss.search(vectors, asked)
+
+        def hits(j: int, more: int = 0) -> Hits:
+            s, r = (sims[j], found[j]) if not more else (a[0] for a in self._faiss.search(vectors[j:j + 1], more))
+            return [(int(row), float(sim)) for row, sim in zip(r, s) if row >= 0]
+
+        for j, i in enumerate(live):
+            out[i] = settle(hits(j), k, asked, limit, lambda more, j=j: hits(j, more))
+        return out
+
 
 class HybridRetriever:
     """Reciprocal-rank fusion of a sparse and a dense retriever over the same texts: each ranks its positive-score
@@ -103,10 +132,12 @@ class HybridRetriever:
 
     def __init__(self, sparse: Retriever, dense: Retriever, k_rrf: int = 60, depth: Optional[int] = None):
         self.sparse, self.dense, self.k_rrf, self.depth = sparse, dense, k_rrf, depth
+        self._n: Optional[int] = None
 
     def index(self, texts: Sequence[str]) -> None:
         self.sparse.index(texts)
         self.dense.index(texts)
+        self._n = len(texts)
 
     def _fused(self, scores: np.ndarray, out: np.ndarray) -> None:
         positive = np.nonzero(scores > 0)[0]
@@ -120,4 +151,22 @@ class HybridRetriever:
         out = np.zeros(len(sparse))
         self._fused(sparse, out)
         self._fused(np.asarray(self.dense.scores(query), dtype=np.float64), out)
+        return out
+
+    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+        """Each half's own top `depth` (or all its positive scores), fused; `rows` filter the fused ranking, so
+        ranks are those over all snippets, as in `scores`."""
+        n = self._n if self._n is not None else len(self.sparse.scores(""))
+        queries, k, rows = check_search(queries, k, rows, n)
+        fused: list[dict[int, float]] = [{} for _ in queries]
+        depth = self.depth or n
+        for half in (self.sparse, self.dense):
+            ranked = half.search(queries, depth) if hasattr(half, "search") else search_by_scores(half, queries, depth)
+            for into, hits in zip(fused, ranked):
+                for rank, (row, _) in enumerate(hits, 1):
+                    into[row] = into.get(row, 0.0) + 1.0 / (self.k_rrf + rank)
+        out = []
+        for into in fused:
+            keep = np.array(sorted(into if rows is None else set(into).intersection(rows.tolist())), dtype=np.int64)
+            out.append(best_rows(keep, np.array([into[r] for r in keep.tolist()], dtype=np.float64), k))
         return out

@@ -1,7 +1,8 @@
 """Sparse retrievers over a list of texts. Both backends score with Lucene's BM25 and agree on the ranking.
 
-A retriever scores every document for a query; `top_k` then keeps the best k, optionally among a subset
-of rows (the entity linker's focus). Ties break by row index, so results are deterministic.
+A retriever scores every document for a query (`scores`), or finds the best k for a batch of queries itself
+(`search`), optionally among a subset of rows (the entity linker's focus). `top_k` keeps the best k of a score
+vector. Ties break by row index (the lower first), so results are deterministic.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import Optional, Protocol, Sequence
+from typing import Callable, Optional, Protocol, Sequence
 
 import bm25s
 import numpy as np
@@ -17,8 +18,13 @@ import Stemmer  # PyStemmer: Snowball stemmers
 from bm25s.stopwords import STOPWORDS_EN
 from rank_bm25 import BM25Okapi
 
+from augmenter.errors import ConfigError, InputError
+from augmenter.knowledge.topk import NUMBA, best_rows, column_bounds, csc_row_scores, csc_top_k
+
 _TOKEN = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(STOPWORDS_EN)
+Hits = list[tuple[int, float]]  # (row, score), best first
+NUMBA_FROM = 50_000
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +38,7 @@ def tokenize(text: str) -> list[str]:
 
 
 class Retriever(Protocol):
-    """Anything that indexes texts once and scores all of them for a query."""
+    """Anything that indexes texts once, scores all of them for a query, and finds the best k for queries."""
 
     name: str
 
@@ -40,41 +46,104 @@ class Retriever(Protocol):
 
     def scores(self, query: str) -> np.ndarray: ...
 
+    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+        """Per query, its k best (row, score) with a positive score, among `rows` if given."""
+        ...
 
-def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> list[tuple[int, float]]:
+
+def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> Hits:
     """The k best (row, score) pairs with a positive score, best first, among `rows` if given."""
-    candidates = np.arange(len(scores)) if rows is None else np.asarray(rows, dtype=np.int64)
+    candidates = np.arange(len(scores)) if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
     if len(candidates) == 0 or k <= 0:
         return []
-    sub = scores[candidates]
-    keep = sub > 0
-    candidates, sub = candidates[keep], sub[keep]
-    if len(candidates) > k:
-        part = np.argpartition(-sub, k - 1)[:k]
-        candidates, sub = candidates[part], sub[part]
-    order = np.lexsort((candidates, -sub))
-    return [(int(candidates[i]), float(sub[i])) for i in order]
+    return best_rows(candidates, np.asarray(scores)[candidates], k)
+
+
+def check_search(queries: Sequence[str], k: int, rows: Optional[Sequence[int]], n: int):
+    """`search`'s arguments checked: (the queries as a list, k, rows sorted and unique or None)."""
+    if not isinstance(queries, (list, tuple)) or not all(isinstance(q, str) for q in queries):
+        raise InputError(f"search takes a list of query strings, got {type(queries).__name__}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise InputError(f"search needs k, the number of hits, as an integer >= 0, got {k!r}")
+    if rows is None:
+        return list(queries), int(k), None
+    array = np.asarray(rows)
+    if array.size and (array.ndim != 1 or array.dtype.kind not in "iu"):
+        raise InputError("search's rows must be a list of row indices (integers)")
+    array = np.unique(array.astype(np.int64))
+    if array.size and (array[0] < 0 or array[-1] >= n):
+        raise InputError(f"search's rows must lie in 0..{n - 1} (the indexed texts), got {int(array[0])}.."
+                         f"{int(array[-1])}")
+    return list(queries), int(k), array
+
+
+def search_by_scores(retriever: Retriever, queries: Sequence[str], k: int, rows=None) -> list[Hits]:
+    """`search` for a backend without a top-k of its own: its full score vector per query, then `top_k`."""
+    return [top_k(retriever.scores(q), k, rows) for q in queries]
+
+
+def settle(hits: Hits, k: int, asked: int, limit: int, refetch: Callable[[int], Hits]) -> Hits:
+    """The top k, ties to the lower row, from a backend whose own top-`asked` breaks ties its own way: while the
+    k-th score ties the last one returned (and more rows could tie), ask again for twice as many."""
+    while True:
+        best = sorted(((r, s) for r, s in hits if s > 0), key=lambda h: (-h[1], h[0]))
+        if len(best) <= k or len(hits) < asked or asked >= limit or best[k - 1][1] > min(s for _, s in hits):
+            return best[:k]
+        asked = min(limit, 2 * asked)
+        hits = refetch(asked)
 
 
 class BM25sRetriever:
-    """BM25 with `bm25s` (default): scores are precomputed into a sparse matrix at index time."""
+    """BM25 with `bm25s` (default): scores are precomputed into a sparse matrix at index time. `search` takes
+    the top k straight from that matrix, and scores an entity's few rows alone by binary search in the postings.
+    Its top-k is compiled by numba (`numba=None`: where installed, from `NUMBA_FROM` texts up: below, numpy takes
+    well under a millisecond a query and numba's first compile, several seconds once per machine, would not pay;
+    True or False forces it), whatever `backend` the full `scores` use."""
 
     name = "bm25s"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy"):
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: Optional[bool] = None):
+        if numba and not NUMBA:
+            raise ConfigError("BM25sRetriever(numba=True) needs numba: pip install numba")
+        self.k1, self.b, self._numba = k1, b, numba
         self._bm25 = bm25s.BM25(method="lucene", k1=k1, b=b, backend=backend)
         self._n = 0
+        self._bounds = None  # each term's highest score, for search's pruning
 
     def index(self, texts: Sequence[str]) -> None:
-        self._n = len(texts)
+        self._n, self._bounds = len(texts), None
         self._bm25.index([tokenize(t) for t in texts], show_progress=False)
+
+    @property
+    def numba(self) -> bool:
+        """Whether `search` runs numba's compiled top-k."""
+        return NUMBA and self._n >= NUMBA_FROM if self._numba is None else self._numba
+
+    @numba.setter
+    def numba(self, value: Optional[bool]) -> None:
+        self._numba = value
 
     def scores(self, query: str) -> np.ndarray:
         tokens = [t for t in tokenize(query) if t in self._bm25.vocab_dict]
         if not tokens:
             return np.zeros(self._n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens))
+
+    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+        queries, k, rows = check_search(queries, k, rows, self._n)
+        if self._n == 0 or k == 0 or (rows is not None and len(rows) == 0):
+            return [[] for _ in queries]
+        m, vocab = self._bm25.scores, self._bm25.vocab_dict
+        terms = [np.array([vocab[t] for t in tokenize(q) if t in vocab], dtype=np.int64) for q in queries]
+        if rows is not None and (16 * len(rows) <= self._n or not self.numba):  # a few rows: score them alone
+            return [best_rows(rows, csc_row_scores(m["data"], m["indices"], m["indptr"], t, rows), k) for t in terms]
+        mask = None
+        if rows is not None:
+            mask = np.zeros(self._n, dtype=np.bool_)
+            mask[rows] = True
+        if self._bounds is None and self.numba:
+            self._bounds = column_bounds(m["data"], m["indptr"])
+        return csc_top_k(m["data"], m["indices"], m["indptr"], self._n, terms, k, mask, self._bounds, self.numba)
 
 
 class _LuceneIdfBM25(BM25Okapi):
@@ -106,3 +175,18 @@ class RankBM25Retriever:
             return np.zeros(self._n)
         # rank-bm25 multiplies the term-frequency part by (k1 + 1); Lucene (and bm25s) do not.
         return np.asarray(self._bm25.get_scores(tokens)) / (self.k1 + 1)
+
+    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+        """rank-bm25 has no top-k of its own: every row's score, or only `rows`' (its `get_batch_scores`)."""
+        queries, k, rows = check_search(queries, k, rows, self._n)
+        if rows is None:
+            return search_by_scores(self, queries, k)
+        out = []
+        for q in queries:
+            tokens = tokenize(q)
+            if not tokens or self._bm25 is None or len(rows) == 0 or k == 0:
+                out.append([])
+                continue
+            sub = np.asarray(self._bm25.get_batch_scores(tokens, rows.tolist())) / (self.k1 + 1)
+            out.append(best_rows(rows, sub, k))
+        return out
