@@ -8,15 +8,23 @@ BIN    := $(VENV)/bin
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 # pip caches the built llama-cpp-python wheel, so only the first setup on a machine compiles it (~15 min on 2 cores).
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test clean chromium
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed chromium
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,eval,train,lucene,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[local,eval,train,lucene,dev,serve,distributed]"
 	touch $@
+
+# The web chat's browser test drives Debian's chromium (Playwright's own browser download is not used): installed
+# with apt-get when it is missing and apt-get is there (as root, or through sudo without a password).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo "sudo -n" ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium \
+	  || echo "chromium could not be installed: the browser test will be skipped"; }
 
 demo: setup
 	$(BIN)/augmenter chat --demo --trace

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
+from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from omegaconf import DictConfig, OmegaConf
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import HydraException, InstantiationException
+from hydra.utils import get_object
+from hydra.utils import instantiate as hydra_instantiate
+from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
 
+from augmenter.agent import Agent, Executor
+from augmenter.config_schema import validate
 from augmenter.errors import AugmenterError, ConfigError
+from augmenter.eval.runner import Evaluator
+from augmenter.eval.tasks import build_task as eval_task
+from augmenter.llm import CachedLLM, MeteredLLM, ResilientLLM, SamplingParams
 
-GROUPS = ("llm", "retriever", "knowledge", "policy", "utility", "verifier", "prompt", "task")
+GROUPS = ("llm", "retriever", "knowledge", "consolidator", "policy", "utility", "verifier", "prompt", "task")
 
 
 def config_dir() -> Path:
-    from importlib import resources
-
     return Path(str(resources.files("augmenter.configs")))
 
 
@@ -26,14 +38,6 @@ def group_options(group: str) -> list[str]:
 def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictConfig:
     """Compose a primary config with command-line style overrides and check it against the schema
     (`augmenter/config_schema.py`); raise ConfigError with a clear one-line message."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from augmenter.config_schema import validate
-
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
@@ -61,16 +65,14 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 def instantiate(node: DictConfig, what: str, **available: Any) -> Any:
     """Instantiate a `_target_` node, passing those of `available` objects its target accepts."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import get_object
-    from hydra.utils import instantiate as hydra_instantiate
-    from omegaconf.errors import OmegaConfBaseException
-
     try:
         target = get_object(node._target_)
         params = inspect.signature(target).parameters
         extras = {k: v for k, v in available.items() if k in params and k not in node}
-        return hydra_instantiate(node, **extras, _convert_="all")
+        if not extras:
+            return hydra_instantiate(node, _convert_="all")
+        # built objects are passed to the target as they are (Hydra would try to turn a dataclass into config)
+        return hydra_instantiate(node, _partial_=True, _convert_="all")(**extras)
     except (InstantiationException, ImportError, OmegaConfBaseException, TypeError, ValueError) as exc:
         cause = _root_cause(exc)
         if isinstance(cause, AugmenterError):
@@ -88,12 +90,6 @@ def instantiate(node: DictConfig, what: str, **available: Any) -> Any:
 def build_llm(cfg: DictConfig, cache: bool | None = None):
     """The configured LLM and its fallbacks (`llm.fallbacks`: LLM config nodes, tried in order), each disk-cached
     if `llm_cache.enabled` (or `cache`), behind a circuit breaker (`llm_guard`), wrapped in a usage meter."""
-    import copy
-
-    from omegaconf import open_dict
-
-    from augmenter.llm import CachedLLM, MeteredLLM, ResilientLLM, SamplingParams
-
     node = copy.deepcopy(cfg.llm)  # the caller's config keeps its fallbacks
     with open_dict(node):
         fallbacks = node.pop("fallbacks", None) or []
@@ -112,28 +108,28 @@ def build_llm(cfg: DictConfig, cache: bool | None = None):
     return MeteredLLM(llm, SamplingParams(**sampling))
 
 
+def build_utility(node: DictConfig, **available: Any) -> Any:
+    """The configured utility. A combined utility's `base` (KF1, claims, ...) is built first, with the same
+    `available` objects (the claims utility needs the verifier), and handed to it."""
+    if isinstance(node.get("base"), DictConfig) and "_target_" in node.base:
+        base = instantiate(node.base, "utility.base", **available)
+        rest = OmegaConf.create({k: v for k, v in node.items() if k != "base"})
+        return instantiate(rest, "utility", base=base, **available)
+    return instantiate(node, "utility", **available)
+
+
 def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks: Sequence = ()):
     """Everything a session needs, from one composed config. Built objects passed in replace the config's: `llm`,
     `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`);
     `callbacks` are called after every action (see `Agent`)."""
-    from augmenter.agent import Agent, Executor
-    from augmenter.knowledge import KnowledgeConsolidator
-
     llm = llm or build_llm(cfg)
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
-    if "_target_" in cfg.consolidator:  # another consolidator (e.g. the table-text chainer of Wiki QA)
-        consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
-    else:
-        try:
-            consolidator = KnowledgeConsolidator(knowledge, retriever, **OmegaConf.to_container(cfg.consolidator))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"consolidator: {exc}") from None
+    consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
     prompts = instantiate(cfg.prompt, "prompt")
     if utility is None:
         verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts) if "verifier" in cfg else None
-        utility = instantiate(cfg.utility, "utility", llm=llm, prompts=prompts, consolidator=consolidator,
-                              verifier=verifier)
+        utility = build_utility(cfg.utility, llm=llm, prompts=prompts, consolidator=consolidator, verifier=verifier)
     policy = policy if policy is not None else instantiate(cfg.policy, "policy")
     try:
         executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,
@@ -145,3 +141,15 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
         return Agent(policy, executor, callbacks=callbacks, **OmegaConf.to_container(cfg.agent))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"agent: {exc}") from None
+
+
+def build_task(cfg: DictConfig):
+    """The eval task of an `eval` config (`eval.dataset`; DSTC11's with the configured knowledge base, which its
+    gold labels refer to)."""
+    knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
+    return eval_task(str(cfg.eval.dataset), cfg.data_root, str(cfg.eval.split), knowledge)
+
+
+def build_evaluator(cfg: DictConfig):
+    """The evaluator of an `eval` config: its task built now, its agent when turns are left to answer."""
+    return Evaluator(cfg, lambda: build_agent(cfg), build_task(cfg))

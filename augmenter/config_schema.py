@@ -131,6 +131,7 @@ class FakeLLM(LLMBase):
     rules: AnyMapping = None
     default: Any = None
     model: string() = None
+    stream_delay: number(ge=0) = None
 
 
 class LocalLLM(LLMBase):
@@ -140,6 +141,7 @@ class LocalLLM(LLMBase):
     n_threads: integer(ge=1, null=True) = None
     verbose: Flag = None
     wait_policy: string(null=True) = None
+    keep_kv: Flag = None
 
 
 class OpenAILLM(LLMBase):
@@ -311,6 +313,16 @@ class Claims(Node):
     max_claims: Positive = None
 
 
+class Combined(Node):
+    TARGET = "augmenter.utilities.CombinedUtility"
+    base: by_target(KF1, Recall, SelfCritique, Claims) = None
+    checks: Texts = None
+    ngram: Positive = None
+    within_threshold: Share = None
+    earlier_threshold: Share = None
+    min_sentence_words: Positive = None
+
+
 # verifier
 class FastVerifier(Node):
     TARGET = "augmenter.verification.FastVerifier"
@@ -332,7 +344,7 @@ class CombinedVerifier(FastVerifier):
     top_logprobs: Positive = None
 
 
-# consolidator (the snippet consolidator has no _target_)
+# consolidator (a node without _target_, as configs before the consolidator group had, is the snippet one)
 class Consolidator(Node):
     TARGET = "augmenter.knowledge.KnowledgeConsolidator"
     k: Positive = None
@@ -342,8 +354,9 @@ class Consolidator(Node):
     faq_context: Count = None
 
 
-class TableText(Consolidator):
+class TableText(Node):
     TARGET = "augmenter.knowledge.chainer.TableTextConsolidator"
+    k: Positive = None
     mode: string() = None
     first_hop: Positive = None
     lexical_weight: Share = None
@@ -365,6 +378,7 @@ class Sampling(Node):
     seed: integer(null=True) = None
     stop: Texts = None
     logprobs: Count = None
+    repeat_penalty: number(gt=0) = None
 
 
 class Executor(Node):
@@ -396,6 +410,7 @@ class Eval(Node):
     restart: Flag = None
     progress: Flag = None
     max_failed: CountOrShare = None
+    concurrency: Positive = None
 
 
 class ChatSeeds(Node):
@@ -446,6 +461,7 @@ class Train(Node):
     grad_clip: number(gt=0) = None
     gamma: Share = None
     batch_episodes: Positive = None
+    num_envs: Positive = None
     eval_every: Positive = None
     checkpoint_every: Positive = None
     restart: Flag = None
@@ -458,18 +474,77 @@ class Precompute(Node):
     max_states: Positive = None
 
 
+class Serve(Node):
+    host: string() = None
+    port: integer(ge=0, le=65535) = None
+    api_key_env: string(null=True) = None
+    cors_origins: Texts = None
+    max_message_chars: Positive = None
+    max_history_messages: Positive = None
+    workers: Positive = None
+    max_queue: Count = None
+
+
+class Converse(Node):
+    conversations: Positive = None
+    turns: Positive = None
+    seeds: string() = None
+    chat_seeds: filepath() = None
+    dstc11_split: string() = None
+    opening: Positive = None
+    seed: Count = None
+    out_dir: filepath() = None
+    restart: Flag = None
+    max_failed: CountOrShare = None
+    progress: Flag = None
+
+
+class UserSimulator(Node):
+    prompt: string() = None
+    temperature: number(ge=0) = None
+    max_tokens: Positive = None
+
+
+IntList = setting("a list of integers", lambda v: isinstance(v, list) and all(type(x) is int for x in v))
+Seeds = setting("a non-empty list of integers", lambda v: isinstance(v, list) and bool(v)
+                and all(type(x) is int for x in v))
+
+
+class Judge(Node):
+    judges: Texts = None
+    seeds: Seeds = None
+    temperature: number(ge=0) = None
+    max_tokens: Positive = None
+    max_chars: Positive = None
+    history: Count = None
+    pass_at: IntList = None
+    prompts: AnyMapping = None
+    human: Flag = None
+    out: filepath(null=True) = None
+    restart: Flag = None
+    progress: Flag = None
+
+
+class Elo(Node):
+    initial: number() = None
+    scale: number(gt=0) = None
+    k: number(gt=0) = None
+    rounds: Positive = None
+    seed: Count = None
+
+
 class Config(Node):
-    """A composed `chat`, `eval` or `train` config."""
+    """A composed `chat`, `eval`, `train` or `serve` config."""
 
     llm: LLM = None
     llm_guard: LLMGuard = None
     retriever: Retriever = None
     knowledge: Knowledge = None
     policy: Policy = None
-    utility: by_target(KF1, Recall, SelfCritique, Claims) = None
+    utility: by_target(KF1, Recall, SelfCritique, Claims, Combined) = None
     verifier: by_target(FastVerifier, LLMVerifier, CombinedVerifier) = None
     prompt: by_target(Prompt) = None
-    consolidator: by_target(TableText, untargeted=Consolidator) = None
+    consolidator: by_target(Consolidator, TableText, untargeted=Consolidator) = None
     data_root: filepath() = None
     trace: Flag = None
     script: filepath(null=True) = None
@@ -484,6 +559,11 @@ class Config(Node):
     model: T5Model = None
     train: Train = None
     precompute: Precompute = None
+    converse: Converse = None
+    user_simulator: UserSimulator = None
+    judge: Judge = None
+    elo: Elo = None
+    serve: Serve = None
 
 
 def _show(value: Any) -> str:

@@ -34,7 +34,7 @@ from tqdm import tqdm
 from augmenter.agent import Session
 from augmenter.config import build_agent, build_llm, compose, instantiate
 from augmenter.eval.leakage import allowed_text, fewshot_leaks, leak_rate
-from augmenter.eval.runner import load_items
+from augmenter.eval.tasks import build_task
 from augmenter.knowledge.demo import DEMO2_TURNS
 from augmenter.prompts import PromptTemplate
 from augmenter.storage import write_atomic
@@ -69,7 +69,8 @@ def main() -> None:
     eval_cfg = compose("eval", [f"data_root={args.data_root}", "task=dstc11", f"eval.limit={args.limit}",
                                 f"eval.seed={args.seed}"])
     dstc11_cfg = compose("chat", [*base, "task=dstc11", *args.overrides])
-    items = load_items(eval_cfg, instantiate(dstc11_cfg.knowledge, "knowledge")) if args.limit > 0 else []
+    items = (build_task("dstc11", args.data_root, str(eval_cfg.eval.split), instantiate(dstc11_cfg.knowledge, "knowledge"))
+             .turns(args.limit, args.seed) if args.limit > 0 else [])
     llm = build_llm(dstc11_cfg)  # one model for every prompt and both parts
 
     out = Path(args.out)

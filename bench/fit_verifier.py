@@ -34,7 +34,7 @@ from augmenter.knowledge import load_dstc11
 from augmenter.memory import Verdict
 from augmenter.prompts import PromptEngine
 from augmenter.storage import write_atomic
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 from augmenter.tasks.dstc11_claims import dstc11_claims
 from augmenter.tasks.factcheck import halueval_rest
 from augmenter.verification import LLMVerifier
@@ -64,7 +64,7 @@ def main() -> None:
     data = Path(args.data_root)
     dstc = data / "dstc11-track5"
     kb = load_dstc11(dstc / "knowledge.json", dstc / "entity_mapping.json")
-    held_out = {i.index for i in load_instances(dstc / "dev", knowledge_seeking_only=True, limit=args.eval_limit,
+    held_out = {int(i.id) for i in load_turns(dstc / "dev", knowledge_seeking_only=True, limit=args.eval_limit,
                                                  seed=args.seed)}
     items = halueval_rest(data / "halueval", n=2000, seed=args.seed, limit=args.halueval_rows) if args.halueval_rows else []
     items += dstc11_claims(dstc, kb, exclude=held_out, limit=args.dstc11_turns, seed=args.seed)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from augmenter.knowledge import BM25sRetriever, RankBM25Retriever, load_dstc11, top_k
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ def main() -> None:
     root = Path(args.data_root) / "dstc11-track5"
     kb = load_dstc11(root / "knowledge.json")
     texts = [s.text for s in kb.snippets]
-    queries = [inst.q for inst in load_instances(root / "dev", knowledge_seeking_only=True)]
+    queries = [inst.q for inst in load_turns(root / "dev", knowledge_seeking_only=True)]
     fast, fast_tops = measure(BM25sRetriever(), texts, queries)
     slow_queries = queries[: args.rank_bm25_queries]
     slow, slow_tops = measure(RankBM25Retriever(), texts, slow_queries)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator, load_dstc11
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,9 +33,9 @@ def main() -> None:
     root = Path(args.data_root) / "dstc11-track5"
     kb = load_dstc11(root / "knowledge.json", root / "entity_mapping.json")
     if args.sample:
-        instances = load_instances(root / "dev", knowledge_seeking_only=True, limit=args.sample, seed=args.seed)
+        instances = load_turns(root / "dev", knowledge_seeking_only=True, limit=args.sample, seed=args.seed)
     else:
-        instances = load_instances(root / "dev", knowledge_seeking_only=True)[: args.turns]
+        instances = load_turns(root / "dev", knowledge_seeking_only=True)[: args.turns]
     rows = []
     retriever = BM25sRetriever()
     for focus in (True, False):
@@ -48,10 +48,10 @@ def main() -> None:
                     _, evidence = kc.retrieve(kc.query(inst.q, inst.history), [], entities)
                 else:
                     _, evidence = kc.retrieve(inst.q, inst.history, entities)
-                gold = {s.id for s in kb.gold(inst.knowledge)}
+                gold = {s.id for s in kb.gold(inst.labels)}
                 recall += len(gold & {s.id for s in evidence}) / max(1, len(gold))
                 linked += any((m.domain, m.entity_id) == (r["domain"], r["entity_id"])
-                              for m in entities for r in inst.knowledge)
+                              for m in entities for r in inst.labels)
             rows.append({"focus_entities": focus, "history_turns": history_turns,
                          f"recall@{args.k}": recall / len(instances), "gold_entity_linked": linked / len(instances)})
     result = {"command": "python bench/retrieval_recall.py " + " ".join(sys.argv[1:]), "turns": len(instances),

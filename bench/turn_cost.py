@@ -19,7 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from augmenter.config import build_agent, compose
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ def main() -> None:
     t0 = time.perf_counter()
     agent = build_agent(cfg)
     setup = time.perf_counter() - t0
-    instances = load_instances(Path(args.data_root) / "dstc11-track5" / "dev", knowledge_seeking_only=True,
+    instances = load_turns(Path(args.data_root) / "dstc11-track5" / "dev", knowledge_seeking_only=True,
                                limit=args.turns, seed=args.seed)
     agent.respond("warm up: load the model")  # model load is not a turn cost
     rows = []
@@ -45,7 +45,7 @@ def main() -> None:
         mem = agent.respond(inst.q, inst.history)
         wall = time.perf_counter() - start
         llm_s = sum(r.llm_seconds for r in mem.trace)
-        rows.append({"dialogue": inst.index, "wall_s": wall, "llm_calls": mem.llm_calls,
+        rows.append({"dialogue": int(inst.id), "wall_s": wall, "llm_calls": mem.llm_calls,
                      "prompt_tokens": mem.prompt_tokens, "completion_tokens": mem.completion_tokens,
                      "llm_s": llm_s, "non_llm_ms": 1000 * (wall - llm_s),
                      "actions": [r.action.value for r in mem.trace]})

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator, load_dstc11
 from augmenter.memory import WorkingMemory
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 from augmenter.utilities import ClaimsUtility
 from augmenter.verification import FastVerifier
 from augmenter.verification import encoder
@@ -41,7 +41,7 @@ def main() -> None:
     kb = load_dstc11(root / "knowledge.json", root / "entity_mapping.json")
     consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=5)
     utility = ClaimsUtility(FastVerifier(), consolidator=consolidator)
-    turns = load_instances(root / "dev", knowledge_seeking_only=True, limit=args.turns, seed=args.seed)
+    turns = load_turns(root / "dev", knowledge_seeking_only=True, limit=args.turns, seed=args.seed)
     encoder.embed(["warm up the encoder", "a second sentence"])
     rows = {"cold": [], "warm": []}
     claims_total = 0
@@ -50,10 +50,10 @@ def main() -> None:
         mem.entities = consolidator.link(t.q, t.history)
         _, mem.e = consolidator.retrieve(t.q, t.history, mem.entities)
         for phase in ("cold", "warm"):
-            for claim in utility.splitter.sentences(t.response or ""):
+            for claim in utility.splitter.sentences((t.references or [""])[0]):
                 encoder._CACHE.pop(claim, None)  # the claims are new in both phases; only the evidence is cached
             start = time.perf_counter()
-            checks = utility.check(mem, t.response or "")
+            checks = utility.check(mem, (t.references or [""])[0])
             rows[phase].append((time.perf_counter() - start, len(checks)))
         claims_total += rows["warm"][-1][1]
     result = {"turns": len(turns), "claims": claims_total, "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),

@@ -57,12 +57,12 @@ def explore_turn(agent: Agent, turn: UserTurn, max_states: int = 2000) -> TurnTr
                 ends.add(key)
             elif key not in seen:
                 if len(seen) >= max_states:
-                    raise InputError(f"turn {turn.turn_id}: more than {max_states} states; lower agent.max_llm_calls "
+                    raise InputError(f"turn {turn.id}: more than {max_states} states; lower agent.max_llm_calls "
                                      "or agent.max_steps, or raise precompute.max_states")
                 seen.add(key)
                 stack.append(child)
     calls, cached = usage.calls - before_calls, usage.cached_calls - before_cached
-    return TurnTree(turn.turn_id, len(seen), len(ends), calls, calls - cached, time.perf_counter() - start)
+    return TurnTree(turn.id, len(seen), len(ends), calls, calls - cached, time.perf_counter() - start)
 
 
 def read_log(log: Path) -> list[dict]:
@@ -78,13 +78,13 @@ def precompute(agent: Agent, turns: Sequence[UserTurn], log: Path, max_states: i
     trees = []
     bar = tqdm(turns, desc="precompute", unit="turn", disable=not progress)
     for turn in bar:
-        if turn.turn_id in done:
+        if turn.id in done:
             continue
         tree = explore_turn(agent, turn, max_states)
         trees.append(tree)
         with log.open("a", encoding="utf-8") as sink:
             sink.write(json.dumps(asdict(tree)) + "\n")
-        done.add(turn.turn_id)
+        done.add(turn.id)
         bar.set_postfix(states=tree.states, new_calls=tree.new_llm_calls)
     return trees
 

@@ -81,7 +81,7 @@ class TurnEnv(gym.Env):
         else:
             self.turn = (options or {}).get("turn") or self.users.sample(self.np_random)
         self.mem = self.agent.begin(self.turn.q, self.turn.history)
-        return self._observation(), {"turn_id": self.turn.turn_id, "knowledge_seeking": self.turn.knowledge_seeking}
+        return self._observation(), {"turn_id": self.turn.id, "knowledge_seeking": self.turn.knowledge_seeking}
 
     def quality(self) -> float:
         """The sent response's utility against the turn's gold knowledge (0 when the turn needs none, and 0 for a
@@ -117,7 +117,7 @@ class TurnEnv(gym.Env):
             if self.episode == "dialogue" and (self.max_turns is None or self.turns_done < self.max_turns):
                 upcoming = self.conversation.next(self.mem.response)
                 if upcoming is not None:
-                    info["turn_over"], info["turn_id"] = True, self.turn.turn_id
+                    info["turn_over"], info["turn_id"] = True, self.turn.id
                     self.turn, self.mem = upcoming, self.agent.begin(upcoming.q, upcoming.history)
                     done = truncated = False
         return self._observation(), float(reward), done and not truncated, truncated, info

@@ -10,8 +10,7 @@ knowledge, so their reward is the costs alone (chit-chat: consolidating there on
 from __future__ import annotations
 
 import json
-import random
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Protocol
 
@@ -20,21 +19,14 @@ import numpy as np
 from augmenter.errors import InputError
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.llm.base import SamplingParams
-from augmenter.memory import Snippet, Utterance
+from augmenter.memory import Utterance
 from augmenter.prompts import PromptTemplate
 from augmenter.storage import content_hash
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.base import Turn, seeded_sample
+from augmenter.tasks.dstc11 import load_turns
 
 
-@dataclass
-class UserTurn:
-    """One user turn to answer: the utterance, the dialogue so far, and what the simulator knows about it."""
-
-    turn_id: str
-    q: str
-    history: list[Utterance] = field(default_factory=list)
-    knowledge_seeking: bool = False
-    gold: list[Snippet] = field(default_factory=list)  # the knowledge a good answer uses (empty: none needed)
+UserTurn = Turn  # the environment's name for a turn: the one turn model of augmenter.tasks
 
 
 class Conversation(Protocol):
@@ -90,13 +82,10 @@ class DSTC11Replay:
                  heldout_share: float = 0.2):
         if part not in PARTS:
             raise InputError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
-        instances = load_instances(Path(root) / split)
+        turns = load_turns(Path(root) / split, knowledge)
         if part != "all":
-            instances = [x for x in instances if heldout_dialogue(x.history, x.q, heldout_share) == (part == "heldout")]
-        if limit is not None and limit < len(instances):
-            instances = sorted(random.Random(seed).sample(instances, limit), key=lambda x: x.index)
-        self.turns = [UserTurn(f"dstc11-{split}-{x.index}", x.q, x.history, x.target, knowledge.gold(x.knowledge))
-                      for x in instances]
+            turns = [x for x in turns if heldout_dialogue(x.history, x.q, heldout_share) == (part == "heldout")]
+        self.turns = [replace(x, id=f"dstc11-{split}-{x.id}") for x in seeded_sample(turns, limit, seed)]
         self.seeking = [i for i, t in enumerate(self.turns) if t.knowledge_seeking]
         self.other = [i for i, t in enumerate(self.turns) if not t.knowledge_seeking]
         if not self.turns:
@@ -153,13 +142,13 @@ class LLMConversation:
         text = self.sim.write(self.history, self.seed + self.turn)
         if not text:
             return None
-        turn = UserTurn(f"{self.name}-t{self.turn}", text, list(self.history))
+        turn = Turn(f"{self.name}-t{self.turn}", text, list(self.history), knowledge_seeking=False)
         self.history = [*self.history, Utterance(speaker="U", text=text)]
         self.turn += 1
         return turn
 
     def first(self) -> UserTurn:
-        return self._user_turn() or UserTurn(f"{self.name}-t0", "Hello!", list(self.history))
+        return self._user_turn() or Turn(f"{self.name}-t0", "Hello!", list(self.history), knowledge_seeking=False)
 
     def next(self, response: str) -> Optional[UserTurn]:
         if self.turn >= self.sim.max_turns:

@@ -30,8 +30,10 @@ from tqdm import tqdm
 
 from augmenter.agent import Policy
 from augmenter.errors import ConfigError, InputError
+from augmenter.fingerprint import system_config
 from augmenter.policies.env_policies import EnvPolicy, MemoryPolicy, RandomPolicy, run_episode
 from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
+from augmenter.policies.vector_rollouts import play_episodes
 from augmenter.storage import atomic_open, write_atomic
 
 if TYPE_CHECKING:
@@ -145,10 +147,16 @@ class Trainer:
     `cfg` is the composed `train` config (its `train` and `model` settings; the whole of it is saved, so that a
     resumed run is known to be the same); `teacher` is the Working-Memory policy stage 1 clones."""
 
-    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: Optional[int] = None):
+    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: Optional[int] = None,
+                 train_envs=None):
         self.cfg, self.t = cfg, cfg.train
         self.seed = int(self.t.seed if seed is None else seed)
         self._validate()
+        self.train_envs = train_envs  # `train.num_envs` > 1: REINFORCE's episodes on a vector env's sub-envs
+        num_envs = int(self.t.get("num_envs") or 1)
+        if num_envs != (train_envs.num_envs if train_envs is not None else 1):
+            raise ConfigError(f"train.num_envs={num_envs} needs a vector environment of as many sub-environments "
+                              "(augmenter.api.envs.make_vector_env)")
         torch.set_num_threads(max(1, int(self.t.threads)))
         self.train_env, self.heldout_env, self.teacher = train_env, heldout_env, MemoryPolicy(teacher)
         self.run_dir = Path(self.t.out_dir) / self.t.name / f"seed{self.seed}"
@@ -168,10 +176,21 @@ class Trainer:
 
     # -- run directory -------------------------------------------------------------------------------
     def _config_text(self) -> str:
+        """The run's system (`augmenter.fingerprint.system_config`) and training settings, as YAML."""
+        data = system_config(self.cfg, ignore={"train": IGNORED_ON_RESUME})
+        data["train"]["seed"] = self.seed
+        if data["train"].get("num_envs", 1) == 1:  # added later: runs without it resume
+            data["train"].pop("num_envs", None)
+        return OmegaConf.to_yaml(OmegaConf.create(data))
+
+    def _legacy_config_text(self) -> str:
+        """`_config_text` as runs before the shared fingerprint wrote it (the whole config): such runs resume."""
         data = OmegaConf.to_container(self.cfg, resolve=True)
         for key in IGNORED_ON_RESUME:
             data["train"].pop(key, None)
         data["train"]["seed"] = self.seed
+        if data["train"].get("num_envs", 1) == 1:
+            data["train"].pop("num_envs", None)
         return OmegaConf.to_yaml(OmegaConf.create(data))
 
     def _prepare_dir(self) -> None:
@@ -181,7 +200,7 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         saved = self.run_dir / "config.yaml"
         text = self._config_text()
-        if saved.exists() and saved.read_text(encoding="utf-8") != text:
+        if saved.exists() and saved.read_text(encoding="utf-8") not in (text, self._legacy_config_text()):
             raise InputError(f"{self.run_dir} holds a run of another configuration: resume with the same settings, "
                              "or start over with train.restart=true (or another train.name)")
         saved.write_text(text, encoding="utf-8")
@@ -257,6 +276,16 @@ class Trainer:
         played = run_episode(self.train_env, act, seed=self._episode_seed(episode))
         return played.info["turn_id"], (observations, actions, played.rewards)
 
+    def _sample_batch(self, policy: T5Policy, episode: int) -> list[tuple[str, Trajectory]]:
+        """A batch of episodes, each seeded by its number: one by one in the environment, or (`train.num_envs` > 1)
+        on the vector environment's sub-environments, the policy sampling in their order."""
+        count = self.t.batch_episodes
+        if self.train_envs is None:
+            return [self._sample_episode(policy, episode + i) for i in range(count)]
+        seeds = [self._episode_seed(episode + i) for i in range(count)]
+        return [(turn, (obs, acts, rewards))
+                for turn, obs, acts, rewards in play_episodes(self.train_envs, policy.choose, seeds)]
+
     # -- the run -------------------------------------------------------------------------------------
     def _new_policy(self) -> tuple[T5Policy, dict]:
         torch.manual_seed(self.seed)
@@ -330,7 +359,7 @@ class Trainer:
         window: list[float] = []
         entropy = float("nan")
         while episode < self.t.episodes:
-            sampled = [self._sample_episode(policy, episode + i) for i in range(self.t.batch_episodes)]
+            sampled = self._sample_batch(policy, episode)
             batch = [trajectory for _, trajectory in sampled]
             mean_return, entropy = reinforce_update(policy, optimizer, batch,
                                                    [baseline.value(turn) for turn, _ in sampled], self.t.gamma,

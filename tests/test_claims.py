@@ -322,7 +322,7 @@ def test_claims_utility_with_each_verifier_builds_from_config():
 
 def test_the_verifier_is_in_a_runs_fingerprint_only_when_the_claims_utility_uses_it():
     from augmenter.config import compose
-    from augmenter.eval.runner import _fingerprint
+    from augmenter.fingerprint import system_config as _fingerprint
 
     kf1 = [_fingerprint(compose("eval", [f"verifier={v}"])) for v in ("fast", "llm")]
     assert kf1[0] == kf1[1]

@@ -33,7 +33,8 @@ TEXTS = ["The indoor pool is open from 7 am to 10 pm.", "Parking is free for all
 
 
 def _overrides(group, option, tmp_path, policy_file=None):
-    knowledge = option if group == "knowledge" else "demo"
+    knowledge = option if group == "knowledge" else "ottqa" if (group, option) == ("consolidator", "table_text") \
+        else "demo"
     extra = [f"data_root={DATA}", "llm_cache.enabled=false"]
     if knowledge == "ottqa":  # tables and passages need their own consolidator (task=ottqa)
         extra += ["task=ottqa", "retriever=bm25s"]
@@ -84,6 +85,10 @@ def _check_works(group, option, obj, cfg) -> None:
                  "no_knowledge": Action.CALL_LLM, "rules": Action.CALL_LLM, "self_ask": Action.ASK_NEED_KNOWLEDGE}
         choice = obj.next_action(_memory([]))
         assert choice == first[option] if option in first else isinstance(choice, Action)
+    elif group == "consolidator":  # links and retrieves the evidence its knowledge supports the reply with
+        question, _, evidence = TURNS["ottqa" if option == "table_text" else "demo"]
+        query, snippets = obj.retrieve(question, [], obj.link(question, []))
+        assert query and len(snippets) <= cfg.consolidator.k and any(evidence in s.text for s in snippets)
     elif group == "prompt":
         messages = obj.respond(_memory(TEXTS))
         assert "Is parking free?" in messages[-1]["content"]
@@ -103,13 +108,16 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
     llm = build_llm(cfg) if group != "llm" else None
     prompts = instantiate(cfg.prompt, "prompt")
     verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts)
-    obj = instantiate(cfg[group], group, llm=llm, prompts=prompts, verifier=verifier)
+    available = {"llm": llm, "prompts": prompts, "verifier": verifier}
+    if group == "consolidator":
+        available.update(knowledge=instantiate(cfg.knowledge, "knowledge"), retriever=instantiate(cfg.retriever, "r"))
+    obj = instantiate(cfg[group], group, **available)
     target = get_object(cfg[group]._target_)
     if isinstance(target, type):  # a class: the object is one (loaders return their own types)
         assert isinstance(obj, target)
     _check_works(group, option, obj, cfg)
-    if group in ("policy", "utility", "knowledge", "prompt"):  # and the whole agent builds around it and answers
-        question, reply, _ = TURNS[option if group == "knowledge" else "demo"]
+    if group in ("policy", "utility", "knowledge", "prompt", "consolidator"):  # the agent built around it answers
+        question, reply, _ = TURNS[option if group == "knowledge" else "ottqa" if option == "table_text" else "demo"]
         mem = build_agent(cfg).respond(question)
         actions = [r.action.value for r in mem.trace]
         if option == "no_knowledge":  # nothing retrieved, so nothing in the reply is supported: it abstains

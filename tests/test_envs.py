@@ -121,7 +121,7 @@ def test_a_rule_policy_plays_the_env_exactly_as_it_runs_in_the_agent(env):
     env.agent.policy = LLMAugmenterPolicy()
     direct = env.agent.respond(turn.q, turn.history)
     assert env.mem.response == direct.response and played.info["llm_calls"] == direct.llm_calls
-    assert played.steps == len(direct.trace) and played.info["turn_id"] == turn.turn_id
+    assert played.steps == len(direct.trace) and played.info["turn_id"] == turn.id
     costs = 0.01 * direct.llm_calls + 0.005 * direct.count(Action.CONSOLIDATE_KNOWLEDGE)
     assert played.reward == pytest.approx(played.info["quality"] - costs)
     # a random policy always finishes its episodes (the step budget), whatever it picks
@@ -163,13 +163,13 @@ def test_a_dialogue_episode_walks_a_replayed_dialogue_turn_by_turn():
     env.conversation = longest  # play this dialogue
     env.turn = longest.first()
     env.mem = env.agent.begin(env.turn.q, env.turn.history)
-    seen, done, send = [env.turn.turn_id], False, ACTIONS.index(Action.SEND)
+    seen, done, send = [env.turn.id], False, ACTIONS.index(Action.SEND)
     while not done:
         _, _, done, _, info = env.step(send)  # send: the Agent calls the LLM first, then sends
         if info.get("turn_over"):
-            seen.append(env.turn.turn_id)
+            seen.append(env.turn.id)
             assert env.mem.llm_calls == 0 and not env.mem.o  # a fresh Working Memory for the next turn
-    assert seen == [t.turn_id for t in longest.turns]
+    assert seen == [t.id for t in longest.turns]
     assert [len(t.history) for t in longest.turns] == sorted(len(t.history) for t in longest.turns)
 
 

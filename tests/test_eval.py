@@ -6,7 +6,7 @@ import json
 import pytest
 
 from augmenter.cli.main import main
-from augmenter.config import build_agent, compose, group_options, instantiate
+from augmenter.config import build_agent, build_evaluator, compose, group_options
 from augmenter.errors import ConfigError
 from augmenter.eval import metrics
 from augmenter.eval.report import bootstrap_ci, load_runs, paired_delta
@@ -117,9 +117,8 @@ def _eval_args(tmp_path, *extra):
 
 
 def _evaluator(cfg) -> Evaluator:
-    """An evaluator of `cfg`, its agent and knowledge built from the same config (as the CLI builds them)."""
-    knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
-    return Evaluator(cfg, lambda: build_agent(cfg), knowledge)
+    """An evaluator of `cfg`, its agent and task built from the same config (as the CLI builds them)."""
+    return build_evaluator(cfg)
 
 
 @pytest.mark.parametrize("name", group_options("experiment"))
@@ -231,12 +230,12 @@ def test_bad_knowledge_access_is_a_clear_error(tmp_path):
         _evaluator(compose("eval", _eval_args(tmp_path, "eval.knowledge=psychic")))
 
 
-def test_dstc7_news_chat_instances():
-    from augmenter.tasks.dstc7 import load_instances
+def test_dstc7_news_chat_turns():
+    from augmenter.tasks.dstc7 import load_turns
 
-    items = load_instances(DATA / "dstc7-track2")
+    items = load_turns(DATA / "dstc7-track2")
     assert len(items) == 158  # of the 162 with context and fact, 4 have no reference response
-    assert all(i.fact.text and i.q and i.references for i in items)
+    assert all(len(i.gold) == 1 and i.gold[0].text and i.q and i.references for i in items)
     assert sum(len(i.references) > 1 for i in items) > 100  # multi-reference
 
 

@@ -15,9 +15,9 @@ import time
 import pytest
 
 from augmenter.cli.main import main
-from augmenter.config import build_agent, compose, instantiate
+from augmenter.config import build_evaluator, build_task, compose
 from augmenter.errors import CircuitOpenError, ConfigError, LLMError, LLMFatalError
-from augmenter.eval.runner import EvalFailed, Evaluator, load_items, read_records, run_lock, summarize
+from augmenter.eval.runner import EvalFailed, Evaluator, read_records, run_lock, summarize
 from augmenter.llm import Completion, FakeLLM
 
 from conftest import DATA
@@ -63,19 +63,19 @@ def _evaluator(tmp_path, *extra) -> Evaluator:
 
 
 def _built(cfg) -> Evaluator:
-    """An evaluator of `cfg`, its agent and knowledge built from the same config (as the CLI builds them)."""
-    return Evaluator(cfg, lambda: build_agent(cfg), instantiate(cfg.knowledge, "knowledge"))
+    """An evaluator of `cfg`, its agent and task built from the same config (as the CLI builds them)."""
+    return build_evaluator(cfg)
 
 
 @pytest.fixture
 def sample(tmp_path, dstc11_kb):
     """The 4 turns of the sample, in order."""
-    return load_items(compose("eval", _args(tmp_path)), dstc11_kb)
+    return build_task(compose("eval", _args(tmp_path))).turns(4, 0)
 
 
 def _asked(llm, items) -> set[str]:
     """The dialogue ids of the sample turns whose question the LLM was asked."""
-    return {it.dialogue_id for it in items if any(it.q in p for p in llm.prompts)}
+    return {it.id for it in items if any(it.q in p for p in llm.prompts)}
 
 
 def _statuses(ev: Evaluator) -> list[str]:
@@ -88,7 +88,7 @@ def test_failed_turns_are_recorded_counted_and_never_scored(tmp_path, llm, sampl
     ev = _evaluator(tmp_path, "eval.max_failed=1")
     summary = ev.run()
     records = read_records(ev.records_path)
-    assert [r["dialogue_id"] for r in records] == [it.dialogue_id for it in sample]
+    assert [r["dialogue_id"] for r in records] == [it.id for it in sample]
     failed = records[1]
     assert failed["status"] == "failed" and failed["outcome"] == "failed" and failed["metrics"] == {}
     assert failed["error"] == "HTTP 500 from the server (internal error)"  # one line
@@ -113,7 +113,7 @@ def test_resume_retries_exactly_the_failed_turns(tmp_path, llm, sample):
     before = ev.records_path.read_text().splitlines()
     llm.errors, llm.prompts = {}, []
     summary = _evaluator(tmp_path, "eval.max_failed=2").run()
-    assert _asked(llm, sample) == {sample[1].dialogue_id, sample[3].dialogue_id}
+    assert _asked(llm, sample) == {sample[1].id, sample[3].id}
     assert summary["ok"] == 4 and summary["failed"] == 0 and summary["failure_reasons"] == {}
     after = ev.records_path.read_text().splitlines()  # one record per turn, in sample order, the ok ones untouched
     assert len(after) == 4 and after[0] == before[0] and after[2] == before[2]
@@ -192,7 +192,7 @@ def test_records_written_before_turn_status(tmp_path, llm, sample):
     assert summarize(records, with_bertscore=False)["failed"] == 2
     llm.prompts = []
     assert _evaluator(tmp_path).run()["ok"] == 4
-    assert _asked(llm, sample) == {sample[1].dialogue_id, sample[2].dialogue_id}
+    assert _asked(llm, sample) == {sample[1].id, sample[2].id}
 
 
 def test_run_options_do_not_block_resuming(tmp_path, llm):
@@ -215,20 +215,20 @@ def test_an_open_circuit_stops_the_run_keeps_the_records_and_resumes(tmp_path, l
     with pytest.raises(CircuitOpenError, match=r"eval stopped after 5 consecutive LLM failures .*2 of 4 turns "
                                                r"recorded .*run the same command again to resume"):
         ev.run()
-    assert _asked(llm, sample) == {it.dialogue_id for it in sample[:3]}  # nothing after the stop
+    assert _asked(llm, sample) == {it.id for it in sample[:3]}  # nothing after the stop
     assert _statuses(ev) == ["ok", "ok"]
     summary = json.loads((ev.dir / "summary.json").read_text())
     assert summary["ok"] == 2 and summary["pending"] == 2 and summary["failed"] == 0
     llm.errors, llm.prompts = {}, []
     assert _evaluator(tmp_path).run()["ok"] == 4
-    assert _asked(llm, sample) == {sample[2].dialogue_id, sample[3].dialogue_id}
+    assert _asked(llm, sample) == {sample[2].id, sample[3].id}
 
 
 def test_a_fatal_llm_error_stops_the_eval_at_once(tmp_path, llm, sample, capsys):
     llm.errors = {sample[1].q: LLMFatalError("401: Incorrect API key provided")}
     assert main(["eval", *_args(tmp_path)]) == 2
     assert "401: Incorrect API key provided" in capsys.readouterr().err
-    assert _asked(llm, sample) == {sample[0].dialogue_id, sample[1].dialogue_id}
+    assert _asked(llm, sample) == {sample[0].id, sample[1].id}
     assert _statuses(_evaluator(tmp_path)) == ["ok"]
 
 
@@ -272,12 +272,12 @@ def test_damaged_records_are_skipped_rerun_and_reported(tmp_path, llm, sample, c
     ev.records_path.write_bytes(b"\n".join([lines[0], b"", b"[1, 2]", lines[1], b"  ", cut_in_a_character,
                                             b'"a string"', b"\xff\xfe garbage", lines[3][:50]]))
     caplog.set_level(logging.WARNING, logger="augmenter.eval.runner")
-    assert [r["dialogue_id"] for r in read_records(ev.records_path)] == [it.dialogue_id for it in sample[:2]]
+    assert [r["dialogue_id"] for r in read_records(ev.records_path)] == [it.id for it in sample[:2]]
     assert "skipped 5 unreadable line(s)" in caplog.text
     assert main(["report", str(ev.dir.parent), "--out", str(tmp_path / "rep"), "--no-bertscore"]) == 0
     llm.prompts = []
     assert _evaluator(tmp_path).run()["ok"] == 4
-    assert _asked(llm, sample) == {sample[2].dialogue_id, sample[3].dialogue_id}
+    assert _asked(llm, sample) == {sample[2].id, sample[3].id}
     assert len(ev.records_path.read_text().splitlines()) == 4
 
 

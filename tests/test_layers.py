@@ -12,10 +12,10 @@ SOURCES = {"augmenter": ROOT / "augmenter", "augmenter.envs": ROOT / "envs", "au
 # top to bottom; packages on one line are siblings and may import each other. Only the CLI and the public API
 # (with augmenter.config, which turns Hydra configs into objects) build objects from config.
 LAYERS = [
-    {"augmenter.cli", "augmenter.api"},
+    {"augmenter.cli", "augmenter.api", "augmenter.serve"},
     {"augmenter.config", "augmenter.config_schema"},
-    {"augmenter.eval", "augmenter.envs", "augmenter.policies"},
-    {"augmenter.agent"},
+    {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges"},
+    {"augmenter.agent", "augmenter.fingerprint"},
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
      "augmenter.tasks"},
     {"augmenter.memory"},

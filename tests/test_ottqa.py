@@ -17,25 +17,29 @@ from conftest import DATA
 OTT = DATA / "ott-qa"
 
 
+def _table(question) -> str:
+    return question.labels[0]["table_id"]
+
+
 @pytest.fixture(scope="module")
 def small():
     """The tables of 12 dev questions whose answer sits in a linked passage, with their passages."""
     questions = [q for q in load_questions(OTT)][:400]
-    tables = load_tables(OTT, {q.table_id for q in questions})
+    tables = load_tables(OTT, {_table(q) for q in questions})
     passages = load_passages(OTT, set(tables))
-    chosen = [q for q in questions if any(normalize_answer(q.answers[0]) in normalize_answer(t) for t in
-                                          (passages[link] for r in range(len(tables[q.table_id].rows))
-                                           for link in tables[q.table_id].row_links(r) if link in passages))][:12]
-    ids = {q.table_id for q in chosen}
+    chosen = [q for q in questions if any(normalize_answer(q.references[0]) in normalize_answer(t) for t in
+                                          (passages[link] for r in range(len(tables[_table(q)].rows))
+                                           for link in tables[_table(q)].row_links(r) if link in passages))][:12]
+    ids = {_table(q) for q in chosen}
     tables = {k: v for k, v in tables.items() if k in ids}
     return chosen, TableTextCorpus(tables, load_passages(OTT, ids))
 
 
 def test_loading_the_dev_set():
     questions = load_questions(OTT)
-    assert len(questions) == 2214 and all(q.answers[0] for q in questions)
+    assert len(questions) == 2214 and all(q.references[0] for q in questions)
     assert len(load_questions(OTT, limit=300, seed=0)) == 300
-    table = next(iter(load_tables(OTT, {questions[0].table_id}).values()))
+    table = next(iter(load_tables(OTT, {_table(questions[0])}).values()))
     assert table.header and table.rows and table.row_text(0).startswith(table.title + " | ")
 
 
@@ -52,11 +56,11 @@ def test_chains_reach_answers_that_rows_alone_do_not(small):
     lexical = BM25sRetriever()
     lexical.index(corpus.texts)
     chainer = EvidenceChainer(corpus, lexical, lexical, k=5)  # BM25 stands in for the dense retriever here
-    rows_only = sum(answer_recall([corpus.units[c.row].text for c in chainer.chains(q.question)], q.answers)
+    rows_only = sum(answer_recall([corpus.units[c.row].text for c in chainer.chains(q.q)], q.references)
                     for q in questions)
-    chained = sum(answer_recall([c.text for c in chainer.chains(q.question)], q.answers) for q in questions)
+    chained = sum(answer_recall([c.text for c in chainer.chains(q.q)], q.references) for q in questions)
     assert chained >= rows_only + 3  # 5 of 12 here, against 0 from the rows alone
-    chains = [c for q in questions for c in chainer.chains(q.question)]
+    chains = [c for q in questions for c in chainer.chains(q.q)]
     linked = [c for c in chains if c.passage is not None]
     assert linked and all(c.passage in chainer.linker.passages_of(c.row) for c in linked)  # the row's own links
     for c in chains:  # "<row> => <its linked passage, clipped>", or the row alone
@@ -64,7 +68,7 @@ def test_chains_reach_answers_that_rows_alone_do_not(small):
         passage = corpus.units[c.passage].text if c.passage is not None else None
         assert row.kind == "row" and c.text == row.text + ("" if passage is None else " => " + (
             passage if len(passage) <= 400 else passage[:400] + "..."))
-    first = chainer.chains(questions[0].question)
+    first = chainer.chains(questions[0].q)
     assert 0 < len(first) <= 5 and [c.score for c in first] == sorted((c.score for c in first), reverse=True)
 
 

@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 
 from conftest import DSTC11
 
@@ -15,12 +15,12 @@ def test_only_augmenter_is_a_top_level_package(tmp_path):
 
 
 def test_dstc11_dev_instances():
-    all_turns = load_instances(DSTC11 / "dev")
-    seeking = load_instances(DSTC11 / "dev", knowledge_seeking_only=True)
+    all_turns = load_turns(DSTC11 / "dev")
+    seeking = load_turns(DSTC11 / "dev", knowledge_seeking_only=True)
     assert len(all_turns) == 3130 and len(seeking) == 1569  # data README
     first = seeking[0]
     assert first.q == "Are their bathrooms adequately sanitized?" and first.history[-1].speaker == "S"
-    assert first.knowledge[0]["entity_id"] == 20 and first.response.startswith("Yes, most of the guests")
-    a = load_instances(DSTC11 / "dev", knowledge_seeking_only=True, limit=20, seed=0)
-    b = load_instances(DSTC11 / "dev", knowledge_seeking_only=True, limit=20, seed=0)
-    assert [x.index for x in a] == [x.index for x in b] and len(a) == 20 and all(x.target for x in a)
+    assert first.labels[0]["entity_id"] == 20 and first.references[0].startswith("Yes, most of the guests")
+    a = load_turns(DSTC11 / "dev", knowledge_seeking_only=True, limit=20, seed=0)
+    b = load_turns(DSTC11 / "dev", knowledge_seeking_only=True, limit=20, seed=0)
+    assert [x.id for x in a] == [x.id for x in b] and len(a) == 20 and all(x.knowledge_seeking for x in a)

@@ -64,3 +64,18 @@ def test_the_agent_sends_the_cut_reply_and_keeps_the_raw_one_in_the_trace(make_a
     assert mem.response == "Alpha Hotel has free parking."
     call = next(a for a in mem.trace if a.action.value == "call_llm")
     assert call.outputs["raw"].endswith("Assistant: bye")
+
+
+@pytest.mark.parametrize("response", ["customer_service", "assistant"])
+def test_self_ask_shares_the_response_prompts_prefix(response):
+    """Self-ask is asked after the response prompt's instruction and examples, so llama.cpp evaluates them once
+    per turn (issue 16, point 3); its own instruction and examples follow, then the question."""
+    engine = PromptEngine(response=response)
+    mem = WorkingMemory(q="Do they allow pets?", h_q=[Utterance(speaker="U", text="I need a hotel in the north.")])
+    mem.e = [Snippet(id="1", text="Pets are welcome.")]
+    ask, answer = engine.self_ask(mem), engine.respond(mem)
+    shared = len(engine.response.few_shot) * 2 + 1  # the system message and every example
+    assert ask[:shared] == answer[:shared] and ask[shared] != answer[shared]
+    assert ask[shared]["content"].startswith(engine.self_ask_prompt.instruction.strip())
+    assert ask[-1]["role"] == "user" and ask[-1]["content"].endswith("User: Do they allow pets?")
+    assert "Pets are welcome." not in " ".join(m["content"] for m in ask)  # no evidence before it is looked up

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
-from augmenter.llm.base import MeteredLLM, SamplingParams
+from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
@@ -111,11 +111,15 @@ class Executor:
             mem.entities = self.consolidator.link(mem.q, mem.h_q)
             mem.overhead_seconds["link_entities"] = time.perf_counter() - start
 
-    def execute(self, action: Action, mem: WorkingMemory) -> ActionRecord:
+    def execute(self, action: Action, mem: WorkingMemory, on_text: Optional[TextSink] = None) -> ActionRecord:
+        """Perform `action`; with `on_text`, a response call streams its reply (the draft) to it."""
         record = ActionRecord(action=action)
         before = self.llm.usage.copy()
         start = time.perf_counter()
-        self.actions[action](mem, record)
+        if on_text is not None and action == Action.CALL_LLM:
+            self._call_llm(mem, record, on_text)
+        else:
+            self.actions[action](mem, record)
         record.seconds = time.perf_counter() - start
         spent = self.llm.usage.minus(before)
         record.llm_calls, record.llm_seconds, record.llm_cached_calls = spent.calls, spent.seconds, spent.cached_calls
@@ -156,12 +160,15 @@ class Executor:
         if not queries:
             record.note = "the LLM wrote no search query: no lookup"
 
-    def _call_llm(self, mem: WorkingMemory, record: ActionRecord) -> None:
+    def _call_llm(self, mem: WorkingMemory, record: ActionRecord, on_text: Optional[TextSink] = None) -> None:
         messages = self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
-        completion = self.llm.complete(messages, params)
+        if on_text is None:
+            completion = self.llm.complete(messages, params)
+        else:
+            completion = self.llm.complete(messages, params, on_text=on_text)
         if completion.served_by:  # a fallback answered (llm.fallbacks)
             record.outputs["served_by"] = completion.served_by
         raw = completion.text.strip()

@@ -4,7 +4,7 @@ policy sends or the per-turn budget forces the best candidate out. And a Session
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from augmenter.agent.executor import Executor
 from augmenter.agent.protocols import Callback, Policy, as_policy
@@ -24,7 +24,8 @@ class Agent:
     sending with no candidate calls the LLM first; verifying with nothing new to verify sends.
     Queries longer than `max_query_chars` are cut (with a warning in the memory).
     `policy` may be a plain function of the memory; each of `callbacks` is called as `callback(memory, record)`
-    after every action (for a UI, logging or streaming).
+    after every action (for a UI, logging or streaming); a callback with an `on_text(memory, text)` method also
+    gets each response call's reply piece by piece while it is generated (the draft, before any check).
     """
 
     def __init__(self, policy: Any, executor: Executor, max_llm_calls: int = 3, max_steps: int = 12,
@@ -98,7 +99,8 @@ class Agent:
               requested: Optional[Action] = None, policy_seconds: float = 0.0) -> bool:
         """Execute one action and record it; True once the turn is over (sent, or the LLM failed)."""
         try:
-            record = self.executor.execute(action, mem)
+            sink = self._text_sink(mem) if action == Action.CALL_LLM else None
+            record = self.executor.execute(action, mem, on_text=sink) if sink else self.executor.execute(action, mem)
         except (LLMFatalError, CircuitOpenError):
             raise  # not this turn's failure: the caller stops (fatal) or pauses (breaker open)
         except LLMError as exc:
@@ -116,6 +118,18 @@ class Agent:
             record.note = f"{note}; {record.note}" if record.note else note
         self._record(mem, record)
         return mem.sent
+
+    def _text_sink(self, mem: WorkingMemory) -> Optional[Callable[[str], None]]:
+        """What a response call streams its reply to: every callback's `on_text` (None: no callback streams)."""
+        streams = [cb.on_text for cb in self.callbacks if callable(getattr(cb, "on_text", None))]
+        if not streams:
+            return None
+
+        def sink(text: str) -> None:
+            for stream in streams:
+                stream(mem, text)
+
+        return sink
 
     def _record(self, mem: WorkingMemory, record: ActionRecord) -> None:
         mem.trace.append(record)

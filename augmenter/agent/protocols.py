@@ -75,4 +75,5 @@ def as_policy(policy: Any) -> Policy:
 
 
 Callback = Callable[[WorkingMemory, Any], None]  # (memory, the ActionRecord just taken): for a UI, logging, streaming
+# A callback may also have `on_text(memory, text)`: each response call's reply, piece by piece, as it is generated.
 OptionalCallbacks = Optional[Sequence[Callback]]

@@ -12,11 +12,11 @@ objects.
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 
 from augmenter.agent import Agent, Policy
 from augmenter.config import build_agent, compose, instantiate
@@ -24,11 +24,11 @@ from augmenter.envs.precompute import precompute_parts
 from augmenter.envs.turn_env import TurnEnv
 from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, UserSimulator, load_chat_seeds
 from augmenter.errors import ConfigError, InputError
+from augmenter.fingerprint import fingerprint
 from augmenter.paths import cache_dir
-from augmenter.storage import content_hash
 
-__all__ = ["build_env", "build_users", "fingerprint", "make_dialogue_env", "make_turn_env", "named_policy",
-           "precompute"]
+__all__ = ["build_env", "build_users", "call_fingerprint", "make_dialogue_env", "make_turn_env", "make_vector_env",
+           "named_policy", "precompute"]
 
 
 def make_turn_env(overrides: Sequence[str] = (), part: str = "train", render_mode: Optional[str] = None,
@@ -52,6 +52,23 @@ def make_dialogue_env(overrides: Sequence[str] = (), part: str = "train", render
                       **env) -> TurnEnv:
     """`gymnasium.make("augmenter/Dialogue-v0", ...)`: as `make_turn_env`, a whole dialogue per episode."""
     return make_turn_env(overrides, part, render_mode, **{"episode": "dialogue", **env})
+
+
+def make_vector_env(overrides: Sequence[str] = (), num_envs: int = 2, mode: str = "async", part: str = "train",
+                    max_episode_steps: Optional[int] = None, **env):
+    """`gymnasium.make_vec("augmenter/Turn-v0", num_envs, vectorization_mode=mode, overrides=..., part=...)` with
+    autoreset disabled: its user resets each finished sub-environment (`reset(seed=[...], options={"reset_mask":
+    ...})`), as training does to seed each episode (`augmenter.policies.vector_rollouts`). `max_episode_steps`:
+    the sub-environments' step limit when the agent's budget (`agent.max_steps`) is not the registered 12."""
+    import gymnasium
+    from gymnasium.vector import AutoresetMode
+
+    spec = gymnasium.spec("augmenter/Turn-v0")
+    if max_episode_steps is not None:
+        spec = replace(spec, max_episode_steps=max_episode_steps)
+    return gymnasium.make_vec(spec, num_envs=num_envs, vectorization_mode=mode,
+                              vector_kwargs={"autoreset_mode": AutoresetMode.DISABLED}, overrides=list(overrides),
+                              part=part, **env)
 
 
 def build_env(cfg: DictConfig, part: str = "train", agent: Optional[Agent] = None,
@@ -104,11 +121,9 @@ CALL_SHAPING = ("llm", "prompt", "sampling", "agent", "executor", "retriever", "
                 "data_root")
 
 
-def fingerprint(cfg: DictConfig) -> str:
+def call_fingerprint(cfg: DictConfig) -> str:
     """A short hash of the config parts that shape an episode's LLM calls (names the precompute log)."""
-    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k]) else cfg[k]
-             for k in CALL_SHAPING if k in cfg}
-    return content_hash(json.dumps(parts, sort_keys=True, default=str), length=12)
+    return fingerprint(cfg, CALL_SHAPING)
 
 
 def precompute(cfg: DictConfig) -> dict:
@@ -120,5 +135,5 @@ def precompute(cfg: DictConfig) -> dict:
     agent = build_agent(cfg)
     directory = Path(cfg.llm_cache.dir) if cfg.llm_cache.dir else cache_dir() / "llm"
     parts = {part: build_users(cfg, agent, part).turns for part in cfg.precompute.parts}
-    return precompute_parts(agent, parts, directory / f"precomputed-{fingerprint(cfg)}.jsonl",
+    return precompute_parts(agent, parts, directory / f"precomputed-{call_fingerprint(cfg)}.jsonl",
                             cfg.precompute.max_states, progress=cfg.train.progress)

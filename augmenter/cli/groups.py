@@ -24,7 +24,7 @@ def groups_help(config_name: str, width: int = 100) -> str:
     lines = ["config groups (choose one with group=option; * marks the default):"]
     for group, default in group_defaults(config_name).items():
         options = ", ".join(o + ("*" if o == default else "") for o in group_options(group))
-        lines.append(textwrap.fill(options, width, initial_indent=f"  {group:<12}", subsequent_indent=" " * 14))
+        lines.append(textwrap.fill(options, width, initial_indent=f"  {group:<12} ", subsequent_indent=" " * 15))
     lines += ["", "overrides: group=option swaps a group, key=value sets any setting (e.g. agent.max_llm_calls=5,",
               "llm.model=my-model); flags and overrides go in any order."]
     return "\n".join(lines)

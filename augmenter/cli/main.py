@@ -3,6 +3,7 @@
     augmenter chat [--trace] [--script FILE] [--output FILE.jsonl] [hydra overrides ...]
     augmenter eval [hydra overrides ...]            e.g. experiment=table2_bm25_feedback eval.limit=200
     augmenter grid [--only PREFIX,...] [overrides]  configs/experiment/ configs in turn
+    augmenter grid --ray [ADDRESS] [--shard-size N]  ... as Ray tasks (local, or a running cluster)
     augmenter report [RUN_DIR ...] [--out DIR]      Markdown tables and PNG plots from the records
     augmenter ground DIR ... [--verifier fast]      share of sent responses with a claim the gold knowledge
                                                     does not support, "I don't know" rate (grounding-*.json)
@@ -10,6 +11,11 @@
     augmenter train [overrides]                     T5 policy: behaviour cloning, then REINFORCE (resumable)
     augmenter curve RUN_DIR [--out DIR]             the learning curve (Fig. 3) of a training run's seeds
     augmenter curve --tradeoff RUN_DIR ... --out D  KF1 against LLM calls of runs with different costs
+    augmenter serve [overrides]                     OpenAI-compatible API and web chat, e.g. serve.port=8080
+    augmenter converse [overrides]                  simulated conversations of one system with the LLM user
+                                                    simulator (resumable), e.g. converse.conversations=50
+    augmenter judge RUN_DIR ... [overrides]         LLM judges over several systems' conversations: Bootstrap
+                                                    Elo, GTEval, UniEval, WikiChat's scores, judge validity
 
 Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`, before,
 between or after the flags; `augmenter COMMAND --help` lists every config group with its options, and `--cfg job`
@@ -23,6 +29,7 @@ import argparse
 import codecs
 import json
 import logging
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -31,7 +38,8 @@ from typing import Iterable, Optional, Sequence, TextIO
 from augmenter.errors import AugmenterError, CircuitOpenError, InputError, LLMFatalError
 
 QUIT = {"quit", "exit", ":q"}  # typed or scripted, these end a chat without reaching the model
-CONFIGS = {"chat": "chat", "eval": "eval", "grid": "eval", "ground": "eval", "precompute": "train", "train": "train"}
+CONFIGS = {"chat": "chat", "eval": "eval", "grid": "eval", "ground": "eval", "precompute": "train", "train": "train",
+           "serve": "serve", "converse": "converse", "judge": "judge"}
 
 
 def read_script(path: str | Path) -> list[str]:
@@ -84,6 +92,23 @@ class _CommandParser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -113,7 +138,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     def command(name: str, summary: str) -> argparse.ArgumentParser:
         commands[name] = sub.add_parser(name, help=summary, description=summary, config_name=CONFIGS.get(name))
         _add_verbosity(commands[name], argparse.SUPPRESS)  # after the command too; unset: the top level's
-        if name in ("chat", "eval", "precompute", "train"):
+        if name in ("chat", "eval", "precompute", "train", "serve", "converse", "judge"):
             commands[name].add_argument("--cfg", choices=["job"],
                                         help="print the composed config (YAML) and exit, loading no model")
         return commands[name]
@@ -129,6 +154,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     grid = command("grid", "run the named experiment configs one after another (resumable)")
     grid.add_argument("--only", default="table2,table4,fig4,fig5",
                       help="comma-separated experiment names or prefixes to run (default: table2,table4,fig4,fig5)")
+    grid.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                      help="run on Ray, each (experiment, shard of turns) a task: no ADDRESS starts a local Ray "
+                           "instance; 'auto' or 'ray://host:port' connects to a running cluster")
+    grid.add_argument("--shard-size", type=_positive, default=20, help="with --ray: turns per Ray task (default: 20)")
+    grid.add_argument("--retries", type=_count, default=2,
+                      help="with --ray: times a shard whose task failed is sent again (default: 2)")
     grid.add_argument("overrides", nargs="*", help="Hydra overrides applied to every experiment")
     report = command("report", "render tables (Markdown) and plots (PNG) from eval records")
     report.add_argument("runs", nargs="*", help="sample directories (default: every one under runs/eval)")
@@ -148,6 +179,11 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     cu.add_argument("--out", help="where to write fig3.png and curve.md (default: the run's directory)")
     cu.add_argument("--tradeoff", action="store_true",
                     help="KF1 against LLM calls of the final policies of runs that differ in their costs")
+    srv = command("serve", "serve the chat as an OpenAI-compatible API with a web chat page")
+    srv.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. serve.port=8080 llm=openai")
+    from augmenter.cli.conversations import add_commands
+
+    add_commands(command)  # converse, judge
     return parser, commands
 
 
@@ -156,6 +192,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     unrecognised and join the overrides in their order (`ground` tells its run directories from them by "=").
     An unknown flag, or an override to a command that takes none, is a usage error (exit code 2)."""
     parser, commands = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `grid --ray key=value`: an override after --ray is not the cluster's address
+    if "grid" in argv:
+        argv = ["--ray=local" if a == "--ray" and "=" in (argv[i + 1:] or [""])[0] else a for i, a in enumerate(argv)]
     args, rest = parser.parse_known_args(argv)
     stray = [a for a in rest if a.startswith("-") or "overrides" not in args]
     if stray:
@@ -245,8 +285,9 @@ def _show(mem, console, trace: bool) -> None:
     show_sources(mem, console)
 
 
-def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO], trace: bool) -> int:
-    """Run the turns; each is written to `sink` before it is shown. Returns the number of turns taken.
+def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO], trace: bool, drafts=None) -> int:
+    """Run the turns; each is written to `sink` before it is shown (`drafts`, a DraftPrinter among the agent's
+    callbacks, prints the draft as it streams in). Returns the number of turns taken.
     A failed turn, an open circuit breaker or a crashed turn is recorded as failed and the session goes on; a
     fatal LLM error (a bad key) is recorded and raised."""
     from augmenter.cli.safe_text import one_line, safe
@@ -256,8 +297,14 @@ def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO
     for turn, utterance in enumerate(utterances):
         turns = turn + 1
         try:
-            with console.status("thinking..."):
-                mem = session.say(utterance)
+            with console.status("thinking...") as status:
+                if drafts is not None:
+                    drafts.begin(status)
+                try:
+                    mem = session.say(utterance)
+                finally:
+                    if drafts is not None:
+                        drafts.end()
         except Exception as exc:  # recorded whatever it is; only a rejected key ends the session
             reason = str(exc) if isinstance(exc, AugmenterError) else f"crash: {type(exc).__name__}: {exc}"
             _write(sink, _record(session_id, turn, WorkingMemory(q=utterance, outcome="failed", warnings=[reason])))
@@ -280,6 +327,7 @@ def chat(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from augmenter.agent import Session
+    from augmenter.cli.draft import DraftPrinter
     from augmenter.cli.safe_text import safe
     from augmenter.config import build_agent, compose
 
@@ -294,10 +342,11 @@ def chat(args: argparse.Namespace) -> int:
 
         scripted = list(DEMO_SCRIPT)
     sink = _open_output(output) if output else None
+    drafts = DraftPrinter(console)
     try:
         with console.status("loading knowledge and model..."):
-            session = Session(build_agent(cfg))
-        turns = _converse(session, _utterances(scripted, console), console, sink, trace)
+            session = Session(build_agent(cfg, callbacks=[drafts]))
+        turns = _converse(session, _utterances(scripted, console), console, sink, trace, drafts)
     finally:
         if sink:
             sink.close()
@@ -307,11 +356,9 @@ def chat(args: argparse.Namespace) -> int:
 
 
 def _evaluator(cfg):
-    from augmenter.config import build_agent, instantiate
-    from augmenter.eval.runner import Evaluator
+    from augmenter.config import build_evaluator
 
-    knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
-    return Evaluator(cfg, lambda: build_agent(cfg), knowledge)
+    return build_evaluator(cfg)
 
 
 def evaluate(args: argparse.Namespace) -> int:
@@ -350,6 +397,8 @@ def run_grid(args: argparse.Namespace) -> int:
     chosen = list(dict.fromkeys(n for w in wanted for n in names if n == w or n.startswith(w)))
     if not chosen:
         raise InputError(f"no experiment matches {' '.join(wanted)}; known: {', '.join(names)}")
+    if args.ray is not None:
+        return _grid_on_ray(args, chosen)
     failed = []
     for name in chosen:
         try:
@@ -362,6 +411,41 @@ def run_grid(args: argparse.Namespace) -> int:
     if failed:
         raise EvalFailed(f"{len(failed)} of {len(chosen)} experiments have more failed turns than eval.max_failed "
                          f"allows: {', '.join(failed)}; run the grid again to retry their failed turns")
+    return 0
+
+
+def worker_logging() -> None:
+    """A Ray worker's logging, as the driver's (`AUGMENTER_VERBOSITY`, set by `grid --ray`)."""
+    from augmenter.cli.log import setup_logging
+
+    setup_logging(max(-1, min(1, int(os.environ.get("AUGMENTER_VERBOSITY") or 0))))
+
+
+def _grid_on_ray(args: argparse.Namespace, chosen: list[str]) -> int:
+    """`grid --ray`: every chosen experiment's shards as Ray tasks, written by this process alone."""
+    from augmenter.api.distributed import grid_jobs, worker_evaluator
+    from augmenter.eval.distributed import connect, ray_module, run_grid
+    from augmenter.eval.runner import EvalFailed
+
+    ray_module()  # a missing install is one line before anything is composed
+    jobs = grid_jobs(chosen, args.overrides)
+    started = connect(args.ray, {"worker_process_setup_hook": "augmenter.cli.main.worker_logging",  # log as here
+                                 "env_vars": {"AUGMENTER_VERBOSITY": str(args.verbosity)}})
+    try:
+        outcomes = run_grid(jobs, worker_evaluator, shard_size=args.shard_size, retries=args.retries,
+                            progress=all(job.evaluator.cfg.eval.progress for job in jobs))
+    finally:
+        if started:
+            ray_module().shutdown()
+    for outcome in outcomes:
+        _print_summary(outcome.summary)
+        if outcome.error:
+            print(f"augmenter: {outcome.error}", file=sys.stderr)
+    print(f"ray: {sum(o.answered for o in outcomes)} turns answered in this run", file=sys.stderr)
+    failed = [o.name for o in outcomes if o.error]
+    if failed:
+        raise EvalFailed(f"{len(failed)} of {len(outcomes)} experiments need another run (failed or unanswered "
+                         f"turns): {', '.join(failed)}; run the grid again to retry them")
     return 0
 
 
@@ -430,11 +514,10 @@ def run_precompute(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     """Each seed's run on one pair of environments (one agent), then the baselines and the learning curve."""
-    from omegaconf import OmegaConf
-
-    from augmenter.api.envs import build_env, fingerprint, named_policy
+    from augmenter.api.envs import CALL_SHAPING, build_env, make_vector_env, named_policy
     from augmenter.config import compose
     from augmenter.eval.curve import write_curve
+    from augmenter.fingerprint import fingerprint
     from augmenter.policies.training import Trainer, baselines
 
     cfg = compose("train", args.overrides)
@@ -443,14 +526,21 @@ def run_train(args: argparse.Namespace) -> int:
     heldout_env = build_env(cfg, "heldout", train_env.agent)
     print(f"{len(train_env.users)} training turns, {len(heldout_env.users)} held-out turns")
     teacher = named_policy(cfg.train.teacher, "train.teacher")
-    for seed in seeds:
-        info = Trainer(cfg, train_env, heldout_env, teacher, seed).run()
-        print(f"seed {seed}: {info['episodes']} episodes"
-              + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
-              + f" -> {info['run_dir']}/policy.pt")
+    num_envs = int(cfg.train.get("num_envs") or 1)  # > 1: REINFORCE's rollouts on async sub-environments
+    train_envs = make_vector_env(args.overrides, num_envs, "async", "train", cfg.agent.max_steps) if num_envs > 1 \
+        else None
+    try:
+        for seed in seeds:
+            info = Trainer(cfg, train_env, heldout_env, teacher, seed, train_envs).run()
+            print(f"seed {seed}: {info['episodes']} episodes"
+                  + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
+                  + f" -> {info['run_dir']}/policy.pt")
+    finally:
+        if train_envs is not None:
+            train_envs.close()
     name_dir = Path(cfg.train.out_dir) / cfg.train.name
     names = list(cfg.train.baselines)
-    key = fingerprint(cfg) + json.dumps(OmegaConf.to_container(cfg.env, resolve=True), sort_keys=True) + str(names)
+    key = fingerprint(cfg, (*CALL_SHAPING, "env")) + str(names)  # the held-out scores of these baselines
     baselines(heldout_env, {name: named_policy(name, name) for name in names}, name_dir / "baselines.json", key)
     print(f"learning curve: {write_curve(name_dir) / 'fig3.png'}")
     return 0
@@ -467,7 +557,20 @@ def curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def serve(args: argparse.Namespace) -> int:
+    """The service (augmenter.serve): the agents are built before anything listens, so errors are one line."""
+    from augmenter.config import compose
+
+    try:
+        from augmenter.serve import run
+    except ImportError as exc:
+        raise AugmenterError(f"augmenter serve needs its extra: pip install 'augmenter[serve]' ({exc})") from None
+    print("loading knowledge and model...", file=sys.stderr)
+    return run(compose("serve", args.overrides))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from augmenter.cli.conversations import converse, judge
     from augmenter.cli.log import setup_logging
 
     args = parse_args(argv)
@@ -476,7 +579,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if getattr(args, "cfg", None):
             return show_config(CONFIGS[args.command], args.overrides)
         return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
-                "precompute": run_precompute, "train": run_train, "curve": curve}[args.command](args)
+                "precompute": run_precompute, "train": run_train, "curve": curve, "serve": serve,
+                "converse": converse, "judge": judge}[args.command](args)
     except AugmenterError as exc:
         from augmenter.cli.safe_text import one_line
 

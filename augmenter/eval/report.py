@@ -15,7 +15,9 @@ from typing import Any, Optional
 import numpy as np
 
 from augmenter.eval.grounding import load_grounding
-from augmenter.eval.runner import failure, read_records, summarize
+from augmenter.eval.records import failure, read_records
+from augmenter.eval.runner import summarize
+from augmenter.eval.tasks import KINDS, GroundedDialogueTask
 from augmenter.storage import write_atomic
 
 # (run name, row label, the paper's KF1 for that row or None)
@@ -56,6 +58,16 @@ def _sample_size(run_dir: Path) -> Optional[int]:
     return turns if isinstance(turns, int) else None
 
 
+def task_of(run_dir: Path) -> type:
+    """The task kind of a run: its config.json's `eval.dataset`, else the sample directory's name
+    (`<dataset>-<split>-n<limit>-seed<seed>`); grounded dialogue when neither names a known data set."""
+    try:
+        dataset = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))["eval"]["dataset"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        dataset = run_dir.parent.name.split("-")[0]
+    return KINDS.get(dataset, GroundedDialogueTask)
+
+
 def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[str, Any]]:
     """Summaries of every run under a sample directory, recomputed from its records; a run without a scored turn
     has its counts only (no "metrics"). "missing": turns of the sample not recorded (a stopped run). A run's score
@@ -66,14 +78,15 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
         records = read_records(d / "records.jsonl")
         if not records:
             continue
-        summary = runs[d.name] = summarize(records, with_bertscore=with_bertscore)
+        task = task_of(d)
+        summary = runs[d.name] = summarize(records, with_bertscore=with_bertscore, task=task)
         summary["missing"] = max(0, (_sample_size(d) or 0) - len(records))
         records = [r for r in records if failure(r) is None]
         if not records:
             continue
         recalls = [r["evidence_recall"] for r in records if r.get("evidence_recall") is not None]
         summary["evidence_recall"] = sum(recalls) / len(recalls) if recalls else None
-        key = summary["score_metric"] = "F1" if "F1" in records[0]["metrics"] else "KF1"
+        key = summary["score_metric"] = task.score_metric
         summary["score_ci95"] = bootstrap_ci([r["metrics"][key] for r in records])
         summary["score_per_turn"] = {r["dialogue_id"]: r["metrics"][key] for r in records}
         grounding = load_grounding(d)

@@ -6,7 +6,7 @@ turn's measured time), flushed after each turn. A turn whose LLM call failed, wh
 agent crashed is recorded with `"status": "failed"` and its `"error"`; it is left out of every metric and retried
 when the run is resumed. A killed or stopped run resumes: turns already done are skipped. `summary.json` holds the
 run's metrics and mean costs, and the counts of ok and failed turns. More failed turns than `eval.max_failed`
-allows end the run with `EvalFailed`. The evaluator gets its agent and knowledge built (by the CLI or the API).
+allows end the run with `EvalFailed`. The evaluator gets its agent and task built (by the CLI or the API).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import os
 import time
 import traceback
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from statistics import mean
@@ -29,14 +29,15 @@ from tqdm import tqdm
 
 from augmenter.agent import Agent
 from augmenter.errors import AugmenterError, CircuitOpenError, ConfigError, InputError, LLMFatalError
-from augmenter.eval.metrics import answer_prf, answer_recall, corpus_metrics, turn_metrics
-from augmenter.memory import Snippet, Utterance
-from augmenter.prompts import PromptTemplate
+from augmenter.eval.records import EvalRecord, failure, read_records
+from augmenter.eval.resume import check_config
+from augmenter.eval.tasks import GroundedDialogueTask, Task
+from augmenter.fingerprint import normalized, system_config
+from augmenter.memory import Snippet
 from augmenter.redact import redact, redact_data
-from augmenter.storage import content_hash, read_jsonl, write_atomic
-from augmenter.tasks import dstc7, dstc11, ottqa
+from augmenter.storage import write_atomic
+from augmenter.tasks.base import Turn
 from augmenter.text import one_line
-from augmenter.verification.model import StoredModel
 
 log = logging.getLogger(__name__)
 
@@ -57,147 +58,23 @@ class KnowledgeAccess(str, Enum):
     GOLD = "gold"            # the data set's gold knowledge is given
 
 
-@dataclass
-class EvalItem:
-    """One turn to answer, with what it is judged against."""
-
-    dialogue_id: str
-    history: list[Utterance]
-    q: str
-    references: list[str]  # gold response(s)
-    gold: list[Snippet] = field(default_factory=list)  # gold knowledge
-
-
-def load_items(cfg: DictConfig, knowledge_base=None) -> list[EvalItem]:
-    """The seeded sample of `eval.limit` turns of `eval.dataset` (dstc11: knowledge-seeking turns only)."""
-    ev = cfg.eval
-    limit = None if ev.limit in (None, 0) else int(ev.limit)
-    if ev.dataset == "dstc11":
-        root = Path(cfg.data_root) / "dstc11-track5"
-        instances = dstc11.load_instances(root / ev.split, knowledge_seeking_only=True, limit=limit, seed=ev.seed)
-        if knowledge_base is None:
-            raise ConfigError("eval.dataset=dstc11 needs the DSTC11 knowledge base (task=dstc11)")
-        return [EvalItem(str(i.index), i.history, i.q, [i.response or ""], knowledge_base.gold(i.knowledge))
-                for i in instances]
-    if ev.dataset == "dstc7":
-        news = dstc7.load_instances(Path(cfg.data_root) / "dstc7-track2", limit=limit, seed=ev.seed)
-        return [EvalItem(n.instance_id, n.history, n.q, n.references, [n.fact]) for n in news]
-    if ev.dataset == "ottqa":
-        questions = ottqa.load_questions(Path(cfg.data_root) / "ott-qa", limit=limit, seed=ev.seed)
-        return [EvalItem(q.question_id, [], q.question, q.answers) for q in questions]
-    raise ConfigError(f"eval.dataset must be dstc11, dstc7 or ottqa, got {ev.dataset!r}")
-
-
-QA_DATASETS = ("ottqa",)  # short answers: answer P/R/F1 and the evidence's answer recall instead of KF1 etc.
-
-
 def run_dir(cfg: DictConfig) -> Path:
     ev = cfg.eval
     sample = f"{ev.dataset}-{ev.split}-n{ev.limit or 'all'}-seed{ev.seed}"
     return Path(ev.out_dir) / sample / str(cfg.name)
 
 
-# Options added after runs were recorded: left out of the fingerprint while they are off, so older runs still resume.
-_ADDED_OPTIONS = {"consolidator": {"review_window": 0, "faq_context": 0},
-                  "executor": {"unsupported": "supported_part", "fewshot_guard": False}}
-
-
-# How a run is executed, shown and judged, not which system it is: changing them (a longer LLM timeout to retry
-# failed turns, say) still resumes. {group: keys}; "" is the top level.
-_RUN_OPTIONS = {"": ("trace", "script", "output", "data_root", "llm_cache", "llm_guard"),
-                "eval": ("out_dir", "progress", "restart", "max_failed"),
-                "llm": ("timeout", "deadline", "max_retries", "backoff")}
-
-
-def _without_run_options(data: dict) -> dict:
-    """`data` (a config as a dict) without its `_RUN_OPTIONS`."""
-    for group, keys in _RUN_OPTIONS.items():
-        node = data.get(group) if group else data
-        for key in keys if isinstance(node, dict) else ():
-            node.pop(key, None)
-    return data
-
-
-def _fingerprint(cfg: DictConfig) -> dict:
-    """What must match for records to be resumed: everything but where and how the run is executed and shown."""
-    data = _without_run_options(OmegaConf.to_container(cfg, resolve=True))
-    for group, options in _ADDED_OPTIONS.items():
-        for key, off in options.items():
-            if isinstance(data.get(group), dict) and data[group].get(key, off) == off:
-                data[group].pop(key, None)
-    claims = str(data.get("utility", {}).get("_target_", "")).endswith("ClaimsUtility")
-    if not claims:
-        data.pop("verifier", None)  # only the claims utility uses a verifier
-    # an edited prompt file changes the system as much as a changed option does
-    prompts = data.get("prompt", {})
-    files = {key: prompts.get(key) for key in ("response", "self_ask", "self_critique", "search_query")}
-    if claims:  # the claim-splitting and verification prompts (PromptEngine's defaults unless set)
-        files.update({key: prompts.get(key, key) for key in ("claims", "verify_claim")})
-    data["prompt_files"] = {key: content_hash(PromptTemplate.source(name))
-                            for key, name in files.items() if isinstance(name, str)}
-    model = (data.get("verifier") or {}).get("model")
-    if claims and model:  # refitted verifier weights are a different system too
-        stored = StoredModel.load(model)
-        data["verifier_weights"] = content_hash(json.dumps([list(stored.coef), stored.intercept, stored.threshold]))
-    return data
-
-
-def _upgraded(record: dict) -> dict:
-    """A record in today's layout: records written before `turn_seconds` kept the turn's measured time as
-    `cost.wall_seconds` (which in the Working Memory's summary is the sum of its actions' times)."""
-    cost = record.get("cost")
-    if isinstance(cost, dict) and "wall_seconds" in cost and "turn_seconds" not in cost:
-        cost["turn_seconds"] = cost.pop("wall_seconds")
-    return record
-
-
-def read_records(path: Path) -> list[dict]:
-    """A run's records, one per turn: a later line of the same turn (a retry) replaces the earlier one.
-
-    Never fails on a damaged file: a line that is not a JSON object with a string `dialogue_id` (cut short by a
-    crash, cut inside a UTF-8 character, garbled) is skipped with a warning, and its turn is run again on resume.
-    Blank lines are ignored. Records of older layouts are read as today's (`_upgraded`)."""
-    if not path.exists():
-        return []
-    records: dict[str, dict] = {}
-    bad: list[int] = []
-    for n, record in read_jsonl(path, lambda n, why: bad.append(n)):
-        if isinstance(record.get("dialogue_id"), str):
-            records[record["dialogue_id"]] = _upgraded(record)
-        else:
-            bad.append(n)
-    if bad:
-        lines = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
-        log.warning("%s: skipped %d unreadable line(s) (line %s: cut short or not a record); their turns run again "
-                    "on resume", path, len(bad), lines)
-    return list(records.values())
-
-
-def failure(record: dict) -> Optional[str]:
-    """Why a record's turn failed, or None for a scored turn. Records written before turn status count as failed
-    when the LLM failed (outcome "failed") or the response is empty."""
-    if "status" in record:
-        return None if record["status"] == "ok" else str(record.get("error") or "unknown")
-    if record.get("outcome") == "failed":
-        warnings = (record.get("memory") or {}).get("warnings") or [""]
-        return str(warnings[-1]) or "the LLM call failed"
-    return None if str(record.get("response") or "").strip() else "empty response"
-
-
-def summarize(records: list[dict], with_bertscore: bool = True) -> dict[str, Any]:
-    """Metrics and mean per-turn costs of a run's scored turns; failed turns are only counted, by reason."""
+def summarize(records: list[dict], with_bertscore: bool = True, task: Union[Task, type] = GroundedDialogueTask
+              ) -> dict[str, Any]:
+    """Metrics (`task`'s corpus metrics) and mean per-turn costs of a run's scored turns; failed turns are only
+    counted, by reason."""
     reasons = Counter(filter(None, map(failure, records)))
     ok = [r for r in records if failure(r) is None]
     counts = {"turns": len(records), "ok": len(ok), "failed": len(records) - len(ok),
               "failure_reasons": dict(reasons.most_common())}
     if not ok:
         return counts
-    if "F1" in ok[0]["metrics"]:  # a short-answer (QA) run
-        metrics = {k: mean(r["metrics"][k] for r in ok) for k in ("P", "R", "F1", "length")}
-        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in ok)
-    else:
-        metrics = corpus_metrics([r["response"] for r in ok], [r["references"] for r in ok],
-                                 [r["gold_knowledge"] for r in ok], with_bertscore=with_bertscore)
+    metrics = task.corpus_metrics(ok, with_bertscore=with_bertscore)
     cost_keys = [k for k in ok[0]["cost"] if all(k in r["cost"] for r in ok)]  # older records may lack some
     cost = {k: mean(r["cost"][k] for r in ok) for k in cost_keys}
     cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in ok)
@@ -269,18 +146,13 @@ def _turn_error(mem) -> Optional[str]:
     return None if (mem.response or "").strip() else "empty response"
 
 
-def _recall(gold_ids: list[str], evidence_ids: list[str]) -> Optional[float]:
-    """Share of the gold snippets that made it into the evidence (None without gold knowledge)."""
-    return len(set(gold_ids) & set(evidence_ids)) / len(set(gold_ids)) if gold_ids else None
-
-
 class Evaluator:
-    """Runs `cfg` (an `eval` config) over its turns, resumably, with built objects: `agent` answers (an Agent, or a
-    function that builds one, called only when turns are left to answer); `knowledge` is the knowledge base that
-    the gold labels of eval.dataset=dstc11 refer to."""
+    """Runs `cfg` (an `eval` config) over its task's turns, resumably, with built objects: `agent` answers (an Agent,
+    or a function that builds one, called only when turns are left to answer); `task` loads the turns and scores
+    the responses (`augmenter.eval.tasks.build_task`)."""
 
-    def __init__(self, cfg: DictConfig, agent: Union[Agent, Callable[[], Agent]], knowledge=None):
-        self.cfg, self.agent, self.knowledge = cfg, agent, knowledge
+    def __init__(self, cfg: DictConfig, agent: Union[Agent, Callable[[], Agent]], task: Task):
+        self.cfg, self.agent, self.task = cfg, agent, task
         try:
             self.access = KnowledgeAccess(cfg.eval.knowledge)
         except ValueError:
@@ -290,25 +162,8 @@ class Evaluator:
         self.records_path = self.dir / "records.jsonl"
 
     def _check_resume(self) -> None:
-        stored = self.dir / "config.json"
-        current = redact_data(_fingerprint(self.cfg))
-        if self.records_path.exists() and stored.exists() and not self.cfg.eval.restart:
-            try:
-                before = json.loads(stored.read_bytes())
-            except (OSError, ValueError, RecursionError):
-                before = None
-            if not isinstance(before, dict):
-                raise ConfigError(f"{stored} is unreadable: delete it to resume these records with the current "
-                                  "configuration, or set eval.restart=true")
-            before = _without_run_options(before)
-            if before != current:
-                changed = sorted(k for k in set(before) | set(current) if before.get(k) != current.get(k))
-                raise ConfigError(f"{self.dir} holds records of a different configuration (differs in: "
-                                  f"{', '.join(changed)}); set name=... or eval.restart=true")
-        if self.cfg.eval.restart and self.records_path.exists():
-            self.records_path.unlink()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(stored, json.dumps(current, indent=1))
+        check_config(self.dir, self.records_path, redact_data(system_config(self.cfg)), self.cfg.eval.restart,
+                     "set name=... or eval.restart=true", stored_as_today=normalized)
 
     def _allowed_failures(self, turns: int) -> float:
         """`eval.max_failed` as a number of turns: an int >= 0 is a count, a float in (0, 1) a share of `turns`."""
@@ -324,16 +179,66 @@ class Evaluator:
         with run_lock(self.dir):
             return self._run()
 
+    # -- `run` in steps, for a driver whose turns are answered elsewhere (augmenter.eval.distributed) ----------
+    def prepare(self) -> tuple[list[Turn], dict[str, dict]]:
+        """What `run` does before answering (eval.max_failed and the stored config checked, config.json written,
+        the records file rewritten without a cut line); call it with `run_lock(self.dir)` held. Returns the
+        sample's turns and the records kept, by dialogue id (turns to answer: `pending`)."""
+        self._allowed_failures(1)
+        self._check_resume()
+        ev = self.cfg.eval
+        items = self.task.turns(None if ev.limit in (None, 0) else int(ev.limit), ev.seed)
+        if not items:
+            raise InputError("no turns to evaluate")
+        records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
+        if records:
+            self._save(records, items)
+        return items, records
+
+    @staticmethod
+    def pending(items: list[Turn], records: dict[str, dict]) -> list[Turn]:
+        """The turns of `items` without a record, or with a failed one (retried)."""
+        return [t for t in items if t.id not in records or failure(records[t.id])]
+
+    def answer(self, turns: list[Turn]) -> list[EvalRecord]:
+        """The records of `turns`, in their order, written nowhere (`eval.concurrency` turns at once); the agent is
+        built on first use. A fatal LLM error or an open circuit breaker escapes."""
+        if not hasattr(self.agent, "respond"):
+            self.agent = self.agent()
+        done = {item.id: record for item, record in self._answered(self.agent, turns, self._workers(self.agent))}
+        return [done[t.id] for t in turns]
+
+    def append(self, records: dict[str, dict], new: list[dict]) -> None:
+        """Append `new` records to the records file (flushed) and to `records` (the run's, by dialogue id)."""
+        with open(self.records_path, "a", encoding="utf-8") as sink:
+            for record in new:
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                records[record["dialogue_id"]] = record
+
+    def finish(self, records: dict[str, dict], items: list[Turn], check: bool = True) -> dict[str, Any]:
+        """What `run` does after answering: the records saved in sample order, summary.json written; with `check`,
+        EvalFailed when more turns failed than eval.max_failed allows."""
+        summary = self._finish(records, items)
+        allowed = self._allowed_failures(len(items))
+        if check and summary["failed"] > allowed:
+            reason, count = next(iter(summary["failure_reasons"].items()))
+            raise EvalFailed(f"{self.cfg.name}: {summary['failed']} of {len(items)} turns failed (eval.max_failed="
+                             f"{self.cfg.eval.get('max_failed', 0)} allows {allowed:g}); most common reason "
+                             f"({count} of them): {reason}; they are recorded in {self.dir} and not scored: run the "
+                             "same command again to retry them", summary)
+        return summary
+
     def _run(self) -> dict[str, Any]:
         self._allowed_failures(1)  # a bad value fails before any work
         self._check_resume()
-        items = load_items(self.cfg, self.knowledge)
+        ev = self.cfg.eval
+        items = self.task.turns(None if ev.limit in (None, 0) else int(ev.limit), ev.seed)
         if not items:
             raise InputError("no turns to evaluate")
         records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
         if records:  # rewritten without a line a crash may have cut short, so that appending stays valid
             self._save(records, items)
-        todo = [it for it in items if it.dialogue_id not in records or failure(records[it.dialogue_id])]
+        todo = [t for t in items if t.id not in records or failure(records[t.id])]
         try:
             if todo:
                 agent = self.agent if hasattr(self.agent, "respond") else self.agent()
@@ -359,19 +264,19 @@ class Evaluator:
                              "same command again to retry them", summary)
         return summary
 
-    def _answer(self, agent, todo: list[EvalItem], records: dict[str, dict], total: int) -> None:
-        """Answer `todo`, appending each turn's record (flushed) to the records file and to `records`."""
-        key = "F1" if self.cfg.eval.dataset in QA_DATASETS else "KF1"
+    def _answer(self, agent, todo: list[Turn], records: dict[str, dict], total: int) -> None:
+        """Answer `todo`, appending each turn's record (flushed, by this thread only) to the records file and to
+        `records` as soon as it is done; `_save` puts them back in sample order."""
+        key = self.task.score_metric
         scores = [r["metrics"][key] for r in records.values() if not failure(r)]
         failed = 0
         bar = tqdm(total=total, initial=total - len(todo), desc=str(self.cfg.name), unit="turn",
                    disable=not self.cfg.eval.progress, dynamic_ncols=True)
         with bar, open(self.records_path, "a", encoding="utf-8") as sink:
-            for item in todo:
-                record = self._turn(agent, item)
+            for item, record in self._answered(agent, todo, self._workers(agent)):
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 sink.flush()
-                records[item.dialogue_id] = record
+                records[item.id] = record
                 if record["status"] == "ok":
                     scores.append(record["metrics"][key])
                 else:
@@ -380,22 +285,49 @@ class Evaluator:
                                  "calls": record["cost"].get("llm_calls", 0)})
                 bar.update()
 
-    def _save(self, records: dict[str, dict], items: list[EvalItem]) -> list[dict]:
+    def _workers(self, agent) -> int:
+        """`eval.concurrency`: turns answered at once. The embedded model answers one call at a time in this
+        process, so with it turns run one by one (serve it with llama.cpp's server and parallel slots for more)."""
+        workers = int(self.cfg.eval.get("concurrency") or 1)
+        backend = getattr(getattr(getattr(agent, "executor", None), "llm", None), "backend", None)
+        if workers > 1 and backend == "local":
+            log.warning("eval.concurrency=%d: the embedded model runs one call at a time in-process, so turns run "
+                        "one by one; for concurrent turns serve the model (llama.cpp's server with --parallel "
+                        "slots) and use llm=openai", workers)
+            return 1
+        return workers
+
+    def _answered(self, agent, todo: list[Turn], workers: int) -> Iterator[tuple[Turn, EvalRecord]]:
+        """Each turn of `todo` with its record, as turns are done: one at a time, or `workers` at once on a thread
+        pool. A fatal LLM error or an open circuit breaker stops the pool: turns not yet done are left for resume."""
+        if workers <= 1:
+            for item in todo:
+                yield item, self._turn(agent, item)
+            return
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="eval-turn")
+        futures = {pool.submit(self._turn, agent, item): item for item in todo}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _save(self, records: dict[str, dict], items: list[Turn]) -> list[dict]:
         """Rewrite the records file, one record per turn in sample order; returns the sample's records."""
-        order = {it.dialogue_id: i for i, it in enumerate(items)}
+        order = {t.id: i for i, t in enumerate(items)}
         rows = sorted(records.values(), key=lambda r: order.get(r["dialogue_id"], len(order)))
         write_atomic(self.records_path, "".join(json.dumps(redact_data(r), ensure_ascii=False) + "\n" for r in rows))
         return [r for r in rows if r["dialogue_id"] in order]
 
-    def _finish(self, records: dict[str, dict], items: list[EvalItem]) -> dict[str, Any]:
+    def _finish(self, records: dict[str, dict], items: list[Turn]) -> dict[str, Any]:
         """Save the records and write summary.json (also when the run stopped early)."""
-        stats = summarize(self._save(records, items))
+        stats = summarize(self._save(records, items), task=self.task)
         summary = {"name": str(self.cfg.name), "run_dir": str(self.dir), **stats, "turns": len(items),
                    "pending": len(items) - stats["ok"] - stats["failed"]}
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
-    def _turn(self, agent, item: EvalItem) -> dict[str, Any]:
+    def _turn(self, agent, item: Turn) -> EvalRecord:
         """The turn's record. A failed or crashed turn is recorded as failed; only a fatal LLM error or an open
         circuit breaker (the backend is down) escapes."""
         start = time.perf_counter()
@@ -404,31 +336,24 @@ class Evaluator:
         except (LLMFatalError, CircuitOpenError):
             raise
         except Exception as exc:
-            log.debug("turn %s crashed:\n%s", item.dialogue_id, redact(traceback.format_exc()))
+            log.debug("turn %s crashed:\n%s", item.id, redact(traceback.format_exc()))
             return self._record(item, f"crash: {type(exc).__name__}: {exc}", start)
 
-    def _scored(self, agent, item: EvalItem, start: float) -> dict[str, Any]:
+    def _scored(self, agent, item: Turn, start: float) -> EvalRecord:
         given: Optional[list[Snippet]] = {KnowledgeAccess.NONE: [], KnowledgeAccess.GOLD: item.gold,
                                           KnowledgeAccess.RETRIEVED: None}[self.access]
         mem = agent.respond(item.q, item.history, given=given)
         error = _turn_error(mem)
         if error:
             return self._record(item, error, start, mem)
-        response = mem.response
-        if self.cfg.eval.dataset in QA_DATASETS:
-            p, r, f = answer_prf(response, item.references)
-            metrics = {"P": p, "R": r, "F1": f, "length": len(response.split())}
-            recall = answer_recall([s.text for s in mem.e[:5]], item.references)
-        else:
-            metrics = turn_metrics(response, item.references, [s.text for s in item.gold])
-            recall = _recall([s.id for s in item.gold], [s.id for s in mem.e])
-        return self._record(item, None, start, mem, metrics, recall)
+        score = self.task.score(item, mem)
+        return self._record(item, None, start, mem, score.metrics, score.evidence_recall)
 
-    def _record(self, item: EvalItem, error: Optional[str], start: float, mem=None, metrics: Optional[dict] = None,
-                recall: Optional[float] = None) -> dict[str, Any]:
+    def _record(self, item: Turn, error: Optional[str], start: float, mem=None, metrics: Optional[dict] = None,
+                recall: Optional[float] = None) -> EvalRecord:
         """A turn's record, redacted; a failed turn (`error`) has no metrics."""
         return redact_data({
-            "dialogue_id": item.dialogue_id,
+            "dialogue_id": item.id,
             "status": "failed" if error else "ok",
             "error": one_line(error, 500) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
             "response": (mem.response or "") if mem else "",

@@ -133,10 +133,7 @@ class TableTextConsolidator:
     MODES = ("chains", "dense")
 
     def __init__(self, knowledge: TableTextCorpus, retriever: Retriever, mode: str = "chains", k: int = 5,
-                 first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400,
-                 history_turns: int = 0, focus_entities: bool = False, review_window: int = 0, faq_context: int = 0):
-        """`history_turns`, `focus_entities`, `review_window` and `faq_context` belong to the snippet
-        consolidator's config: unused here (the hyperlinks are this corpus's links)."""
+                 first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400):
         if mode not in self.MODES:
             raise ConfigError(f"consolidator.mode must be one of {', '.join(self.MODES)}, got {mode!r}")
         if not isinstance(knowledge, TableTextCorpus):

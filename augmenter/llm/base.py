@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import astuple, dataclass, field, replace
-from typing import Optional, Protocol, runtime_checkable
+from typing import Callable, Optional, Protocol, runtime_checkable
 
 Messages = list[dict[str, str]]  # OpenAI chat format: [{"role": "system" | "user" | "assistant", "content": ...}]
+TextSink = Callable[[str], None]  # receives a reply's text piece by piece as it is generated (streaming)
 
 
 @dataclass
@@ -27,12 +29,15 @@ class SamplingParams:
     seed: Optional[int] = 0
     stop: list[str] = field(default_factory=list)
     logprobs: int = 0  # > 0: return the top-`logprobs` log-probabilities of the first answer token
+    repeat_penalty: float = 1.0  # llama.cpp's penalty on tokens already in the context (1.0: off)
 
     def key(self) -> dict:
         key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
                "seed": self.seed, "stop": list(self.stop)}
         if self.logprobs:  # only when asked, so that earlier cache entries keep their keys
             key["logprobs"] = self.logprobs
+        if self.repeat_penalty != 1.0:  # likewise
+            key["repeat_penalty"] = self.repeat_penalty
         return key
 
 
@@ -49,13 +54,27 @@ def identity_of(llm) -> str:
 @runtime_checkable
 class LLM(Protocol):
     """A chat model: messages in, one completion out. `identity` names the endpoint (backend, URL if any, model):
-    the cache keys on it and the trace shows it when a fallback answered."""
+    the cache keys on it and the trace shows it when a fallback answered. A backend may also have
+    `stream(messages, params, on_text) -> Completion` (see `stream_completion`)."""
 
     backend: str
     model: str
     identity: str
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion: ...
+
+
+def stream_completion(llm, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+    """`llm.stream(messages, params, on_text)` where the backend streams (an optional method: it hands each new
+    piece of the reply to `on_text` and returns the whole Completion), else `llm.complete` with its text handed
+    to `on_text` at once."""
+    stream = getattr(llm, "stream", None)
+    if callable(stream):
+        return stream(messages, params, on_text)
+    out = llm.complete(messages, params)
+    if out.text:
+        on_text(out.text)
+    return out
 
 
 @dataclass
@@ -74,17 +93,31 @@ class Usage:
 
 
 class MeteredLLM:
-    """Wraps an LLM and counts calls, tokens and seconds; every component shares one, so the trace sees all."""
+    """Wraps an LLM and counts calls, tokens and seconds; every component shares one, so the trace sees all.
+    `usage` is counted per thread: turns answered at once on several threads (`eval.concurrency`) each see only
+    their own calls."""
 
     def __init__(self, llm: LLM, params: Optional[SamplingParams] = None):
         self.llm = llm
         self.backend, self.model, self.identity = llm.backend, llm.model, identity_of(llm)
         self.params = params or SamplingParams()
-        self.usage = Usage()
+        self._local = threading.local()
 
-    def complete(self, messages: Messages, params: Optional[SamplingParams] = None) -> Completion:
+    @property
+    def usage(self) -> Usage:
+        """This thread's calls, tokens and seconds so far."""
+        if not hasattr(self._local, "usage"):
+            self._local.usage = Usage()
+        return self._local.usage
+
+    def complete(self, messages: Messages, params: Optional[SamplingParams] = None,
+                 on_text: Optional[TextSink] = None) -> Completion:
+        """One call; with `on_text`, the reply's text is streamed to it as it is generated."""
         start = time.perf_counter()
-        out = self.llm.complete(messages, params or self.params)
+        if on_text is None:
+            out = self.llm.complete(messages, params or self.params)
+        else:
+            out = stream_completion(self.llm, messages, params or self.params, on_text)
         self.usage.calls += 1
         self.usage.prompt_tokens += out.prompt_tokens
         self.usage.completion_tokens += out.completion_tokens

@@ -9,7 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
-from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, identity, identity_of
+from augmenter.llm.base import (LLM, Completion, Messages, SamplingParams, TextSink, identity, identity_of,
+                                stream_completion)
 from augmenter.paths import cache_dir
 from augmenter.storage import content_hash
 
@@ -82,13 +83,25 @@ class CachedLLM:
         return hit if hit is not None and _answered(hit) else None
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
+        return self._call(messages, params, None)
+
+    def stream(self, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+        """A hit hands its whole text to `on_text` at once; a miss streams from the backend."""
+        return self._call(messages, params, on_text)
+
+    def _call(self, messages: Messages, params: SamplingParams, on_text: Optional[TextSink]) -> Completion:
         key = cache_key(self.backend, self.model, messages, params, self.identity)
         hit = self._read(key)
         if hit is not None:
             self.hits += 1
+            if on_text is not None and hit.text:
+                on_text(hit.text)
             return hit
         self.misses += 1
-        out = self.llm.complete(messages, params)
+        if on_text is None:
+            out = self.llm.complete(messages, params)
+        else:
+            out = stream_completion(self.llm, messages, params, on_text)
         if self._cache is not None and _answered(out):
             stored = {"text": out.text, "prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens}
             if out.top_logprobs is not None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Callable, Iterable, Optional, Union
 
-from augmenter.llm.base import Completion, Messages, SamplingParams, identity
+from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 
 Reply = Union[str, Completion, Exception, Callable[[Messages], Union[str, Completion]]]
 
@@ -17,7 +19,8 @@ class FakeLLM:
     - a reply may also be a `Completion` (to script `top_logprobs`), returned as it is, or an exception
       (e.g. an `LLMError`), raised;
     - `rules`: {substring: reply} — when any message contains the substring, that reply wins.
-    Every call is kept in `calls` so tests can look at the prompts.
+    Every call is kept in `calls` so tests can look at the prompts. `stream` hands the reply to `on_text` word by
+    word, `stream_delay` seconds apart (to watch a draft stream in).
     """
 
     backend = "fake"
@@ -28,8 +31,10 @@ class FakeLLM:
         rules: Optional[dict[str, Reply]] = None,
         default: Optional[Reply] = "I am a fake LLM.",
         model: str = "scripted",
+        stream_delay: float = 0.0,
     ):
         self.model = model
+        self.stream_delay = stream_delay
         self.responses = list(responses or [])
         self.rules = dict(rules or {})
         self.default = default
@@ -58,3 +63,11 @@ class FakeLLM:
             return text
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
         return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(text.split()))
+
+    def stream(self, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+        out = self.complete(messages, params)
+        for piece in re.findall(r"\s*\S+\s*", out.text):
+            if self.stream_delay:
+                time.sleep(self.stream_delay)
+            on_text(piece)
+        return out

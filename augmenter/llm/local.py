@@ -9,7 +9,7 @@ from typing import Optional
 
 from augmenter.errors import LLMError
 from augmenter.llm.assets import model_path
-from augmenter.llm.base import Completion, Messages, SamplingParams, identity
+from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 
 
 class LocalLLM:
@@ -22,13 +22,20 @@ class LocalLLM:
     the most likely first token and `top_logprobs` its alternatives (label scoring for the LLM verifier).
     Prompts longer than the context window are cut from the middle of the
     conversation (the system message and the final user message are kept) before llama.cpp sees them.
+    llama.cpp keeps the KV cache between calls, so a prompt that starts like the previous one evaluates only what
+    differs (`keep_kv=False`: every call starts from an empty cache). `prompt_tokens_evaluated` and
+    `prompt_eval_seconds` count, over all calls, the prompt tokens llama.cpp actually evaluated and its time.
     """
 
     backend = "local"
 
     def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096,
-                 n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive"):
+                 n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive",
+                 keep_kv: bool = True):
         self.model = model
+        self.keep_kv = keep_kv
+        self.prompt_tokens_evaluated = 0
+        self.prompt_eval_seconds = 0.0
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self.verbose = verbose
@@ -93,7 +100,7 @@ class LocalLLM:
         import numpy as np
 
         tokens = self._chat_tokens(llm, messages)
-        previous = llm.input_ids[: llm.n_tokens]
+        previous = llm.input_ids[: llm.n_tokens] if self.keep_kv else []
         shared = 0
         while shared < min(len(previous), len(tokens) - 1) and previous[shared] == tokens[shared]:
             shared += 1
@@ -111,20 +118,43 @@ class LocalLLM:
         return Completion(text=first.strip(), prompt_tokens=len(tokens), completion_tokens=1,
                           top_logprobs=[top])
 
+    def _perf(self, llm) -> tuple[int, float]:
+        """llama.cpp's running count of prompt tokens evaluated and their milliseconds (0s if unavailable)."""
+        try:
+            import llama_cpp
+
+            data = llama_cpp.llama_perf_context(llm._ctx.ctx)
+            return int(data.n_p_eval), float(data.t_p_eval_ms)
+        except Exception:  # noqa: BLE001 (a figure for benchmarks, never a reason to fail a call)
+            return 0, 0.0
+
+    def _metered(self, llm, call):
+        """Run `call()` on `llm`, from an empty KV cache unless `keep_kv`, counting the prompt evaluation."""
+        if not self.keep_kv:
+            llm.reset()
+        tokens, ms = self._perf(llm)
+        try:
+            return call()
+        finally:
+            after_tokens, after_ms = self._perf(llm)
+            self.prompt_tokens_evaluated += max(0, after_tokens - tokens)
+            self.prompt_eval_seconds += max(0.0, after_ms - ms) / 1000.0
+
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         with self._lock:
             llm = self._load()
             msgs = self._fit(llm, messages, params.max_tokens)
             if params.logprobs:
                 try:
-                    return self._first_token_logprobs(llm, msgs, params.logprobs)
+                    return self._metered(llm, lambda: self._first_token_logprobs(llm, msgs, params.logprobs))
                 except (ValueError, RuntimeError) as exc:
                     raise LLMError(f"llama.cpp failed to score the prompt: {exc}") from None
             try:
-                out = llm.create_chat_completion(
+                out = self._metered(llm, lambda: llm.create_chat_completion(
                     messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,
                     top_p=params.top_p, seed=params.seed, stop=params.stop or None,
-                )
+                    repeat_penalty=params.repeat_penalty,
+                ))
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
         usage = out.get("usage") or {}
@@ -137,3 +167,53 @@ class LocalLLM:
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
         )
+
+    def stream(self, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+        """`complete`, the reply handed to `on_text` piece by piece as llama.cpp generates it (a scoring call with
+        `params.logprobs` is not streamed). Tokens: the chunks generated, the prompt in the chat template."""
+        if params.logprobs:
+            out = self.complete(messages, params)
+            if out.text:
+                on_text(out.text)
+            return out
+        pieces: list[str] = []
+        finish = None
+        with self._lock:
+            llm = self._load()
+            msgs = self._fit(llm, messages, params.max_tokens)
+
+            def generate() -> None:
+                nonlocal finish
+                for chunk in llm.create_chat_completion(
+                        messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,
+                        top_p=params.top_p, seed=params.seed, stop=params.stop or None,
+                        repeat_penalty=params.repeat_penalty, stream=True):
+                    choice = chunk["choices"][0]
+                    finish = choice.get("finish_reason") or finish
+                    text = (choice.get("delta") or {}).get("content") or ""
+                    text = text if pieces else text.lstrip()  # the whole reply is stripped, as complete() does
+                    if text:
+                        pieces.append(text)
+                        on_text(text)
+
+            try:
+                self._metered(llm, generate)
+            except (ValueError, RuntimeError) as exc:
+                raise LLMError(f"llama.cpp failed: {exc}") from None
+            prompt_tokens = self._prompt_tokens(llm, msgs)
+        text = "".join(pieces).strip()
+        if not text:
+            raise LLMError(f"{self.model} returned an empty reply (finish_reason: {finish})")
+        return Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(pieces))
+
+    def _prompt_tokens(self, llm, messages: Messages) -> int:
+        """The prompt's size in tokens (in the chat template; else its messages' tokens; 0 if neither works)."""
+        try:
+            return len(self._chat_tokens(llm, messages))
+        except Exception:  # noqa: BLE001 (a count for the trace, never a reason to fail the call)
+            pass
+        try:
+            return sum(len(llm.tokenize(m["content"].encode("utf-8", "ignore"), add_bos=False, special=False))
+                       for m in messages)
+        except Exception:  # noqa: BLE001
+            return 0

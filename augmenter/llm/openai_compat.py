@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import NoReturn, Optional
+from contextlib import contextmanager
+from typing import Callable, NoReturn, Optional
 from urllib.parse import urlsplit
 
 from augmenter.errors import LLMError, LLMFatalError
-from augmenter.llm.base import Completion, Messages, SamplingParams, identity
+from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 from augmenter.redact import redact, register_secret
 from augmenter.text import one_line
 
@@ -24,6 +25,10 @@ class _Transient(Exception):
     def __init__(self, reason: str, retry_after: Optional[float] = None):
         super().__init__(reason)
         self.retry_after = retry_after
+
+
+class _NoStream(Exception):
+    """The server refused a streaming request (400, 404, 415, 422): it is asked without streaming from then on."""
 
 
 def _retry_after(response) -> Optional[float]:
@@ -49,6 +54,8 @@ class OpenAICompatLLM:
 
     The key is read from the environment variable named by `api_key_env`, registered for redaction, and never
     shown: every error message is one line naming the endpoint and what was wrong, passed through `redact`.
+    `stream` asks for a streamed reply (with `stream_options.include_usage`) and retries only until its first
+    text arrives; a server that refuses streaming is asked without it from then on.
     """
 
     backend = "openai"
@@ -77,6 +84,7 @@ class OpenAICompatLLM:
         self.api_key_env = api_key_env
         self.timeout, self.deadline, self.max_retries, self.backoff = timeout, deadline, max_retries, backoff
         self._client = None
+        self._no_stream = False
 
     @property
     def identity(self) -> str:
@@ -98,7 +106,7 @@ class OpenAICompatLLM:
                                   max_retries=0)
         return self._client
 
-    def complete(self, messages: Messages, params: SamplingParams) -> Completion:
+    def _kwargs(self, messages: Messages, params: SamplingParams) -> dict:
         kwargs = dict(model=self.model, messages=messages, max_tokens=params.max_tokens,
                       temperature=params.temperature, top_p=params.top_p)
         if params.seed is not None:
@@ -107,12 +115,34 @@ class OpenAICompatLLM:
             kwargs["stop"] = params.stop
         if params.logprobs:
             kwargs["logprobs"], kwargs["top_logprobs"] = True, min(20, params.logprobs)
+        if params.repeat_penalty != 1.0:  # not OpenAI's API: llama.cpp's server reads it, others may ignore it
+            kwargs["extra_body"] = {"repeat_penalty": params.repeat_penalty}
+        return kwargs
+
+    def complete(self, messages: Messages, params: SamplingParams) -> Completion:
+        kwargs = self._kwargs(messages, params)
+        return self._retrying(lambda timeout: self._attempt(kwargs, params, timeout))
+
+    def stream(self, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+        if not (params.logprobs or self._no_stream):
+            kwargs = self._kwargs(messages, params)
+            try:
+                return self._retrying(lambda timeout: self._stream_attempt(kwargs, on_text, timeout))
+            except _NoStream:
+                self._no_stream = True
+        out = self.complete(messages, params)
+        if out.text:
+            on_text(out.text)
+        return out
+
+    def _retrying(self, attempt_once: Callable[[float], Completion]) -> Completion:
+        """`attempt_once(timeout)` until it answers, retrying transient failures (see the class docstring)."""
         end = time.monotonic() + self.deadline
         attempt = 0
         while True:
             attempt += 1
             try:
-                return self._attempt(kwargs, params, min(self.timeout, max(end - time.monotonic(), 1e-3)))
+                return attempt_once(min(self.timeout, max(end - time.monotonic(), 1e-3)))
             except _Transient as exc:
                 wait = exc.retry_after if exc.retry_after is not None else self.backoff * 2 ** (attempt - 1)
                 wait = min(wait, MAX_WAIT)
@@ -124,10 +154,58 @@ class OpenAICompatLLM:
                 time.sleep(wait)
 
     def _attempt(self, kwargs: dict, params: SamplingParams, timeout: float) -> Completion:
+        with self._api_errors(timeout):
+            raw = self._get_client().chat.completions.with_raw_response.create(**kwargs, timeout=timeout)
+        return self._parse(raw.http_response, params)
+
+    def _stream_attempt(self, kwargs: dict, on_text: TextSink, timeout: float) -> Completion:
+        """One streamed request; a failure after text was handed on is not retried (the text would repeat)."""
+        import openai
+
+        pieces: list[str] = []
+        usage, finish = None, None
+        try:
+            with self._api_errors(timeout):
+                try:
+                    chunks = self._get_client().chat.completions.create(
+                        **kwargs, stream=True, stream_options={"include_usage": True}, timeout=timeout)
+                except openai.APIStatusError as exc:
+                    if exc.status_code in (400, 404, 415, 422):
+                        raise _NoStream(exc.status_code) from None
+                    raise
+                seen = 0
+                try:
+                    for seen, chunk in enumerate(chunks, 1):
+                        usage = getattr(chunk, "usage", None) or usage
+                        for choice in getattr(chunk, "choices", None) or []:
+                            finish = getattr(choice, "finish_reason", None) or finish
+                            text = getattr(getattr(choice, "delta", None), "content", None)
+                            text = (text if pieces else text.lstrip()) if isinstance(text, str) else ""
+                            if text:
+                                pieces.append(text)
+                                on_text(text)
+                finally:
+                    getattr(chunks, "close", lambda: None)()
+                if not seen:  # not a stream of events (a server that ignores `stream`): ask without streaming
+                    raise _NoStream("no events")
+        except _Transient as exc:
+            if pieces:
+                self._fail(f"{exc} (the stream broke off after {sum(map(len, pieces))} characters)")
+            raise
+        text = "".join(pieces).strip()
+        if not text:
+            self._fail(f"the reply is empty (finish_reason: {finish})")
+        return Completion(text=text, prompt_tokens=_int(getattr(usage, "prompt_tokens", 0)),
+                          completion_tokens=_int(getattr(usage, "completion_tokens", 0)) or len(pieces))
+
+    @contextmanager
+    def _api_errors(self, timeout: float):
+        """The client's errors as _Transient (worth retrying), LLMFatalError (401/403) or a one-line LLMError."""
+        import httpx
         import openai
 
         try:
-            raw = self._get_client().chat.completions.with_raw_response.create(**kwargs, timeout=timeout)
+            yield
         except openai.APIStatusError as exc:
             status = exc.status_code
             body = exc.body.get("message", exc.body) if isinstance(exc.body, dict) else exc.body
@@ -145,7 +223,10 @@ class OpenAICompatLLM:
             raise _Transient(f"connection failed: {type(cause).__name__}: {cause}") from None
         except openai.APIError as exc:
             self._fail(f"{type(exc).__name__}: {exc.message}")
-        return self._parse(raw.http_response, params)
+        except httpx.TimeoutException:  # while reading a stream, the client's errors come through unwrapped
+            raise _Transient(f"no answer within {timeout:.3g} s") from None
+        except httpx.HTTPError as exc:
+            raise _Transient(f"connection failed: {type(exc).__name__}: {exc}") from None
 
     def _parse(self, response, params: SamplingParams) -> Completion:
         """The completion in a 200 reply, or a one-line LLMError saying what is wrong with the reply."""

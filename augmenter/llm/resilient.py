@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Optional, Sequence
 
 from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
-from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, identity_of
+from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, TextSink, identity_of, stream_completion
 from augmenter.redact import redact
 
 
@@ -74,12 +74,22 @@ class ResilientLLM:
         return self.backends[0]
 
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
+        return self._call(messages, params, None)
+
+    def stream(self, messages: Messages, params: SamplingParams, on_text: TextSink) -> Completion:
+        """`complete`, streaming each backend's reply to `on_text` (a fallback's after a failed backend's part)."""
+        return self._call(messages, params, on_text)
+
+    def _call(self, messages: Messages, params: SamplingParams, on_text: Optional[TextSink]) -> Completion:
         self._admit()
         errors: list[LLMError] = []
         try:
             for backend in self.backends:
                 try:
-                    out = backend.complete(messages, params)
+                    if on_text is None:
+                        out = backend.complete(messages, params)
+                    else:
+                        out = stream_completion(backend, messages, params, on_text)
                 except LLMError as exc:
                     errors.append(exc)
                     continue

@@ -131,7 +131,16 @@ class PromptEngine:
         return self.response.render(**variables)
 
     def self_ask(self, mem: WorkingMemory) -> Messages:
-        return self.self_ask_prompt.render(**self._variables(mem, with_evidence=False))
+        """Whether the turn needs knowledge, asked after the response prompt's instruction and examples: the call
+        shares that prefix with the response call that follows (and with the previous turn's calls), so llama.cpp
+        evaluates it once. The self-ask file's instruction opens its first user message."""
+        head = self.response.render(**self._variables(mem, with_evidence=False))[:-1]
+        own = self.self_ask_prompt.render(**self._variables(mem, with_evidence=False))
+        first, rest = own[1:2], own[2:]
+        instruction = own[0]["content"].strip()
+        if instruction:
+            first = [{"role": "user", "content": f"{instruction}\n\n{first[0]['content']}"}]
+        return head + first + rest
 
     def search_query(self, mem: WorkingMemory) -> Messages:
         return self.search_query_prompt.render(**self._variables(mem, with_evidence=False), today=self.today)

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import json
-import random
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.memory import Utterance
+from augmenter.tasks.base import Turn, seeded_sample
 
 
-@dataclass
-class Instance:
-    """One partial dialogue ending in a user turn, with its labels."""
-
-    index: int  # position in logs.json: the dialogue id
-    history: list[Utterance]
-    q: str
-    target: bool  # knowledge-seeking?
-    knowledge: list[dict] = field(default_factory=list)  # gold snippet references
-    response: Optional[str] = None  # gold response
-
-
-def load_instances(split_dir: str | Path, knowledge_seeking_only: bool = False, limit: Optional[int] = None,
-                   seed: Optional[int] = None) -> list[Instance]:
-    """Read a split; optionally keep knowledge-seeking turns only, and a seeded sample of `limit` of them."""
+def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bool = False,
+               limit: Optional[int] = None, seed: Optional[int] = None) -> list[Turn]:
+    """Read a split's turns (id: the dialogue's position in logs.json; `labels`: its gold knowledge references,
+    resolved into `gold` snippets when `knowledge`, the knowledge base, is given); optionally knowledge-seeking
+    turns only, and a seeded sample of `limit` of them."""
     split_dir = Path(split_dir)
     try:
         logs = json.loads((split_dir / "logs.json").read_text(encoding="utf-8"))
@@ -42,8 +31,8 @@ def load_instances(split_dir: str | Path, knowledge_seeking_only: bool = False, 
         if knowledge_seeking_only and not label.get("target"):
             continue
         turns = [Utterance(speaker=t["speaker"], text=t["text"]) for t in log]
-        out.append(Instance(i, turns[:-1], turns[-1].text, bool(label.get("target")),
-                            label.get("knowledge", []), label.get("response")))
-    if limit is not None and limit < len(out):
-        out = sorted(random.Random(seed).sample(out, limit), key=lambda x: x.index)
-    return out
+        refs = label.get("knowledge", [])
+        response = label.get("response")
+        out.append(Turn(str(i), turns[-1].text, turns[:-1], [response] if response is not None else [],
+                        knowledge.gold(refs) if knowledge is not None else [], bool(label.get("target")), refs))
+    return seeded_sample(out, limit, seed)

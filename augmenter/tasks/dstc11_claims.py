@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Collection, Optional
 
-from augmenter.tasks.dstc11 import load_instances
+from augmenter.tasks.dstc11 import load_turns
 from augmenter.tasks.factcheck import LabelledClaim
 from augmenter.verification.lexical import DAYS
 from augmenter.verification.splitter import is_claim, split_sentences
@@ -52,29 +52,30 @@ def perturb(sentence: str, rng: random.Random) -> Optional[str]:
 def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = (),
                   limit: Optional[int] = None, seed: int = 0) -> list[LabelledClaim]:
     """Labelled claims from the gold responses of knowledge-seeking turns whose index is not in `exclude`."""
-    rng = random.Random(seed)
-    turns = [t for t in load_instances(Path(root) / split, knowledge_seeking_only=True)
-             if t.index not in set(exclude) and t.response]
+    rng = random.Random(seed)  # one stream for the sample and the perturbations (so one seed fixes both)
+    excluded = set(exclude)
+    turns = [t for t in load_turns(Path(root) / split, knowledge_base, knowledge_seeking_only=True)
+             if int(t.id) not in excluded and t.references]
     if limit is not None and limit < len(turns):
-        turns = sorted(rng.sample(turns, limit), key=lambda t: t.index)
-    evidence = {t.index: [s.render() for s in knowledge_base.gold(t.knowledge)] for t in turns}
+        turns = [turns[i] for i in sorted(rng.sample(range(len(turns)), limit))]
+    evidence = {t.id: [s.render() for s in t.gold] for t in turns}
     items: list[LabelledClaim] = []
     for t in turns:
-        gold = evidence[t.index]
+        gold = evidence[t.id]
         if not gold:
             continue
-        for j, sentence in enumerate(s for s in split_sentences(t.response) if is_claim(s)):
-            base = f"dstc11:{t.index}:{j}"
-            group = f"dstc11:{t.index}"
+        for j, sentence in enumerate(s for s in split_sentences(t.references[0]) if is_claim(s)):
+            base = f"dstc11:{t.id}:{j}"
+            group = f"dstc11:{t.id}"
             items.append(LabelledClaim(base, sentence, gold, True, group, t.q, "dstc11"))
             wrong = perturb(sentence, rng)
             if wrong and wrong != sentence:
                 items.append(LabelledClaim(base + ":perturbed", wrong, gold, False, group, t.q, "dstc11"))
             other = rng.choice(turns)
-            if evidence[other.index] and other.knowledge[:1] != t.knowledge[:1]:
-                items.append(LabelledClaim(base + ":other", sentence, evidence[other.index], False, group, t.q,
+            if evidence[other.id] and other.labels[:1] != t.labels[:1]:
+                items.append(LabelledClaim(base + ":other", sentence, evidence[other.id], False, group, t.q,
                                            "dstc11"))
-            siblings = _siblings(knowledge_base, t.knowledge, rng)
+            siblings = _siblings(knowledge_base, t.labels, rng)
             if siblings:
                 items.append(LabelledClaim(base + ":sibling", sentence, siblings, False, group, t.q, "dstc11"))
     return items

@@ -6,24 +6,14 @@ scored). The fact is the turn's knowledge."""
 from __future__ import annotations
 
 import csv
-import random
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.memory import Snippet, Utterance
-
-
-@dataclass
-class NewsInstance:
-    instance_id: str
-    history: list[Utterance]
-    q: str
-    fact: Snippet
-    references: list[str]
+from augmenter.tasks.base import Turn, seeded_sample
 
 
 def _tsv(path: Path) -> list[list[str]]:
@@ -40,8 +30,8 @@ def _turns(context: str) -> list[str]:
     return [t for t in turns if t and t != "START"]
 
 
-def load_instances(root: str | Path, limit: Optional[int] = None, seed: Optional[int] = None) -> list[NewsInstance]:
-    """The instances with context and fact, in file order; optionally a seeded sample of `limit`."""
+def load_turns(root: str | Path, limit: Optional[int] = None, seed: Optional[int] = None) -> list[Turn]:
+    """The turns with context and fact (their `gold`), in file order; optionally a seeded sample of `limit`."""
     root = Path(root)
     facts = {row[0]: row[2] for row in _tsv(root / "human_eval" / "dstc7-task2-context.tsv")[1:] if len(row) >= 3}
     refs = {row[0]: [r.strip() for r in row[1:] if r.strip()]
@@ -58,15 +48,12 @@ def load_instances(root: str | Path, limit: Optional[int] = None, seed: Optional
             history = [Utterance(speaker="U" if (len(turns) - 1 - i) % 2 == 0 else "S", text=t)
                        for i, t in enumerate(turns[:-1])]
             fact = Snippet(id=f"dstc7:{row[0][:12]}", text=facts[row[0]], doc_type="fact")
-            out.append(NewsInstance(row[0], history, turns[-1], fact, refs[row[0]]))
+            out.append(Turn(row[0], turns[-1], history, refs[row[0]], [fact]))
     if not out:
         raise InputError(f"{root}: no DSTC7 instance has both a context and a fact")
-    if limit is not None and limit < len(out):
-        keep = set(random.Random(seed).sample(range(len(out)), limit))
-        out = [x for i, x in enumerate(out) if i in keep]
-    return out
+    return seeded_sample(out, limit, seed)
 
 
 def load_facts(root: str | Path) -> KnowledgeBase:
     """The grounding facts as a knowledge base (for retrieval over them instead of giving each turn its own)."""
-    return KnowledgeBase([x.fact for x in load_instances(root)], [], source=str(root))
+    return KnowledgeBase([x.gold[0] for x in load_turns(root)], [], source=str(root))

@@ -13,13 +13,13 @@ Items of one `group` (a bio, a FELM response, a HaluEval row) must stay in one c
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl
+from augmenter.tasks.base import seeded_sample
 
 WIKIBIO_FILE = "wikibio_gpt3_hallucination.jsonl"
 FELM_FILE = Path("eval") / "all.jsonl"
@@ -128,7 +128,7 @@ def _halueval_rows(root: Union[str, Path]) -> tuple[Path, list[dict]]:
 def _halueval_sample(n_rows: int, n: int, seed: int) -> list[int]:
     if n > n_rows:
         raise InputError(f"HaluEval QA has {n_rows} rows; cannot sample n={n}")
-    return sorted(random.Random(seed).sample(range(n_rows), n))
+    return seeded_sample(range(n_rows), n, seed)
 
 
 def _halueval_items(rows: list[dict], indices: list[int]) -> list[LabelledClaim]:

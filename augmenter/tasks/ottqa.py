@@ -9,22 +9,13 @@ linked passages, not the 400K-table open corpus (which is not available).
 from __future__ import annotations
 
 import json
-import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.knowledge.chainer import TableTextCorpus
 from augmenter.knowledge.tables import Cell, Table
-
-
-@dataclass
-class Question:
-    question_id: str
-    question: str
-    table_id: str
-    answers: list[str]
+from augmenter.tasks.base import Turn, seeded_sample
 
 
 def _read(path: Path):
@@ -63,12 +54,12 @@ def load_passages(root: str | Path, table_ids: Optional[set[str]] = None) -> dic
     return passages
 
 
-def load_questions(root: str | Path, limit: Optional[int] = None, seed: int = 0) -> list[Question]:
+def load_questions(root: str | Path, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+    """The dev questions as turns (no history; `references`: the answer), in file order; optionally a seeded
+    sample of `limit`."""
     raw = _read(Path(root) / "released_data" / "dev.json")
-    questions = [Question(q["question_id"], q["question"], q["table_id"], [q["answer-text"]]) for q in raw]
-    if limit is not None and limit < len(questions):
-        questions = random.Random(seed).sample(questions, limit)
-    return questions
+    return seeded_sample([Turn(q["question_id"], q["question"], references=[q["answer-text"]],
+                               labels=[{"table_id": q["table_id"]}]) for q in raw], limit, seed)
 
 
 def load_corpus(root: str | Path, max_passage_chars: int = 600) -> TableTextCorpus:

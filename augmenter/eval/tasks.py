@@ -1,0 +1,109 @@
+"""Tasks: what an eval runs over and how a response is judged (`eval.dataset`).
+
+A task loads its turns (`Turn`, the one turn model) as a seeded sample, scores one response with the Working
+Memory that produced it, and aggregates the scored turns of a run. Two kinds: grounded dialogue (DSTC11, DSTC7:
+KF1, BLEU, ROUGE, ... against gold responses and knowledge) and short-answer QA (OTT-QA: answer P/R/F1, and
+whether the answer is in the top-5 evidence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+from typing import Callable, Optional, Protocol, Sequence
+
+from augmenter.errors import ConfigError
+from augmenter.eval.metrics import answer_prf, answer_recall, corpus_metrics, turn_metrics
+from augmenter.memory import WorkingMemory
+from augmenter.tasks import dstc7, dstc11, ottqa
+from augmenter.tasks.base import Turn
+
+Loader = Callable[[Optional[int], Optional[int]], list[Turn]]  # (limit, seed) -> turns
+
+
+@dataclass
+class TurnScore:
+    metrics: dict[str, Optional[float]]  # per-turn metrics, the task's `score_metric` among them
+    evidence_recall: Optional[float]  # gold knowledge found (dialogue) or answer in the top-5 evidence (QA)
+
+
+class Task(Protocol):
+    name: str
+    score_metric: str  # the headline per-turn metric, e.g. "KF1"
+
+    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]: ...
+
+    def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore: ...
+
+    def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]: ...
+
+
+class GroundedDialogueTask:
+    """Responses judged against gold responses and gold knowledge (KF1 is the headline)."""
+
+    score_metric = "KF1"
+
+    def __init__(self, name: str, load: Loader):
+        self.name, self._load = name, load
+
+    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+        return self._load(limit, seed)
+
+    def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
+        metrics = turn_metrics(memory.response, turn.references or [""], [s.text for s in turn.gold])
+        gold = {s.id for s in turn.gold}
+        recall = len(gold & {s.id for s in memory.e}) / len(gold) if gold else None
+        return TurnScore(metrics, recall)
+
+    @staticmethod
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+        return corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
+                              [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
+
+
+class ShortAnswerTask:
+    """Questions with short gold answers (answer F1 is the headline)."""
+
+    score_metric = "F1"
+
+    def __init__(self, name: str, load: Loader):
+        self.name, self._load = name, load
+
+    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+        return self._load(limit, seed)
+
+    def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
+        p, r, f = answer_prf(memory.response, turn.references)
+        metrics = {"P": p, "R": r, "F1": f, "length": len(memory.response.split())}
+        return TurnScore(metrics, answer_recall([s.text for s in memory.e[:5]], turn.references))
+
+    @staticmethod
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+        metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
+        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in records)
+        return metrics
+
+
+KINDS: dict[str, type] = {"dstc11": GroundedDialogueTask, "dstc7": GroundedDialogueTask, "ottqa": ShortAnswerTask}
+
+
+def task_kind(dataset: str) -> type:
+    """The task class of `eval.dataset` (its `score_metric` and `corpus_metrics`, without loading anything)."""
+    if dataset not in KINDS:
+        raise ConfigError(f"eval.dataset must be one of {', '.join(KINDS)}, got {dataset!r}")
+    return KINDS[dataset]
+
+
+def build_task(dataset: str, data_root: str | Path, split: str = "dev", knowledge=None) -> Task:
+    """The task of `eval.dataset`. DSTC11 turns are its knowledge-seeking ones, their gold labels resolved in
+    `knowledge` (the DSTC11 knowledge base); DSTC7 uses its test file's turns whatever `split` says."""
+    kind, root = task_kind(dataset), Path(data_root)
+    if dataset == "dstc11":
+        if knowledge is None:
+            raise ConfigError("eval.dataset=dstc11 needs the DSTC11 knowledge base (task=dstc11)")
+        return kind(dataset, lambda limit, seed: dstc11.load_turns(root / "dstc11-track5" / split, knowledge,
+                                                                   True, limit, seed))
+    if dataset == "dstc7":
+        return kind(dataset, lambda limit, seed: dstc7.load_turns(root / "dstc7-track2", limit, seed))
+    return kind(dataset, lambda limit, seed: ottqa.load_questions(root / "ott-qa", limit, seed))
