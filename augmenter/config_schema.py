@@ -141,7 +141,8 @@ class LocalLLM(LLMBase):
     n_threads: integer(ge=1, null=True) = None
     verbose: Flag = None
     wait_policy: string(null=True) = None
-    keep_kv: Flag = None
+    kv_reuse: string() = None
+    n_batch: integer(ge=1, null=True) = None
 
 
 class OpenAILLM(LLMBase):

@@ -1,9 +1,10 @@
 """Prefix reuse (issue 16, point 3): prompt tokens llama.cpp actually evaluates, and wall time per turn.
 
     python bench/prefix_reuse.py --label after --turns 20
-    python bench/prefix_reuse.py --label after_no_kv --turns 20 +llm.keep_kv=false
+    python bench/prefix_reuse.py --label after_exact --turns 20 +llm.kv_reuse=exact
+    python bench/prefix_reuse.py --label after_off --turns 20 +llm.kv_reuse=off +llm.n_batch=64
     PYTHONPATH=/path/to/old/checkout python bench/prefix_reuse.py --label before --turns 20   # the old commit
-    python bench/prefix_reuse.py --compare before,after,after_no_kv
+    python bench/prefix_reuse.py --compare before,after,after_exact,after_off
 
 Runs the paper's system (table2_bm25_feedback) and self-ask (fig4_self_ask) on the same seeded DSTC11 dev turns
 with the embedded model, LLM cache off, one process, and reads llama.cpp's own counters (prompt tokens evaluated
@@ -116,7 +117,7 @@ def main() -> int:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--compare", help="labels to compare, the first is the baseline")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("overrides", nargs="*", help="Hydra overrides for every system, e.g. +llm.keep_kv=false")
+    ap.add_argument("overrides", nargs="*", help="Hydra overrides for every system, e.g. +llm.kv_reuse=exact")
     args = ap.parse_args()
     results = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {"runs": {}, "commands": {}}
     if args.compare:

@@ -177,3 +177,28 @@ def test_claims_utility_with_the_embedded_model(tmp_path):
     assert mem.outcome in ("answered", "partial", "abstained")
     if mem.sent_index is not None:
         assert not mem.contradicts(mem.sent_index)
+
+
+def test_exact_kv_reuse_answers_as_an_empty_cache_does_and_evaluates_less():
+    """llm.kv_reuse=exact keeps whole n_batch blocks of the previous call's prefix (issue 16, point 3): greedy
+    replies equal those from an empty cache, with fewer prompt tokens evaluated."""
+    from augmenter.memory import Snippet, Utterance, WorkingMemory
+    from augmenter.prompts import PromptEngine
+
+    engine = PromptEngine(response="customer_service")
+    mem = WorkingMemory(q="Do they allow pets?", h_q=[Utterance(speaker="U", text="I need a hotel in the north.")])
+    prompts = [engine.self_ask(mem)]
+    mem.e = [Snippet(id="1", text="[ALPHA HOTEL] Pets are welcome for a fee of 10 pounds a night.")]
+    prompts.append(engine.respond(mem))
+    mem.o, mem.u, mem.f = ["Yes."], [0.1], ["Say what the knowledge says about the fee."]
+    prompts.append(engine.respond(mem))
+    params = SamplingParams(max_tokens=24)
+    replies, evaluated = {}, {}
+    for mode in ("exact", "off"):
+        llm = LocalLLM(kv_reuse=mode, n_batch=64, n_threads=2)
+        replies[mode] = [llm.complete(m, params).text for m in prompts]
+        evaluated[mode] = llm.prompt_tokens_evaluated
+    assert replies["exact"] == replies["off"]
+    assert evaluated["exact"] < evaluated["off"]
+    with pytest.raises(Exception, match="kv_reuse"):
+        LocalLLM(kv_reuse="sometimes")

@@ -1,3 +1,5 @@
+import pytest
+
 from augmenter.llm import CachedLLM, FakeLLM, MeteredLLM, SamplingParams
 from augmenter.llm.cache import cache_key
 
@@ -32,3 +34,17 @@ def test_turn_cost_counts_cache_hits(make_agent, tmp_path):
     again = agent.respond("Does Alpha Hotel have free parking?").summary()
     assert first["llm_calls"] >= 1 and first["cached_llm_calls"] == 0
     assert again["cached_llm_calls"] == again["llm_calls"] == first["llm_calls"]
+
+
+def test_kv_reuse_modes_are_checked_and_cached_apart():
+    """Replies with exact or no KV reuse depend on the prompt alone, so they are cached apart from "any"'s."""
+    from augmenter.errors import ConfigError
+    from augmenter.llm import LocalLLM
+
+    any_, exact, off = LocalLLM(), LocalLLM(kv_reuse="exact"), LocalLLM(kv_reuse="off", n_batch=64)
+    assert exact.n_batch == 64 and any_.n_batch == 512
+    assert len({any_.identity, exact.identity, off.identity}) == 3
+    assert any_.identity == LocalLLM(n_batch=512).identity  # the default keeps the cache keys runs were made with
+    for bad in ({"kv_reuse": "sometimes"}, {"n_batch": 0}, {"n_batch": True}):
+        with pytest.raises(ConfigError):
+            LocalLLM(**bad)

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from augmenter.errors import LLMError
+from augmenter.errors import ConfigError, LLMError
 from augmenter.llm.assets import model_path
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 
@@ -23,17 +23,29 @@ class LocalLLM:
     Prompts longer than the context window are cut from the middle of the
     conversation (the system message and the final user message are kept) before llama.cpp sees them.
     llama.cpp keeps the KV cache between calls, so a prompt that starts like the previous one evaluates only what
-    differs (`keep_kv=False`: every call starts from an empty cache). `prompt_tokens_evaluated` and
-    `prompt_eval_seconds` count, over all calls, the prompt tokens llama.cpp actually evaluated and its time.
+    differs. `kv_reuse` says how: "any" (llama-cpp-python's own: the whole shared prefix; fastest, but a greedy
+    reply can differ with what was evaluated before, since a prefix evaluated in other batches gives slightly other
+    numbers), "exact" (only whole `n_batch` blocks of the shared prefix, evaluated in the same blocks as from an
+    empty cache, so every reply is what an empty cache gives: a resumed, concurrent or sharded run answers as an
+    uninterrupted one) or "off" (every call from an empty cache). `n_batch`: llama.cpp's batch (default 64 for
+    "exact", 512 otherwise). `prompt_tokens_evaluated` and `prompt_eval_seconds` count, over all calls, the prompt
+    tokens llama.cpp actually evaluated and its time.
     """
+
+    KV_REUSE = ("any", "exact", "off")
 
     backend = "local"
 
     def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096,
                  n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive",
-                 keep_kv: bool = True):
+                 kv_reuse: str = "any", n_batch: Optional[int] = None):
+        if kv_reuse not in self.KV_REUSE:
+            raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")
+        if n_batch is not None and (isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1):
+            raise ConfigError(f"llm.n_batch must be an integer >= 1, got {n_batch!r}")
         self.model = model
-        self.keep_kv = keep_kv
+        self.kv_reuse = kv_reuse
+        self.n_batch = n_batch or (64 if kv_reuse == "exact" else 512)
         self.prompt_tokens_evaluated = 0
         self.prompt_eval_seconds = 0.0
         self.n_ctx = n_ctx
@@ -46,7 +58,11 @@ class LocalLLM:
 
     @property
     def identity(self) -> str:
-        return identity(self.backend, self.model)
+        """Backend and model; with exact or no KV reuse also that mode and the batch (their replies are a function of
+        the prompt alone, so they are cached apart from "any"'s)."""
+        if self.kv_reuse == "any":
+            return identity(self.backend, self.model)
+        return identity(self.backend, f"{self.model}|kv={self.kv_reuse}|n_batch={self.n_batch}")
 
     def _load(self):
         if self._llm is None:
@@ -60,8 +76,8 @@ class LocalLLM:
             path = Path(self.model) if self.model.endswith(".gguf") else model_path(self.model)
             if not path.exists():
                 raise LLMError(f"GGUF model file not found: {path}")
-            self._llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                              seed=0, verbose=self.verbose)
+            self._llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, seed=0,
+                              n_batch=self.n_batch, n_ubatch=self.n_batch, verbose=self.verbose)
         return self._llm
 
     def _fit(self, llm, messages: Messages, max_tokens: int) -> Messages:
@@ -100,10 +116,7 @@ class LocalLLM:
         import numpy as np
 
         tokens = self._chat_tokens(llm, messages)
-        previous = llm.input_ids[: llm.n_tokens] if self.keep_kv else []
-        shared = 0
-        while shared < min(len(previous), len(tokens) - 1) and previous[shared] == tokens[shared]:
-            shared += 1
+        shared = self._reusable(llm, tokens)
         llm.n_tokens = shared
         llm.eval(tokens[shared:])
         logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
@@ -128,10 +141,26 @@ class LocalLLM:
         except Exception:  # noqa: BLE001 (a figure for benchmarks, never a reason to fail a call)
             return 0, 0.0
 
-    def _metered(self, llm, call):
-        """Run `call()` on `llm`, from an empty KV cache unless `keep_kv`, counting the prompt evaluation."""
-        if not self.keep_kv:
-            llm.reset()
+    def _reusable(self, llm, tokens: list[int]) -> int:
+        """How many leading `tokens` to keep in the KV cache from the previous call (see `kv_reuse`)."""
+        if self.kv_reuse == "off":
+            return 0
+        previous = llm.input_ids[: llm.n_tokens]
+        shared = 0
+        while shared < min(len(previous), len(tokens) - 1) and previous[shared] == tokens[shared]:
+            shared += 1
+        return shared if self.kv_reuse == "any" else shared // self.n_batch * self.n_batch
+
+    def _metered(self, llm, call, messages: Optional[Messages] = None):
+        """Run `call()` on `llm` after keeping what `kv_reuse` allows of the KV cache (for a generation call, given
+        its `messages`), counting the prompt evaluation."""
+        if messages is not None and self.kv_reuse != "any":
+            keep = self._reusable(llm, self._chat_tokens(llm, messages)) if self.kv_reuse == "exact" else 0
+            if keep:  # llama-cpp-python's own prefix match then stops at `keep`: the rest is evaluated in blocks
+                llm._ctx.kv_cache_seq_rm(-1, keep, -1)
+                llm.n_tokens = keep
+            else:
+                llm.reset()
         tokens, ms = self._perf(llm)
         try:
             return call()
@@ -154,7 +183,7 @@ class LocalLLM:
                     messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,
                     top_p=params.top_p, seed=params.seed, stop=params.stop or None,
                     repeat_penalty=params.repeat_penalty,
-                ))
+                ), msgs)
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
         usage = out.get("usage") or {}
@@ -197,7 +226,7 @@ class LocalLLM:
                         on_text(text)
 
             try:
-                self._metered(llm, generate)
+                self._metered(llm, generate, msgs)
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
             prompt_tokens = self._prompt_tokens(llm, msgs)
