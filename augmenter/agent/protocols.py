@@ -7,11 +7,10 @@ pair or a bare score (which always passes); `utility_result` reads any of them.
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
 
 from augmenter.memory import Action, EntityMention, Snippet, Utterance, WorkingMemory
-from augmenter.utilities import UtilityResult
+from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
 
 
 @runtime_checkable
@@ -37,17 +36,6 @@ class Utility(Protocol):
     """Scores a candidate of the turn and writes the feedback that revises the prompt (None: it passes)."""
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
-
-
-def utility_result(value: Any) -> UtilityResult:
-    """A utility's answer as a UtilityResult: one as it is, a `(score, feedback)` pair, or a bare score."""
-    if isinstance(value, UtilityResult):
-        return value
-    if isinstance(value, Real) and not isinstance(value, bool):
-        return UtilityResult(float(value))
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
-        return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
-    raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
 
 
 class FunctionPolicy:

@@ -181,9 +181,9 @@ class Evaluator:
 
     # -- `run` in steps, for a driver whose turns are answered elsewhere (augmenter.eval.distributed) ----------
     def prepare(self) -> tuple[list[Turn], dict[str, dict]]:
-        """What `run` does before answering (eval.max_failed and the stored config checked, config.json written,
-        the records file rewritten without a cut line); call it with `run_lock(self.dir)` held. Returns the
-        sample's turns and the records kept, by dialogue id (turns to answer: `pending`)."""
+        """What `run` does before answering (eval.max_failed checked before any work, the stored config checked,
+        config.json written, the records file rewritten without a cut line); call it with `run_lock(self.dir)` held.
+        Returns the sample's turns and the records kept, by dialogue id (turns to answer: `pending`)."""
         self._allowed_failures(1)
         self._check_resume()
         ev = self.cfg.eval
@@ -191,7 +191,7 @@ class Evaluator:
         if not items:
             raise InputError("no turns to evaluate")
         records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
-        if records:
+        if records:  # rewritten without a line a crash may have cut short, so that appending stays valid
             self._save(records, items)
         return items, records
 
@@ -229,16 +229,8 @@ class Evaluator:
         return summary
 
     def _run(self) -> dict[str, Any]:
-        self._allowed_failures(1)  # a bad value fails before any work
-        self._check_resume()
-        ev = self.cfg.eval
-        items = self.task.turns(None if ev.limit in (None, 0) else int(ev.limit), ev.seed)
-        if not items:
-            raise InputError("no turns to evaluate")
-        records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
-        if records:  # rewritten without a line a crash may have cut short, so that appending stays valid
-            self._save(records, items)
-        todo = [t for t in items if t.id not in records or failure(records[t.id])]
+        items, records = self.prepare()
+        todo = self.pending(items, records)
         try:
             if todo:
                 agent = self.agent if hasattr(self.agent, "respond") else self.agent()
@@ -254,15 +246,7 @@ class Evaluator:
             summary = self._finish(records, items)
             raise LLMFatalError(f"{exc}; {self.cfg.name}: eval stopped, {summary['ok'] + summary['failed']} of "
                                 f"{len(items)} turns recorded in {self.dir}") from exc
-        summary = self._finish(records, items)
-        allowed = self._allowed_failures(len(items))
-        if summary["failed"] > allowed:
-            reason, count = next(iter(summary["failure_reasons"].items()))
-            raise EvalFailed(f"{self.cfg.name}: {summary['failed']} of {len(items)} turns failed (eval.max_failed="
-                             f"{self.cfg.eval.get('max_failed', 0)} allows {allowed:g}); most common reason "
-                             f"({count} of them): {reason}; they are recorded in {self.dir} and not scored: run the "
-                             "same command again to retry them", summary)
-        return summary
+        return self.finish(records, items)
 
     def _answer(self, agent, todo: list[Turn], records: dict[str, dict], total: int) -> None:
         """Answer `todo`, appending each turn's record (flushed, by this thread only) to the records file and to

@@ -7,26 +7,14 @@ claims base are passed on, so the executor treats the combination as the claims 
 
 from __future__ import annotations
 
-from numbers import Real
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 from augmenter.memory import WorkingMemory
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
-from augmenter.utilities.scorers import UtilityResult
+from augmenter.utilities.scorers import UtilityResult, utility_result
 
 CHECKS = ("repetition", "dodge")
-
-
-def as_result(value: Any) -> UtilityResult:
-    """A utility's answer (a UtilityResult, a (score, feedback) pair or a score) as a UtilityResult."""
-    if isinstance(value, UtilityResult):
-        return value
-    if isinstance(value, Real) and not isinstance(value, bool):
-        return UtilityResult(float(value))
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
-        return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
-    raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
 
 
 class CombinedUtility:
@@ -55,9 +43,9 @@ class CombinedUtility:
         self.checks_claims = bool(getattr(base, "checks_claims", False))
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
-        parts = [as_result(self.base(mem, candidate))] if self.base is not None else []
+        parts = [utility_result(self.base(mem, candidate))] if self.base is not None else []
         claims = parts[0].claims if parts else None
-        parts += [as_result(check(mem, candidate)) for check in self.checks]
+        parts += [utility_result(check(mem, candidate)) for check in self.checks]
         score = 1.0
         for part in parts:
             score *= part.score

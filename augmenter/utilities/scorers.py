@@ -7,7 +7,8 @@ Engine puts into the next prompt (paper section 2.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from numbers import Real
+from typing import Any, Optional
 
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import WorkingMemory
@@ -26,6 +27,17 @@ class UtilityResult:
     @property
     def passed(self) -> bool:
         return self.feedback is None
+
+
+def utility_result(value: Any) -> UtilityResult:
+    """A utility's answer as a UtilityResult: one as it is, a `(score, feedback)` pair, or a bare score."""
+    if isinstance(value, UtilityResult):
+        return value
+    if isinstance(value, Real) and not isinstance(value, bool):
+        return UtilityResult(float(value))
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
+        return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
+    raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
 
 
 class KF1Utility:
