@@ -2,8 +2,10 @@
 to a sequential run, in sample order, resumable, written by one thread; the embedded backend stays at one."""
 
 import json
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,9 +15,8 @@ from augmenter.llm import Completion, FakeLLM
 
 from conftest import DATA
 
-TIMINGS = {"seconds", "policy_seconds", "llm_seconds", "wall_seconds", "non_llm_seconds", "turn_seconds",
-           "overhead_seconds"}
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from compare_records import without_timings  # noqa: E402
 
 class SlowLLM(FakeLLM):
     """A server-like fake: each call waits `delay` seconds, and the reply depends on the prompt (so that turns
@@ -52,14 +53,6 @@ def _args(tmp_path, name, *extra):
             *extra]
 
 
-def _without_timings(value):
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k not in TIMINGS}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
-
-
 @pytest.fixture(autouse=True)
 def _reset(monkeypatch):
     monkeypatch.setattr(SlowLLM, "most", 0)
@@ -67,7 +60,7 @@ def _reset(monkeypatch):
 
 
 def _records(ev):
-    return [_without_timings(r) for r in read_records(ev.records_path)]
+    return [without_timings(r) for r in read_records(ev.records_path)]
 
 
 def test_concurrent_turns_give_the_sequential_records_in_sample_order(tmp_path):

@@ -39,16 +39,20 @@ class Task(Protocol):
     def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]: ...
 
 
-class GroundedDialogueTask:
-    """Responses judged against gold responses and gold knowledge (KF1 is the headline)."""
-
-    score_metric = "KF1"
+class _LoadedTask:
+    """A named task whose turns come from `load(limit, seed)`."""
 
     def __init__(self, name: str, load: Loader):
         self.name, self._load = name, load
 
     def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
         return self._load(limit, seed)
+
+
+class GroundedDialogueTask(_LoadedTask):
+    """Responses judged against gold responses and gold knowledge (KF1 is the headline)."""
+
+    score_metric = "KF1"
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
         metrics = turn_metrics(memory.response, turn.references or [""], [s.text for s in turn.gold])
@@ -62,16 +66,10 @@ class GroundedDialogueTask:
                               [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
 
 
-class ShortAnswerTask:
+class ShortAnswerTask(_LoadedTask):
     """Questions with short gold answers (answer F1 is the headline)."""
 
     score_metric = "F1"
-
-    def __init__(self, name: str, load: Loader):
-        self.name, self._load = name, load
-
-    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
-        return self._load(limit, seed)
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
         p, r, f = answer_prf(memory.response, turn.references)
