@@ -520,6 +520,7 @@ class Judge(Node):
     history: Count = None
     pass_at: IntList = None
     prompts: AnyMapping = None
+    limit: integer(ge=1, null=True) = None
     human: Flag = None
     out: filepath(null=True) = None
     restart: Flag = None

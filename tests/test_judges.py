@@ -12,7 +12,7 @@ from augmenter.judges import (ArenaJudge, Dialogue, EloSettings, GTEvalJudge, Un
                               bootstrap_elo, elo, make_judges, passes_at)
 from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_yes_no_index
 from augmenter.judges.results import summarize
-from augmenter.judges.run import JudgeRun, dialogues_from_eval, load_systems, plan
+from augmenter.judges.run import JudgeRun, dialogues_from_eval, first_dialogues, load_systems, plan
 from augmenter.judges.validity import position_bias, self_consistency
 from augmenter.llm import Completion, FakeLLM
 
@@ -285,6 +285,19 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
     assert dialogues_from_eval(rows[:1], "x", history=0)[0].utterances[0][0] == "U"
     with pytest.raises(InputError):
         load_systems([tmp_path / "missing"])
+
+
+def test_limit_keeps_the_same_first_dialogues_in_every_system(tmp_path):
+    for name, order in (("a_run", [5, 3, 8, 1]), ("b_run", [8, 5, 1, 3])):
+        run = tmp_path / "sample" / name
+        run.mkdir(parents=True)
+        (run / "records.jsonl").write_text("".join(json.dumps(_eval_record(i, f"reply {i}")) + "\n" for i in order))
+    systems = first_dialogues(load_systems([tmp_path / "sample"], human=True), 2)
+    assert {name: sorted(d.id for d in ds) for name, ds in systems.items()} == {
+        "a_run": ["3", "5"], "b_run": ["3", "5"], "human": ["3", "5"]}  # the first run's sample order decides
+    assert first_dialogues(systems, None) is systems
+    with pytest.raises(InputError, match="judge.limit"):
+        first_dialogues(systems, 0)
 
 
 class JudgeLLM(FakeLLM):

@@ -80,7 +80,7 @@ def judge(args: argparse.Namespace) -> int:
     from augmenter.judges import JUDGES, EloSettings, make_judges
     from augmenter.judges.report import write_results
     from augmenter.judges.results import summarize
-    from augmenter.judges.run import JudgeRun, load_systems
+    from augmenter.judges.run import JudgeRun, first_dialogues, load_systems
     from augmenter.prompts import PromptTemplate
     from augmenter.storage import content_hash
 
@@ -90,7 +90,7 @@ def judge(args: argparse.Namespace) -> int:
         elo = EloSettings(**{k: v for k, v in cfg.elo.items()})
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"elo: {exc}") from None
-    systems = load_systems(args.runs, human=jc.human, history=jc.history)
+    systems = first_dialogues(load_systems(args.runs, human=jc.human, history=jc.history), jc.get("limit"))
     if sum(1 for ds in systems.values() if ds) < 1:
         raise ConfigError("no ok conversations in the runs given")
     llm = build_llm(cfg)

@@ -98,6 +98,18 @@ def load_systems(paths: Sequence[Path], human: bool = False, history: int = 4) -
     return systems
 
 
+def first_dialogues(systems: dict[str, list[Dialogue]], limit: Optional[int]) -> dict[str, list[Dialogue]]:
+    """Only the first `limit` dialogue ids (in the order they first appear: for eval runs their seeded sample's)
+    in every system: a smaller judging budget; raising it later keeps what is judged. None: all."""
+    if limit is None:
+        return systems
+    if limit < 1:
+        raise InputError(f"judge.limit must be at least 1 (or null for all), got {limit}")
+    order = list(dict.fromkeys(d.id for ds in systems.values() for d in ds))
+    keep = set(order[:limit])
+    return {name: [d for d in ds if d.id in keep] for name, ds in systems.items()}
+
+
 def _valid(record: dict) -> bool:
     """Whether a stored judgment has what the results read (a damaged one is asked again)."""
     return (isinstance(record.get("key"), str) and isinstance(record.get("pair"), str)
