@@ -493,6 +493,7 @@ class Converse(Node):
     chat_seeds: filepath() = None
     dstc11_split: string() = None
     opening: Positive = None
+    min_goals: Count = None
     seed: Count = None
     out_dir: filepath() = None
     restart: Flag = None
@@ -504,11 +505,17 @@ class UserSimulator(Node):
     prompt: string() = None
     temperature: number(ge=0) = None
     max_tokens: Positive = None
+    retries: Count = None
+    goals: Flag = None
 
 
 IntList = setting("a list of integers", lambda v: isinstance(v, list) and all(type(x) is int for x in v))
 Seeds = setting("a non-empty list of integers", lambda v: isinstance(v, list) and bool(v)
                 and all(type(x) is int for x in v))
+
+
+Orderings = setting("a list of 'BETTER>WORSE' system names", lambda v: isinstance(v, list) and all(
+    isinstance(x, str) and x.count(">") == 1 and all(p.strip() for p in x.split(">")) for x in v))
 
 
 class Judge(Node):
@@ -522,6 +529,7 @@ class Judge(Node):
     prompts: AnyMapping = None
     limit: integer(ge=1, null=True) = None
     human: Flag = None
+    known: Orderings = None
     out: filepath(null=True) = None
     restart: Flag = None
     progress: Flag = None

@@ -10,9 +10,10 @@ knowledge, so their reward is the costs alone (chit-chat: consolidating there on
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Protocol
+from typing import Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from augmenter.knowledge.base import KnowledgeBase
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Utterance
 from augmenter.prompts import PromptTemplate
+from augmenter.prompts.leakage import fewshot_leaks
 from augmenter.storage import content_hash
 from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.tasks.dstc11 import load_turns
@@ -134,21 +136,73 @@ def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
     return seeds
 
 
+_ASSISTANT_SPEAK = re.compile(
+    r"\b(i'?m sorry|i apologi[sz]e|i can(?:not|'?t) (?:assist|help)|as an ai|how (?:can|may) i (?:help|assist)|"
+    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find|know)|i'?ll (?:look|check|find)|"
+    r"(?:is|are) there anything else|what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
+    r"any other questions|based on the information|here(?: i|')s|i'?ll provide|you (?:could|should) consider)\b",
+    re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+
+
+def unusable(text: str, history: Sequence[Utterance], max_words: int = 60) -> Optional[str]:
+    """Why a simulated user message cannot be used, or None: empty, too long, the prompt's labels, the assistant's
+    words (a refusal, an offer to help), half or more of its word trigrams copied from the assistant's last reply,
+    or the same as an earlier user message."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return "empty"
+    if len(words) > max_words:
+        return "too long"
+    if re.match(r"\s*(user|assistant|customer|chatbot)\s*:", text, re.IGNORECASE) \
+            or re.search(r"next message|says next|in other words", text, re.IGNORECASE):
+        return "prompt labels"
+    if _ASSISTANT_SPEAK.search(text):
+        return "speaks as the assistant"
+    last = next((u.text for u in reversed(history) if u.speaker == "S"), "")
+    mine = _trigrams(text)
+    if mine and len(mine & _trigrams(last)) >= 0.5 * len(mine):
+        return "copies the assistant"
+    if any(u.speaker == "U" and _WORD.findall(u.text.lower()) == words for u in history):
+        return "repeats an earlier user message"
+    return None
+
+
 class LLMConversation:
-    def __init__(self, simulator: "LLMUserSimulator", name: str, history: list[Utterance], seed: int):
+    """One simulated conversation: the opening `history`, then a user message per turn. `goals`: what the human
+    user of the seed dialogue said next, turn by turn (the simulator's hint, and its fallback); `sources` records
+    who wrote each user message (see `LLMUserSimulator.next_message`)."""
+
+    def __init__(self, simulator: "LLMUserSimulator", name: str, history: list[Utterance], seed: int,
+                 goals: Sequence[str] = ()):
         self.sim, self.name, self.history, self.seed, self.turn = simulator, name, history, seed, 0
+        self.goals, self.sources = list(goals), []
 
     def _user_turn(self) -> Optional[UserTurn]:
-        text = self.sim.write(self.history, self.seed + self.turn)
+        goal = self.goals[self.turn] if self.turn < len(self.goals) else None
+        text, source = self.sim.next_message(self.history, self.seed + self.turn, goal)
         if not text:
             return None
+        self.sources.append(source)
         turn = Turn(f"{self.name}-t{self.turn}", text, list(self.history), knowledge_seeking=False)
         self.history = [*self.history, Utterance(speaker="U", text=text)]
         self.turn += 1
         return turn
 
     def first(self) -> UserTurn:
-        return self._user_turn() or Turn(f"{self.name}-t0", "Hello!", list(self.history), knowledge_seeking=False)
+        """The first user message; "Hello!" (source "default") when the simulator has none."""
+        turn = self._user_turn()
+        if turn is None:
+            turn = Turn(f"{self.name}-t0", "Hello!", list(self.history), knowledge_seeking=False)
+            self.sources.append("default")
+            self.history = [*self.history, Utterance(speaker="U", text=turn.q)]
+            self.turn += 1
+        return turn
 
     def next(self, response: str) -> Optional[UserTurn]:
         if self.turn >= self.sim.max_turns:
@@ -161,15 +215,19 @@ class LLMUserSimulator:
     """The user's side of a conversation, written by an LLM from a seed: the seed's utterances open the dialogue
     (alternating user and assistant, ending with the assistant's so that the user speaks next), then the LLM
     writes each user message (prompt file `user_simulator`, seeded sampling: reproducible and cacheable), up to
-    `max_turns` user turns."""
+    `max_turns` user turns. A message that `unusable` rejects (a small model refusing, speaking as the assistant,
+    copying the assistant or repeating itself) or that copies the prompt's example is written again with another seed, up to `retries` times; then the
+    goal (the human user's own next message, when the seed dialogue has one) is said instead, or the user is done."""
 
     def __init__(self, llm, seeds: list[list[str]], prompt: str = "user_simulator", max_turns: int = 3,
-                 temperature: float = 0.7, max_tokens: int = 60):
+                 temperature: float = 0.7, max_tokens: int = 60, retries: int = 2):
         if not seeds:
             raise InputError("the LLM user simulator needs at least one seed conversation")
         if max_turns < 1:
             raise InputError(f"max_turns must be at least 1, got {max_turns}")
-        self.llm, self.seeds, self.max_turns = llm, seeds, max_turns
+        if retries < 0:
+            raise InputError(f"retries must be at least 0, got {retries}")
+        self.llm, self.seeds, self.max_turns, self.retries = llm, seeds, max_turns, retries
         self.prompt = PromptTemplate.load(prompt)
         self.temperature, self.max_tokens = temperature, max_tokens
 
@@ -180,10 +238,25 @@ class LLMUserSimulator:
         speakers = ["U", "S"] * len(seed)
         return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed):], seed)]
 
-    def write(self, history: list[Utterance], seed: int) -> str:
+    def write(self, history: list[Utterance], seed: int, goal: Optional[str] = None) -> str:
+        """One LLM-written user message (its first line, the prompt's labels cut), unchecked."""
         params = SamplingParams(max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
-        raw = self.llm.complete(self.prompt.render(q="", history=[u.model_dump() for u in history]), params).text
-        return self.prompt.cut(raw).strip().strip('"').strip()
+        messages = self.prompt.render(q="", history=[u.model_dump() for u in history], goal=goal or "")
+        raw = self.prompt.cut(self.llm.complete(messages, params).text)
+        line = next((ln for ln in raw.splitlines() if ln.strip()), "")
+        return line.strip().strip('"').strip()
+
+    def next_message(self, history: list[Utterance], seed: int, goal: Optional[str] = None) -> tuple[str, str]:
+        """(the user's next message, who wrote it): "llm" (the first try), "llm_retry" (a later try), "goal" (the
+        human's own next message, after every try was unusable) or "none" ("": the user is done)."""
+        own = "\n".join([*(u.text for u in history), goal or ""])
+        for attempt in range(self.retries + 1):
+            text = self.write(history, seed + 7919 * attempt, goal)
+            if unusable(text, history) is None and not fewshot_leaks(text, self.prompt, own):
+                return text, "llm" if attempt == 0 else "llm_retry"
+        if goal and goal.strip():
+            return " ".join(goal.split()), "goal"
+        return "", "none"
 
     def dialogue(self, rng: np.random.Generator) -> LLMConversation:
         i = int(rng.integers(len(self.seeds)))

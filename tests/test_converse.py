@@ -19,10 +19,12 @@ from conftest import DATA
 
 SEEDS = DATA / "botchat" / "MuTual_test_starts.jsonl"
 USER_PROMPT = "Write the user's next message."  # in every prompt of the user simulator
+USER_LINES = ("Is it far from here?", "And is it open on Sunday?")
 
 
 class ScriptedLLM(FakeLLM):
-    """The user says "Is it far from here?"; the assistant "It is a short walk." `errors[needle]` is raised when a
+    """The user says "Is it far from here?", then "And is it open on Sunday?"; the assistant "It is a short walk."
+    `errors[needle]` is raised when a
     prompt contains `needle`; every prompt is kept in `prompts` (class attributes: the config names the class)."""
 
     errors: dict = {}
@@ -34,7 +36,8 @@ class ScriptedLLM(FakeLLM):
         for needle, error in self.errors.items():
             if needle in prompt:
                 raise error
-        text = "Is it far from here?" if USER_PROMPT in prompt else "It is a short walk."
+        answered = prompt.count("Assistant: It is a short walk.")
+        text = USER_LINES[min(answered, 1)] if USER_PROMPT in prompt else "It is a short walk."
         return Completion(text=text, prompt_tokens=len(prompt.split()), completion_tokens=len(text.split()))
 
 
@@ -69,7 +72,8 @@ def test_conversations_record_every_turn_and_resume(tmp_path, llm):
         assert r["status"] == "ok" and r["error"] is None and len(r["turns"]) == 2 and not r["ended_early"]
         assert [u["speaker"] for u in r["utterances"]] == ["U", "S", "U", "S", "U", "S"]
         assert r["utterances"][:2] == r["opening"] and r["ground_truth"][:2] == r["opening"]
-        assert [t["user"] for t in r["turns"]] == ["Is it far from here?"] * 2
+        assert [t["user"] for t in r["turns"]] == list(USER_LINES)
+        assert [t["user_source"] for t in r["turns"]] == ["llm", "llm"]
         first, second = (t["memory"] for t in r["turns"])
         assert first["response"] == "It is a short walk." and first["trace"][-1]["action"] == "send"
         assert len(first["h_q"]) == 2 and len(second["h_q"]) == 4  # the opening, then the first exchange too
@@ -79,6 +83,7 @@ def test_conversations_record_every_turn_and_resume(tmp_path, llm):
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["ok"], summary["failed"], summary["pending"]) == (3, 0, 0)
     assert summary["cost_per_conversation"]["user_llm_calls"] == 2
+    assert summary["user_messages"] == {"llm": 6}
     assert summary["replies_repeating_percent"] == 50.0  # the second reply copies the first word for word
     calls = len(llm.prompts)
     assert main(_args(tmp_path)) == 0  # resumed: nothing left to do, nothing asked, records as they were
@@ -173,7 +178,7 @@ def test_bad_seed_files_are_one_clear_error(tmp_path):
 
 def test_the_runner_takes_built_objects(tmp_path, make_agent):
     seeds = [ConversationSeed("c1", [Utterance(speaker="U", text="Hi there."), Utterance(speaker="S", text="Hello!")])]
-    user = FakeLLM(default="Does the Grand Meridian Hotel have a pool?")
+    user = FakeLLM(responses=["Does the Grand Meridian Hotel have a pool?", "Is it heated?", "Thanks, bye!"])
     agent = make_agent(FakeLLM(default="Yes, there is an indoor heated pool."), NoKnowledgePolicy())
     runner = ConversationRunner(agent, LLMUserSimulator(user, [["Hi there.", "Hello!"]], max_turns=3), seeds, 3,
                                 tmp_path / "run", "api", progress=False)
@@ -186,7 +191,7 @@ def test_the_runner_takes_built_objects(tmp_path, make_agent):
         def respond(self, *args, **kwargs):
             raise RuntimeError("boom")
 
-    crashed = ConversationRunner(Crashing(), LLMUserSimulator(user, [["a", "b"]]), seeds, 2, tmp_path / "crash",
+    crashed = ConversationRunner(Crashing(), LLMUserSimulator(FakeLLM(), [["a", "b"]]), seeds, 2, tmp_path / "crash",
                                  max_failed=1, progress=False)
     assert crashed.run()["failure_reasons"] == {"crash: RuntimeError: boom": 1}
     with pytest.raises(ConfigError, match="max_failed"):
@@ -195,19 +200,25 @@ def test_the_runner_takes_built_objects(tmp_path, make_agent):
 
 @pytest.mark.live
 def test_two_short_conversations_with_the_embedded_model(tmp_path):
-    """Two conversations of two turns between the user simulator and the paper's system (both the embedded Qwen
-    model), resumed, then UniEval over them with the same model."""
+    """Two conversations of two turns from DSTC11 openings between the user simulator and the paper's system (both
+    the embedded Qwen model), resumed, then UniEval over them with the same model."""
+    from augmenter.envs.user_sim import unusable
+
     args = ["converse", f"data_root={DATA}", f"converse.out_dir={tmp_path}", "converse.conversations=2",
             "converse.turns=2", "converse.progress=false", f"llm_cache.dir={tmp_path / 'cache'}",
-            "sampling.max_tokens=60", "user_simulator.max_tokens=40"]
+            "sampling.max_tokens=60", "user_simulator.max_tokens=40", "converse.seeds=dstc11", "converse.min_goals=2"]
     assert main(args) == 0
-    run = tmp_path / "chat_seeds-n2-t2-seed0" / "table2_bm25_feedback"
+    run = tmp_path / "dstc11-n2-t2-seed0" / "table2_bm25_feedback"
     records = _records(run)
     assert len(records) == 2
     for r in records:
-        assert r["status"] == "ok" and len(r["turns"]) == 2 and r["cost"]["user_llm_calls"] == 2
+        assert r["status"] == "ok" and len(r["turns"]) == 2  # a goal for every turn: never ended early
+        tries = {"llm": 1, "llm_retry": 2, "goal": 3}  # at most: retries=2, so a fallback follows 3 tries
+        assert 2 <= r["cost"]["user_llm_calls"] <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry")
+                                                       for t in r["turns"])
         for turn in r["turns"]:
-            assert turn["user"].strip() and not turn["user"].lower().startswith(("user:", "assistant:"))
+            history = [Utterance(**u) for u in turn["memory"]["h_q"]]
+            assert turn["user_source"] == "goal" or unusable(turn["user"], history) is None
             assert turn["response"].strip() and turn["memory"]["trace"][-1]["action"] == "send"
         assert r["turns"][1]["memory"]["h_q"][-1]["text"] == r["turns"][0]["response"]
     assert main(args) == 0 and _records(run) == records  # resumed: nothing left to do
@@ -217,3 +228,62 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
     results = json.loads((tmp_path / "judge" / "results.json").read_text())
     row = results["unieval"]["table2_bm25_feedback"]
     assert row["failed"] == 0 and row["judged"] + row["unparsed"] == 2
+
+
+# ---- the user simulator's guard: unusable messages written again, the human's own message as the fallback ---------
+def test_unusable_user_messages_are_named():
+    from augmenter.envs.user_sim import unusable
+
+    history = [Utterance(speaker="U", text="I need a cheap hotel."),
+               Utterance(speaker="S", text="The Alpha-Milton guest house is cheap and in the north of town.")]
+    assert unusable("Does it have free parking?", history) is None
+    assert unusable("", history) == "empty"
+    assert unusable("word " * 61, history) == "too long"
+    assert unusable("User: Does it have parking?", history) == "prompt labels"
+    assert unusable("Write the user's next message.", history) == "prompt labels"
+    assert unusable("Thanks! What the user says next, in other words: a room.", history) == "prompt labels"
+    for text in ("I'm sorry, but I can't assist with that request.", "Sure, let me look that up for you.",
+                 "How can I help you today?", "I'd be happy to help with that.", "What would you like to do?",
+                 "Here's a revised response: it is cheap."):
+        assert unusable(text, history) == "speaks as the assistant", text
+    assert unusable("The Alpha-Milton guest house is cheap and in the north.", history) == "copies the assistant"
+    assert unusable("I need a cheap hotel!", history) == "repeats an earlier user message"
+
+
+def test_the_simulator_writes_again_then_says_the_humans_own_message(tmp_path, make_agent):
+    opening = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Which area?")]
+    truth = [*opening, Utterance(speaker="U", text="The north, please."), Utterance(speaker="S", text="Acorn House."),
+             Utterance(speaker="U", text="Does it have wifi?")]
+    seed = ConversationSeed("c1", opening, truth)
+    assert seed.goals == ["The north, please.", "Does it have wifi?"]
+    refusal = "I'm sorry, but I can't assist with that."
+    user = FakeLLM(responses=[refusal, "Somewhere in the north.", refusal, refusal, refusal, refusal, refusal, refusal])
+    agent = make_agent(FakeLLM(default="Acorn House is in the north."), NoKnowledgePolicy())
+    simulator = LLMUserSimulator(user, [["I need a hotel.", "Which area?"]], max_turns=3, retries=2)
+    runner = ConversationRunner(agent, simulator, [seed], 3, tmp_path / "run", progress=False)
+    summary = runner.run()
+    (record,) = runner.read().values()
+    assert [(t["user"], t["user_source"]) for t in record["turns"]] == [
+        ("Somewhere in the north.", "llm_retry"), ("Does it have wifi?", "goal")]  # then no goal left: done
+    assert record["ended_early"] and record["status"] == "ok"
+    assert "What the user says next, in other words: The north, please." in user.calls[0][-1]["content"]
+    assert len(user.calls) == 2 + 3 + 3  # two tries, then three unusable ones and the goal, then three and done
+    assert summary["user_messages"] == {"llm_retry": 1, "goal": 1}
+    # without goals the LLM alone writes: unusable three times, "Hello!" opens, and then the user is done
+    plain = ConversationRunner(agent, LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], retries=2), [seed], 3,
+                               tmp_path / "plain", progress=False, goals=False)
+    assert plain.run()["user_messages"] == {"default": 1}
+    (record,) = plain.read().values()
+    assert [(t["user"], t["user_source"]) for t in record["turns"]] == [("Hello!", "default")]
+    assert record["ended_early"] and record["status"] == "ok"
+    with pytest.raises(InputError, match="retries"):
+        LLMUserSimulator(user, [["a", "b"]], retries=-1)
+
+
+def test_min_goals_keeps_only_seed_dialogues_long_enough():
+    seeds = dstc11_seeds(DATA / "dstc11-track5" / "dev")
+    long_ones = sample_seeds(seeds, 20, 0, min_goals=6)
+    assert len(long_ones) == 20 and all(len(s.goals) >= 6 for s in long_ones)
+    assert sum(len(s.goals) >= 6 for s in seeds) < len(seeds)  # it does leave some out
+    with pytest.raises(InputError, match="min_goals"):
+        sample_seeds(seeds, 5, 0, min_goals=1000)

@@ -12,8 +12,9 @@ from augmenter.judges import (ArenaJudge, Dialogue, EloSettings, GTEvalJudge, Un
                               bootstrap_elo, elo, make_judges, passes_at)
 from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_yes_no_index
 from augmenter.judges.results import summarize
-from augmenter.judges.run import JudgeRun, dialogues_from_eval, first_dialogues, load_systems, plan
-from augmenter.judges.validity import position_bias, self_consistency
+from augmenter.judges.run import (JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems,
+                                  plan)
+from augmenter.judges.validity import known_ordering, position_bias, self_consistency, wilson
 from augmenter.llm import Completion, FakeLLM
 
 
@@ -262,6 +263,66 @@ def test_another_judge_configuration_is_refused(tmp_path):
              progress=False).run()
 
 
+# ---- agreement with a known ordering ------------------------------------------------------------------------------
+def test_wilson_interval_by_hand():
+    low, high = wilson(8, 10)  # the textbook example: 0.490 to 0.943
+    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson(0, 0) == (None, None)
+    assert wilson(5, 5)[1] == 1.0 and wilson(0, 5)[0] == 0.0
+
+
+def _blame_the_assistant(messages):
+    prompt = messages[-1]["content"]
+    return "Choice: Conversation 1" if prompt.index("AI assistant") < prompt.index("Conversation 2:") \
+        else "Choice: Conversation 2"
+
+
+def test_known_ordering_arena_agrees_only_with_enough_decisive_verdicts(tmp_path):
+    judges = {"arena": ArenaJudge(FakeLLM(default=_blame_the_assistant))}
+    records = JudgeRun(judges, _systems(12), tmp_path / "a", progress=False).run()
+    right = known_ordering(records, "arena", "good", "bad")
+    assert right | {"low": None} == {"better": "good", "worse": "bad", "compared": 12, "wins": 12, "ties": 0,
+                                     "losses": 0, "agreement": 1.0, "low": None, "high": 1.0, "reading": "agrees"}
+    assert right["low"] == pytest.approx(wilson(12, 12)[0]) and right["low"] > 0.5
+    wrong = known_ordering(records, "arena", "bad", "good")
+    assert (wrong["agreement"], wrong["reading"]) == (0.0, "reversed")
+    few = known_ordering(JudgeRun(judges, _systems(3), tmp_path / "b", progress=False).run(), "arena", "good", "bad")
+    assert (few["wins"], few["reading"]) == (3, "cannot tell")  # 3 of 3: the interval still holds 50%
+    biased = {"arena": ArenaJudge(FakeLLM(default="Choice: Conversation 1"))}
+    ties = known_ordering(JudgeRun(biased, _systems(12), tmp_path / "c", progress=False).run(), "arena", "good", "bad")
+    assert (ties["compared"], ties["ties"], ties["agreement"], ties["reading"]) == (12, 12, None, "cannot tell")
+
+
+def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(tmp_path):
+    def rate(messages):  # a WikiChat judge that scores the assistant-like reply low
+        low = "AI assistant" in messages[-1]["content"].split("The chatbot's reply to rate:")[1]
+        return "\n".join(f"{c}: Score: {2 if low else 4}" for c in
+                         ("Relevant", "Informational", "Natural", "Non-repetitive", "Temporally correct"))
+
+    def spot(messages):  # a UniEval judge that finds the AI in the bad system's dialogues only
+        return "Choice: Yes\nIndex: 4" if "AI assistant" in messages[-1]["content"] else "Choice: No\nIndex: None"
+
+    judges = {"wikichat": WikiChatJudge(FakeLLM(default=rate)), "unieval": UniEvalJudge(FakeLLM(default=spot))}
+    records = JudgeRun(judges, _systems(12), tmp_path, progress=False).run()
+    for name in judges:
+        k = known_ordering(records, name, "good", "bad")
+        assert (k["compared"], k["wins"], k["losses"], k["reading"]) == (12, 12, 0, "agrees"), name
+    assert known_ordering(records, "unieval", "bad", "good")["reading"] == "reversed"
+    assert known_ordering(records, "unieval", "good", "missing")["compared"] == 0
+
+
+def test_known_orderings_from_config_are_checked_against_the_systems():
+    systems = ["human", "llm_only", "paper"]
+    assert known_orderings([], systems, human=True) == [("human", "llm_only"), ("human", "paper")]
+    assert known_orderings([" paper > llm_only "], systems) == [("paper", "llm_only")]
+    assert known_orderings(["human>paper"], systems, human=True) == [("human", "llm_only"), ("human", "paper")]
+    for bad in ("paper", "paper>paper", "a>b>c", ">paper"):
+        with pytest.raises(InputError, match="BETTER>WORSE"):
+            known_orderings([bad], systems)
+    with pytest.raises(InputError, match="no system 'claims'.*systems: human, llm_only, paper"):
+        known_orderings(["claims>paper"], systems)
+
+
 # ---- eval runs: the human gold replies as a known ordering ----------------------------------------------------------
 def _eval_record(i, response, gold="The Ashley Hotel has no pool."):
     return {"dialogue_id": str(i), "status": "ok", "response": response, "references": [gold],
@@ -344,6 +405,14 @@ def test_judge_command_end_to_end(tmp_path):
     assert results["gteval"]["paper"]["judged"] == 4 and results["gteval"]["human"]["judged"] == 0  # no truth
     md = (tmp_path / "out" / "results.md").read_text()
     assert "Bootstrap Elo" in md and "verdict flips" in md and "temporally correct" in md
+    known = {(k["judge"], k["better"], k["worse"]): k for k in results["known"]}
+    assert set(known) == {(j, "human", s) for j in ("arena", "gteval", "unieval", "wikichat")
+                          for s in ("llm_only", "paper")}  # judge.human=true: human above every system
+    assert known[("arena", "human", "paper")] | {"low": None, "high": None} == {
+        "judge": "arena", "better": "human", "worse": "paper", "compared": 2, "wins": 0, "ties": 2, "losses": 0,
+        "agreement": None, "low": None, "high": None, "reading": "cannot tell"}  # a position-biased judge: ties
+    assert known[("wikichat", "human", "paper")]["ties"] == 2  # the scripted judge gives everyone the same scores
+    assert "Known orderings" in md and "cannot tell" in md
     assert (tmp_path / "out" / "elo.png").stat().st_size > 1000
     judgments = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert len(judgments.splitlines()) == 12 + 8 + 6 + 6  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...

@@ -46,14 +46,17 @@ def converse(args: argparse.Namespace) -> int:
         pool = chat_seeds(cv.chat_seeds, cv.opening)
     else:
         pool = dstc11_seeds(Path(cfg.data_root) / "dstc11-track5" / cv.dstc11_split, cv.opening)
-    seeds = sample_seeds(pool, cv.conversations, cv.seed)
+    seeds = sample_seeds(pool, cv.conversations, cv.seed, cv.min_goals)
     llm = build_llm(cfg)
     user = cfg.user_simulator
-    simulator = LLMUserSimulator(llm, [[u.text for u in s.opening] for s in seeds], prompt=user.prompt,
-                                 max_turns=cv.turns, temperature=user.temperature, max_tokens=user.max_tokens)
+    # the simulator gets a model instance of its own: each side keeps its own KV cache between its calls
+    simulator = LLMUserSimulator(build_llm(cfg), [[u.text for u in s.opening] for s in seeds], prompt=user.prompt,
+                                 max_turns=cv.turns, temperature=user.temperature, max_tokens=user.max_tokens,
+                                 retries=user.retries)
     runner = ConversationRunner(lambda: build_agent(cfg, llm=llm), simulator, seeds, cv.turns, converse_run_dir(cfg),
                                 str(cfg.name), conversation_fingerprint(cfg), knowledge=cfg.eval.knowledge,
-                                seed=cv.seed, restart=cv.restart, max_failed=cv.max_failed, progress=cv.progress)
+                                seed=cv.seed, restart=cv.restart, max_failed=cv.max_failed, progress=cv.progress,
+                                goals=user.goals)
     print_converse_summary(runner.run())
     return 0
 
@@ -80,7 +83,7 @@ def judge(args: argparse.Namespace) -> int:
     from augmenter.judges import JUDGES, EloSettings, make_judges
     from augmenter.judges.report import write_results
     from augmenter.judges.results import summarize
-    from augmenter.judges.run import JudgeRun, first_dialogues, load_systems
+    from augmenter.judges.run import JudgeRun, first_dialogues, known_orderings, load_systems
     from augmenter.prompts import PromptTemplate
     from augmenter.storage import content_hash
 
@@ -93,6 +96,7 @@ def judge(args: argparse.Namespace) -> int:
     systems = first_dialogues(load_systems(args.runs, human=jc.human, history=jc.history), jc.get("limit"))
     if sum(1 for ds in systems.values() if ds) < 1:
         raise ConfigError("no ok conversations in the runs given")
+    known = known_orderings(list(jc.get("known") or []), list(systems), jc.human)
     llm = build_llm(cfg)
     judges = make_judges(llm, list(jc.judges), prompts=dict(jc.prompts or {}), history=jc.history,
                          max_tokens=jc.max_tokens, temperature=jc.temperature, max_chars=jc.max_chars)
@@ -104,7 +108,7 @@ def judge(args: argparse.Namespace) -> int:
                    "prompts": {name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
                                for name in JUDGES}}  # every judge's, so that running more judges later resumes
     records = JudgeRun(judges, systems, out, list(jc.seeds), fingerprint, jc.restart, jc.progress).run()
-    results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at))
+    results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at), known)
     command = shlex.join(["augmenter", "judge", *args.runs, *args.overrides])
     report = write_results(results, out, command, llm.identity)
     for r in results.get("arena", {}).get("elo", []):

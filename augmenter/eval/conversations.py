@@ -32,6 +32,7 @@ from augmenter.eval.resume import check_config
 from augmenter.eval.runner import EvalFailed, run_lock
 from augmenter.fingerprint import system_config
 from augmenter.memory import Snippet, Utterance, WorkingMemory
+from augmenter.prompts import PromptTemplate
 from augmenter.redact import redact, redact_data
 from augmenter.storage import content_hash, read_jsonl, write_atomic
 from augmenter.text import one_line
@@ -49,6 +50,11 @@ class ConversationSeed:
     conversation_id: str
     opening: list[Utterance]
     ground_truth: list[Utterance] = field(default_factory=list)
+
+    @property
+    def goals(self) -> list[str]:
+        """What the human user said after the opening, message by message (the user simulator's hints)."""
+        return [u.text for u in self.ground_truth[len(self.opening):] if u.speaker == "U"]
 
 
 def _in_turn(texts: Sequence[str], opening: int) -> list[Utterance]:
@@ -117,9 +123,13 @@ def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSe
     return seeds
 
 
-def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0) -> list[ConversationSeed]:
-    """The first `n` of a seeded shuffle (a larger n keeps the smaller one's conversations)."""
-    order = list(seeds)
+def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0, min_goals: int = 0) -> list[ConversationSeed]:
+    """The first `n` of a seeded shuffle (a larger n keeps the smaller one's conversations) of the seeds whose human
+    user speaks at least `min_goals` more times after the opening."""
+    order = [s for s in seeds if len(s.goals) >= min_goals]
+    if not order:
+        raise InputError(f"no seed dialogue has {min_goals} user messages after its opening (converse.min_goals)")
+    order = list(order)
     random.Random(seed).shuffle(order)
     return order[:n]
 
@@ -136,6 +146,7 @@ def conversation_fingerprint(cfg: DictConfig) -> dict:
     for key in ("out_dir", "restart", "max_failed", "progress", "conversations", "chat_seeds"):  # not the system
         converse.pop(key, None)
     data["converse"] = converse
+    data["user_simulator_prompt"] = content_hash(PromptTemplate.source(str(cfg.user_simulator.prompt)))
     return data
 
 
@@ -162,7 +173,8 @@ class ConversationRunner:
     def __init__(self, agent: Union[Agent, Callable[[], Agent]], simulator: LLMUserSimulator,
                  seeds: Sequence[ConversationSeed], turns: int, run_dir: Path, name: str = "system",
                  fingerprint: Optional[dict] = None, knowledge: str = "retrieved", seed: int = 0,
-                 restart: bool = False, max_failed: Union[int, float] = 0, progress: bool = True):
+                 restart: bool = False, max_failed: Union[int, float] = 0, progress: bool = True,
+                 goals: bool = True):
         if turns < 1:
             raise InputError(f"a conversation needs at least one turn, got {turns}")
         if knowledge not in ("retrieved", "none"):
@@ -175,6 +187,7 @@ class ConversationRunner:
         self.dir, self.name, self.fingerprint = Path(run_dir), name, redact_data(fingerprint or {})
         self.given: Optional[list[Snippet]] = [] if knowledge == "none" else None
         self.seed, self.restart, self.max_failed, self.progress = seed, restart, max_failed, progress
+        self.goals = goals
         self.records_path = self.dir / "records.jsonl"
         self.repetition, self.dodge = RepetitionUtility(), DodgeUtility()
 
@@ -249,14 +262,16 @@ class ConversationRunner:
         turns: list[dict] = []
         user_cost = [0, 0, 0]
         sim_seed = int(content_hash(f"{self.seed}:{seed.conversation_id}", 8), 16)
-        conversation = LLMConversation(self.simulator, seed.conversation_id, list(seed.opening), sim_seed)
+        conversation = LLMConversation(self.simulator, seed.conversation_id, list(seed.opening), sim_seed,
+                                       seed.goals if self.goals else ())
         error = None
         try:
             user = self._user(conversation.first, user_cost)
             while user is not None:
                 mem = agent.respond(user.q, user.history, given=self.given)
                 error = _error(mem)
-                turns.append({"user": user.q, "response": mem.response or "", "outcome": mem.outcome,
+                turns.append({"user": user.q, "user_source": conversation.sources[len(turns)],
+                              "response": mem.response or "", "outcome": mem.outcome,
                               "status": "failed" if error else "ok", "cost": mem.summary(),
                               "memory": mem.model_dump(mode="json")})
                 if error or len(turns) >= self.turns:
@@ -321,6 +336,8 @@ class ConversationRunner:
         if ok:
             costs = [r["cost"] for r in ok]
             summary["turns_per_conversation"] = mean(len(r["turns"]) for r in ok)
+            summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
+                                                    if isinstance(t, dict)).most_common())
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
             summary["replies_repeating_percent"] = 100.0 * mean(self._repeats(text, mem) for text, mem in replies) \
                 if replies else None

@@ -72,6 +72,16 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
         pos, con = v.get("position", {}), v["self_consistency"]
         lines.append(f"| {name} | {pos.get('pairs', 'n/a')} | {_pct(pos.get('flip_rate'))} | "
                      f"{_pct(pos.get('first_wins'))} | {_pct(con['agreement'])} ({con['questions']}, {con['seeds']}) |")
+    if results.get("known"):
+        lines += ["", "## Known orderings: does the judge rank the known-better system higher?", "",
+                  "Per dialogue judged for both (Arena: both orders combined; UniEval: passes or not; WikiChat: mean "
+                  "of the five scores; GTEval: result against the ground truth). Agreement = wins / (wins + losses), "
+                  "95% Wilson interval; \"cannot tell\": the interval holds 50%.", "",
+                  "| judge | better | worse | compared | wins | ties | losses | agreement % (95% interval) | "
+                  "reading |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {k['judge']} | {k['better']} | {k['worse']} | {k['compared']} | {k['wins']} | {k['ties']} | "
+                  f"{k['losses']} | {_pct(k['agreement'])} ({_pct(k['low'])} to {_pct(k['high'])}) | {k['reading']} |"
+                  for k in results["known"]]
     lines += ["", "## Cost", "", "| judge | judgments | LLM calls | seconds |", "|---|---|---|---|"]
     lines += [f"| {name} | {c['judgments']} | {c['llm_calls']} | {c['seconds']:.1f} |"
               for name, c in results["cost"].items()]

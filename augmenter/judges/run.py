@@ -98,6 +98,23 @@ def load_systems(paths: Sequence[Path], human: bool = False, history: int = 4) -
     return systems
 
 
+def known_orderings(texts: Sequence[str], systems: Sequence[str], human: bool = False) -> list[tuple[str, str]]:
+    """(better, worse) pairs from 'BETTER>WORSE' texts, checked against the systems' names; with `human`, the human
+    gold replies above every other system come first."""
+    pairs = [(HUMAN, s) for s in systems if s != HUMAN] if human else []
+    for text in texts:
+        better, sep, worse = (part.strip() for part in str(text).partition(">"))
+        if not sep or not better or not worse or ">" in worse or better == worse:
+            raise InputError(f"judge.known: {text!r} is not 'BETTER>WORSE' (two different system names)")
+        unknown = [name for name in (better, worse) if name not in systems]
+        if unknown:
+            raise InputError(f"judge.known: no system {', '.join(map(repr, unknown))} among the runs given; "
+                             f"systems: {', '.join(systems)}")
+        if (better, worse) not in pairs:
+            pairs.append((better, worse))
+    return pairs
+
+
 def first_dialogues(systems: dict[str, list[Dialogue]], limit: Optional[int]) -> dict[str, list[Dialogue]]:
     """Only the first `limit` dialogue ids (in the order they first appear: for eval runs their seeded sample's)
     in every system: a smaller judging budget; raising it later keeps what is judged. None: all."""

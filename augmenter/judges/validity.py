@@ -2,16 +2,20 @@
 
 - position bias: of the pairs judged in both orders (both parsed), how often the system-level result flips when
   the order is swapped, and how often the first-shown conversation wins a decisive verdict (0.5: no preference);
-- self-consistency: with several sampling seeds, how often two seeds give the same verdict on the same question.
+- self-consistency: with several sampling seeds, how often two seeds give the same verdict on the same question;
+- agreement with a known ordering: how often the judge ranks the known-better system (human gold replies, say)
+  above the known-worse one, with a 95% interval, and whether it can tell them apart at all.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from augmenter.judges.base import OK, PARTIAL
+from augmenter.judges.botchat import passes_at
 
 
 def position_bias(records: Iterable[dict], judge: str) -> dict[str, Any]:
@@ -63,3 +67,70 @@ def self_consistency(records: Iterable[dict], judge: str) -> dict[str, Any]:
                 total += 1
                 agree += a[unit] == b[unit]
     return {"questions": questions, "agreement": agree / total if total else None, "seeds": most}
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[Optional[float], Optional[float]]:
+    """The Wilson score interval (95% by default) of a share `successes / n`; (None, None) when n is 0."""
+    if n == 0:
+        return None, None
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _arena_results(records: Iterable[dict], judge: str, better: str, worse: str) -> dict[str, float]:
+    """Arena: per conversation judged in both orders (both parsed), `better`'s combined result (1 win, 0.5 tie)."""
+    orders: dict[str, dict[int, float]] = defaultdict(dict)
+    for r in records:
+        if r["judge"] != judge or r["status"] != OK or set(r["systems"]) != {better, worse}:
+            continue
+        result = r["verdict"]["first"] if r["systems"][0] == better else 1.0 - r["verdict"]["first"]
+        orders[r["dialogue_id"]][r["order"]] = result
+    return {d: (o[0] + o[1]) / 2 for d, o in orders.items() if len(o) == 2}
+
+
+def _unary_scores(records: Iterable[dict], judge: str, system: str) -> dict[str, float]:
+    """Per dialogue, one number a judge gives `system` alone, higher is better: UniEval 1 when the whole dialogue
+    passes (judged not AI-involved), else 0; WikiChat the mean of its parsed 1-5 scores; GTEval the dialogue's
+    result against the ground truth over both orders. Undecided or unparsed dialogues are left out."""
+    out: dict[str, float] = {}
+    gt: dict[str, dict[int, float]] = defaultdict(dict)
+    for r in records:
+        if r["judge"] != judge or system not in r["systems"]:
+            continue
+        if judge == "gteval":
+            if r["status"] == OK:
+                gt[r["dialogue_id"]][r["order"]] = (r["verdict"]["first"] if r["systems"][0] == system
+                                                    else 1.0 - r["verdict"]["first"])
+        elif "turns" in r["verdict"] and r["status"] in (OK, PARTIAL):
+            scores = [s for t in r["verdict"]["turns"] for s in t["scores"].values() if s is not None]
+            if scores:
+                out[r["dialogue_id"]] = sum(scores) / len(scores)
+        elif r["status"] == OK and "ai" in r["verdict"]:
+            passed = passes_at(r["verdict"], r["verdict"].get("length", 0))
+            if passed is not None:
+                out[r["dialogue_id"]] = float(passed)
+    out.update({d: (o[0] + o[1]) / 2 for d, o in gt.items() if len(o) == 2})
+    return out
+
+
+def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str) -> dict[str, Any]:
+    """How often `judge` puts `better` above `worse`, a known ordering (human gold replies above a small model's,
+    say), over the dialogues judged for both: wins, ties and losses of `better`; `agreement` = wins / (wins +
+    losses) with its 95% Wilson interval; `reading`: "agrees" (interval above 0.5), "reversed" (below), or
+    "cannot tell" (it holds 0.5, or no decisive comparison). Arena compares the two directly (both orders
+    combined); the one-dialogue judges compare each system's own score on the same dialogue."""
+    records = list(records)
+    if judge == "arena":
+        results = list(_arena_results(records, judge, better, worse).values())
+    else:
+        mine, theirs = _unary_scores(records, judge, better), _unary_scores(records, judge, worse)
+        results = [1.0 if mine[d] > theirs[d] else 0.0 if mine[d] < theirs[d] else 0.5 for d in mine if d in theirs]
+    wins, losses = sum(x > 0.5 for x in results), sum(x < 0.5 for x in results)
+    decisive = wins + losses
+    low, high = wilson(wins, decisive)
+    reading = "cannot tell" if low is None or low <= 0.5 <= high else ("agrees" if low > 0.5 else "reversed")
+    return {"better": better, "worse": worse, "compared": len(results), "wins": wins,
+            "ties": len(results) - decisive, "losses": losses,
+            "agreement": wins / decisive if decisive else None, "low": low, "high": high, "reading": reading}
