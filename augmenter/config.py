@@ -45,6 +45,9 @@ def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictCon
         validate(OmegaConf.to_container(cfg, resolve=True))
     except HydraException as exc:
         message = str(exc).splitlines()[0]
+        if "LexerNoViableAlt" in message or "mismatched input" in message:
+            message += (" (an override's value has characters Hydra reads as syntax, such as > or spaces: quote it,"
+                        " e.g. \"judge.known=['a>b']\")")
         for group in GROUPS:
             if f"'{group}/" in message or f"{group}=" in message:
                 message += f" (options for {group}: {', '.join(group_options(group))})"

@@ -323,6 +323,17 @@ def test_known_orderings_from_config_are_checked_against_the_systems():
         known_orderings(["claims>paper"], systems)
 
 
+def test_known_orderings_on_the_command_line_are_quoted_and_checked():
+    from augmenter.config import compose
+    from augmenter.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="quote it"):
+        compose("judge", ["judge.known=[a>b]"])  # Hydra reads > as syntax
+    assert list(compose("judge", ["judge.known=['a>b']"]).judge.known) == ["a>b"]
+    with pytest.raises(ConfigError, match="judge.known"):
+        compose("judge", ["judge.known=['a,b']"])
+
+
 # ---- eval runs: the human gold replies as a known ordering ----------------------------------------------------------
 def _eval_record(i, response, gold="The Ashley Hotel has no pool."):
     return {"dialogue_id": str(i), "status": "ok", "response": response, "references": [gold],
@@ -395,7 +406,8 @@ def test_judge_command_end_to_end(tmp_path):
         (sample / name / "records.jsonl").write_text("".join(json.dumps(_eval_record(i, reply)) + "\n"
                                                              for i in range(2)))
     args = ["judge", str(sample), "llm=fake", f"llm._target_={__name__}.JudgeLLM", "llm_cache.enabled=false",
-            "judge.progress=false", "judge.human=true", "elo.rounds=50", f"judge.out={tmp_path / 'out'}"]
+            "judge.progress=false", "judge.human=true", "elo.rounds=50", f"judge.out={tmp_path / 'out'}",
+            "judge.known=['paper>llm_only']"]
     assert main(args) == 0
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["systems"] == ["llm_only", "human", "paper"]
@@ -406,8 +418,9 @@ def test_judge_command_end_to_end(tmp_path):
     md = (tmp_path / "out" / "results.md").read_text()
     assert "Bootstrap Elo" in md and "verdict flips" in md and "temporally correct" in md
     known = {(k["judge"], k["better"], k["worse"]): k for k in results["known"]}
-    assert set(known) == {(j, "human", s) for j in ("arena", "gteval", "unieval", "wikichat")
-                          for s in ("llm_only", "paper")}  # judge.human=true: human above every system
+    assert set(known) == {(j, better, worse) for j in ("arena", "gteval", "unieval", "wikichat")
+                          for better, worse in (("human", "llm_only"), ("human", "paper"), ("paper", "llm_only"))}
+    assert known[("gteval", "paper", "llm_only")]["compared"] == 2  # each against the ground truth, then compared
     assert known[("arena", "human", "paper")] | {"low": None, "high": None} == {
         "judge": "arena", "better": "human", "worse": "paper", "compared": 2, "wins": 0, "ties": 2, "losses": 0,
         "agreement": None, "low": None, "high": None, "reading": "cannot tell"}  # a position-biased judge: ties
