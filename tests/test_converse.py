@@ -287,3 +287,14 @@ def test_min_goals_keeps_only_seed_dialogues_long_enough():
     assert sum(len(s.goals) >= 6 for s in seeds) < len(seeds)  # it does leave some out
     with pytest.raises(InputError, match="min_goals"):
         sample_seeds(seeds, 5, 0, min_goals=1000)
+
+
+def test_a_copy_of_the_simulators_prompt_example_is_written_again():
+    copy = "I hope so! Do you think I need to book restaurants in advance?"  # the prompt's few-shot answer
+    user = FakeLLM(responses=[copy, "Is the Acorn House near the station?"])
+    history = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Acorn House is nice.")]
+    simulator = LLMUserSimulator(user, [["a", "b"]])
+    assert simulator.next_message(history, seed=1) == ("Is the Acorn House near the station?", "llm_retry")
+    said = [Utterance(speaker="U", text="Do you think I need to book restaurants in advance?"), *history]
+    assert LLMUserSimulator(FakeLLM(default="Restaurants in advance: do you think I need to book them?"),
+                            [["a", "b"]]).next_message(said, seed=1)[1] == "llm"  # its own words: no copy
