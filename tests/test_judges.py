@@ -14,7 +14,7 @@ from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_ye
 from augmenter.judges.results import summarize
 from augmenter.judges.run import (JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems,
                                   plan)
-from augmenter.judges.validity import known_ordering, position_bias, self_consistency, wilson
+from augmenter.judges.validity import copied_examples, known_ordering, position_bias, self_consistency, wilson
 from augmenter.llm import Completion, FakeLLM
 
 
@@ -311,6 +311,19 @@ def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(t
     assert known_ordering(records, "unieval", "good", "missing")["compared"] == 0
 
 
+def test_answers_copying_the_prompts_worked_example_are_counted():
+    example = ("Relevant: it does not answer the question about parking. Score: 2\n"
+               "Informational: it gives nothing new. Score: 1")
+    copy = "Relevant: it does not answer the question about beer. Score: 2\nInformational: it gives nothing new. Score: 1"
+    own = "Relevant: yes, it says the pool opens at nine. Score: 5\nInformational: the hours are useful. Score: 4"
+    records = [{"judge": "wikichat", "raw": [copy, own]}, {"judge": "wikichat", "raw": ["Relevant: 4/5"]},
+               {"judge": "arena", "raw": [copy]}]
+    assert copied_examples(records, "wikichat", [example]) == {"answers": 3, "copied": 1, "share": 1 / 3}
+    assert copied_examples(records, "unieval", [example])["share"] is None  # no answers
+    short = [{"judge": "unieval", "raw": ["Choice: No\nIndex: None\nReason: fine"]}]
+    assert copied_examples(short, "unieval", ["Choice: No\nIndex: None\nReason: Both talk naturally."])["copied"] == 0
+
+
 def test_known_orderings_from_config_are_checked_against_the_systems():
     systems = ["human", "llm_only", "paper"]
     assert known_orderings([], systems, human=True) == [("human", "llm_only"), ("human", "paper")]
@@ -426,6 +439,8 @@ def test_judge_command_end_to_end(tmp_path):
         "agreement": None, "low": None, "high": None, "reading": "cannot tell"}  # a position-biased judge: ties
     assert known[("wikichat", "human", "paper")]["ties"] == 2  # the scripted judge gives everyone the same scores
     assert "Known orderings" in md and "cannot tell" in md
+    assert results["validity"]["wikichat"]["copied"] == {"answers": 6, "copied": 0, "share": 0.0}  # 3 systems x 2
+    assert "copying the prompt's example" in md
     assert (tmp_path / "out" / "elo.png").stat().st_size > 1000
     judgments = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert len(judgments.splitlines()) == 12 + 8 + 6 + 6  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...

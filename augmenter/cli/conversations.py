@@ -108,7 +108,8 @@ def judge(args: argparse.Namespace) -> int:
                    "prompts": {name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
                                for name in JUDGES}}  # every judge's, so that running more judges later resumes
     records = JudgeRun(judges, systems, out, list(jc.seeds), fingerprint, jc.restart, jc.progress).run()
-    results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at), known)
+    results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at), known,
+                        {name: [str(s.get("assistant", "")) for s in j.prompt.few_shot] for name, j in judges.items()})
     command = shlex.join(["augmenter", "judge", *args.runs, *args.overrides])
     report = write_results(results, out, command, llm.identity)
     for r in results.get("arena", {}).get("elo", []):

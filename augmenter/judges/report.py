@@ -67,11 +67,13 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
             lines.append(f"| {name} | " + " | ".join(cells) + f" | {r['turns']} | "
                          f"{sum(r[c]['unparsed'] for c in CRITERIA)} |")
     lines += ["", "## Judge validity", "", "| judge | pairs in both orders | verdict flips % | first shown wins % | "
-              "self-consistency % (questions, seeds) |", "|---|---|---|---|---|"]
+              "self-consistency % (questions, seeds) | answers copying the prompt's example % |",
+              "|---|---|---|---|---|---|"]
     for name, v in results["validity"].items():
-        pos, con = v.get("position", {}), v["self_consistency"]
+        pos, con, copied = v.get("position", {}), v["self_consistency"], v.get("copied") or {}
         lines.append(f"| {name} | {pos.get('pairs', 'n/a')} | {_pct(pos.get('flip_rate'))} | "
-                     f"{_pct(pos.get('first_wins'))} | {_pct(con['agreement'])} ({con['questions']}, {con['seeds']}) |")
+                     f"{_pct(pos.get('first_wins'))} | {_pct(con['agreement'])} ({con['questions']}, {con['seeds']}) | "
+                     f"{_pct(copied.get('share'))} ({copied.get('copied', 0)} of {copied.get('answers', 0)}) |")
     if results.get("known"):
         lines += ["", "## Known orderings: does the judge rank the known-better system higher?", "",
                   "Per dialogue judged for both (Arena: both orders combined; UniEval: passes or not; WikiChat: mean "

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import mean, pstdev
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from augmenter.judges.base import FAILED, OK, PARTIAL, UNPARSED
 from augmenter.judges.botchat import passes_at
 from augmenter.judges.elo import EloSettings, bootstrap_elo
 from augmenter.judges.parsing import CRITERIA
-from augmenter.judges.validity import known_ordering, position_bias, self_consistency
+from augmenter.judges.validity import copied_examples, known_ordering, position_bias, self_consistency
 
 TRUTH = "ground truth"
 
@@ -90,9 +90,11 @@ def wikichat(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
 
 
 def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[int], settings: EloSettings,
-              pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+              pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = (),
+              examples: Optional[dict[str, Sequence[str]]] = None) -> dict[str, Any]:
     """Every judge's figures (first seed), validity (all seeds; `known`: (better, worse) system pairs whose order
-    each judge is checked against, on the first seed's verdicts) and cost."""
+    each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers},
+    to count the answers that copy them) and cost."""
     judges = list(dict.fromkeys(r["judge"] for r in records))
     primary = [r for r in records if r["seed"] == seeds[0]]
     of = lambda name: [r for r in primary if r["judge"] == name]  # noqa: E731
@@ -106,7 +108,9 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     if "wikichat" in judges:
         out["wikichat"] = wikichat(of("wikichat"), systems)
     out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval") else {}),
-                              "self_consistency": self_consistency(records, name)} for name in judges}
+                              "self_consistency": self_consistency(records, name),
+                              **({"copied": copied_examples(records, name, examples[name])}
+                                 if examples and name in examples else {})} for name in judges}
     out["known"] = [{"judge": name, **known_ordering(of(name), name, better, worse)}
                     for name in judges for better, worse in known]
     out["cost"] = {name: {"judgments": len(rs), "llm_calls": sum(r.get("llm_calls", 0) for r in rs),

@@ -4,15 +4,17 @@
   the order is swapped, and how often the first-shown conversation wins a decisive verdict (0.5: no preference);
 - self-consistency: with several sampling seeds, how often two seeds give the same verdict on the same question;
 - agreement with a known ordering: how often the judge ranks the known-better system (human gold replies, say)
-  above the known-worse one, with a 95% interval, and whether it can tell them apart at all.
+  above the known-worse one, with a 95% interval, and whether it can tell them apart at all;
+- copying: how many answers reproduce the prompt's worked example instead of judging.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from itertools import combinations
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from augmenter.judges.base import OK, PARTIAL
 from augmenter.judges.botchat import passes_at
@@ -134,3 +136,30 @@ def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str)
     return {"better": better, "worse": worse, "compared": len(results), "wins": wins,
             "ties": len(results) - decisive, "losses": losses,
             "agreement": wins / decisive if decisive else None, "low": low, "high": high, "reading": reading}
+
+
+_LABELS = {"choice", "index", "reason", "score", "relevant", "informational", "natural", "non", "repetitive",
+           "temporally", "correct", "conversation", "yes", "no", "none", "both", "neither"}
+
+
+def _grams(text: str, n: int) -> list[tuple[str, ...]]:
+    """Word n-grams of an answer without the answer format's own words (labels, choices, numbers)."""
+    words = [w for w in re.findall(r"[a-z']+", text.lower()) if w not in _LABELS]
+    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+
+def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4,
+                    share: float = 0.5) -> dict[str, Any]:
+    """How many of `judge`'s answers copy its prompt's worked examples (`examples`, their answers): at least `share`
+    of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A small model that copies an example's answer (its reasons and
+    scores) is echoing, not judging. {"answers", "copied", "share": copied / answers}."""
+    known = {g for text in examples for g in _grams(text, n)}
+    answers = copied = 0
+    for r in records:
+        if r["judge"] != judge:
+            continue
+        for text in r.get("raw") or []:
+            grams = _grams(str(text), n)
+            answers += 1
+            copied += bool(grams) and bool(known) and sum(g in known for g in grams) >= share * len(grams)
+    return {"answers": answers, "copied": copied, "share": copied / answers if answers else None}
