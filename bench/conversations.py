@@ -1,7 +1,7 @@
 """Issue 18's figures: simulated conversations of several systems, then the LLM judges over them.
 
     python bench/conversations.py [--conversations 50] [--turns 6] [--seeds chat_seeds]
-        [--systems table2_llm_only,table2_bm25_feedback,claims_bm25] [--judges arena,gteval,unieval,wikichat]
+        [--systems table2_llm_only,table2_bm25_feedback,claims_bm25] [--judges arena,gteval,unieval,wikichat,checks]
         [--judge-args "llm=openai llm.base_url=http://127.0.0.1:8000/v1 llm.model=judge"] [converse overrides ...]
 
 1. `augmenter converse experiment=<system> ...` for each system (LLM only, the paper's system, the claims system
@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=6)
     ap.add_argument("--seeds", default="chat_seeds", choices=("chat_seeds", "dstc11"))
     ap.add_argument("--systems", default=SYSTEMS, help="experiment names, comma-separated")
-    ap.add_argument("--judges", default="arena,gteval,unieval,wikichat")
+    ap.add_argument("--judges", default="arena,gteval,unieval,wikichat,checks")
     ap.add_argument("--judge-args", default="", help="overrides of `augmenter judge`, e.g. the judge model")
     ap.add_argument("--tag", default="", help="a suffix for the result files (e.g. the judge model's name)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))

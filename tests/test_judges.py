@@ -8,7 +8,7 @@ import pytest
 
 from augmenter.cli.main import main
 from augmenter.errors import InputError, LLMError, LLMFatalError
-from augmenter.judges import (ArenaJudge, Dialogue, EloSettings, GTEvalJudge, UniEvalJudge, WikiChatJudge,
+from augmenter.judges import (ArenaJudge, ChecksJudge, Dialogue, EloSettings, GTEvalJudge, UniEvalJudge, WikiChatJudge,
                               bootstrap_elo, elo, make_judges, passes_at)
 from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_yes_no_index
 from augmenter.judges.results import summarize
@@ -324,6 +324,29 @@ def test_answers_copying_the_prompts_worked_example_are_counted():
     assert copied_examples(short, "unieval", ["Choice: No\nIndex: None\nReason: Both talk naturally."])["copied"] == 0
 
 
+def test_the_rule_checks_judge_prefers_the_conversation_with_fewer_flagged_replies(tmp_path):
+    opening = [("U", "I need a hotel in the north."), ("S", "The Acorn Guest House is there.")]
+    clean = Dialogue("c", "clean", [*opening, ("U", "Is there an onsite pool at Ashley Hotel?"),
+                                    ("S", "No, the Ashley Hotel has no pool."), ("U", "Parking?"),
+                                    ("S", "Yes, free parking.")], 2)
+    looping = "The hotel has a large, open lobby with a bar."
+    flawed = Dialogue("c", "flawed", [*opening, ("U", "Is there an onsite pool at Ashley Hotel?"),
+                                      ("S", "Do you have a certain area or price range in mind?"),  # a dodge
+                                      ("U", "Parking?"), ("S", " ".join([looping] * 3))], 2)  # a repeat
+    judge = ChecksJudge()
+    assert judge.flagged(clean) == (0, 2) and judge.flagged(flawed) == (2, 2)
+    verdict = judge.judge([flawed, clean])
+    assert (verdict.status, verdict.llm_calls, verdict.verdict["choice"], verdict.verdict["first"]) == ("ok", 0, "1", 0.0)
+    assert judge.judge([clean, flawed]).verdict["first"] == 1.0 and judge.judge([clean, clean]).verdict["first"] == 0.5
+    assert judge.flagged(clean.cut(4)) == (0, 1)  # only replies after the human opening, in what is shown
+    records = JudgeRun({"checks": judge}, {"clean": [clean], "flawed": [flawed]}, tmp_path, progress=False).run()
+    assert position_bias(records, "checks")["flip_rate"] == 0.0  # a rule has no favourite position
+    assert known_ordering(records, "checks", "clean", "flawed")["wins"] == 1
+    results = summarize(records, ["clean", "flawed"], [0], EloSettings(rounds=20))
+    assert [r["player"] for r in results["checks"]["elo"]] == ["clean", "flawed"]
+    assert make_judges(FakeLLM(), ["checks"])["checks"].name == "checks"
+
+
 def test_known_orderings_from_config_are_checked_against_the_systems():
     systems = ["human", "llm_only", "paper"]
     assert known_orderings([], systems, human=True) == [("human", "llm_only"), ("human", "paper")]
@@ -431,9 +454,11 @@ def test_judge_command_end_to_end(tmp_path):
     md = (tmp_path / "out" / "results.md").read_text()
     assert "Bootstrap Elo" in md and "verdict flips" in md and "temporally correct" in md
     known = {(k["judge"], k["better"], k["worse"]): k for k in results["known"]}
-    assert set(known) == {(j, better, worse) for j in ("arena", "gteval", "unieval", "wikichat")
+    assert set(known) == {(j, better, worse) for j in ("arena", "gteval", "unieval", "wikichat", "checks")
                           for better, worse in (("human", "llm_only"), ("human", "paper"), ("paper", "llm_only"))}
     assert known[("gteval", "paper", "llm_only")]["compared"] == 2  # each against the ground truth, then compared
+    assert results["checks"]["games"] == 12 and results["cost"]["checks"]["llm_calls"] == 0
+    assert known[("checks", "paper", "llm_only")]["ties"] == 2  # neither reply repeats or dodges
     assert known[("arena", "human", "paper")] | {"low": None, "high": None} == {
         "judge": "arena", "better": "human", "worse": "paper", "compared": 2, "wins": 0, "ties": 2, "losses": 0,
         "agreement": None, "low": None, "high": None, "reading": "cannot tell"}  # a position-biased judge: ties
@@ -443,7 +468,7 @@ def test_judge_command_end_to_end(tmp_path):
     assert "copying the prompt's example" in md
     assert (tmp_path / "out" / "elo.png").stat().st_size > 1000
     judgments = (tmp_path / "out" / "judgments.jsonl").read_text()
-    assert len(judgments.splitlines()) == 12 + 8 + 6 + 6  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...
+    assert len(judgments.splitlines()) == 12 + 8 + 6 + 6 + 12  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...
     assert main(args) == 0  # resumed: nothing asked again
     assert (tmp_path / "out" / "judgments.jsonl").read_text() == judgments
 

@@ -80,7 +80,7 @@ def _slug(text: str) -> str:
 
 def judge(args: argparse.Namespace) -> int:
     from augmenter.config import build_llm, compose
-    from augmenter.judges import JUDGES, EloSettings, make_judges
+    from augmenter.judges import LLM_JUDGES, EloSettings, make_judges
     from augmenter.judges.report import write_results
     from augmenter.judges.results import summarize
     from augmenter.judges.run import JudgeRun, first_dialogues, known_orderings, load_systems
@@ -106,10 +106,11 @@ def judge(args: argparse.Namespace) -> int:
     fingerprint = {"judge_model": llm.identity, "temperature": jc.temperature, "max_tokens": jc.max_tokens,
                    "max_chars": jc.max_chars, "history": jc.history,
                    "prompts": {name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
-                               for name in JUDGES}}  # every judge's, so that running more judges later resumes
+                               for name in LLM_JUDGES}}  # every judge's, so that running more judges later resumes
     records = JudgeRun(judges, systems, out, list(jc.seeds), fingerprint, jc.restart, jc.progress).run()
     results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at), known,
-                        {name: [str(s.get("assistant", "")) for s in j.prompt.few_shot] for name, j in judges.items()})
+                        {name: [str(s.get("assistant", "")) for s in j.prompt.few_shot] for name, j in judges.items()
+                         if hasattr(j, "prompt")})
     command = shlex.join(["augmenter", "judge", *args.runs, *args.overrides])
     report = write_results(results, out, command, llm.identity)
     for r in results.get("arena", {}).get("elo", []):

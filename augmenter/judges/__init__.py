@@ -1,5 +1,6 @@
 """LLM judges of whole conversations, behind one protocol (`Judge`), usable with any LLM backend:
-BotChat's UniEval, Arena and GTEval (`botchat`), WikiChat's five criteria (`wikichat`); Bootstrap Elo (`elo`);
+BotChat's UniEval, Arena and GTEval (`botchat`), WikiChat's five criteria (`wikichat`); a rule-based reference
+judge without an LLM (`checks`: augmenter's repetition and dodge checks, asked the Arena question); Bootstrap Elo (`elo`);
 position bias and self-consistency (`validity`); running them resumably over systems' runs (`run`)."""
 
 from __future__ import annotations
@@ -8,11 +9,13 @@ from typing import Sequence
 
 from augmenter.errors import InputError
 from augmenter.judges.base import Dialogue, Judge, Judgment, LLMJudge, transcript
+from augmenter.judges.checks import ChecksJudge
 from augmenter.judges.botchat import ArenaJudge, GTEvalJudge, UniEvalJudge, passes_at
 from augmenter.judges.elo import EloSettings, bootstrap_elo, elo
 from augmenter.judges.wikichat import WikiChatJudge
 
-JUDGES = {"arena": ArenaJudge, "gteval": GTEvalJudge, "unieval": UniEvalJudge, "wikichat": WikiChatJudge}
+LLM_JUDGES = {"arena": ArenaJudge, "gteval": GTEvalJudge, "unieval": UniEvalJudge, "wikichat": WikiChatJudge}
+JUDGES = {**LLM_JUDGES, "checks": ChecksJudge}  # checks: augmenter's rule checks, no LLM
 
 
 def make_judges(llm, names: Sequence[str], prompts: dict | None = None, history: int = 6, **settings) -> dict:
@@ -23,6 +26,9 @@ def make_judges(llm, names: Sequence[str], prompts: dict | None = None, history:
         raise InputError(f"unknown judge(s) {', '.join(unknown) or '(none given)'}; judges: {', '.join(JUDGES)}")
     judges = {}
     for name in dict.fromkeys(names):
+        if name not in LLM_JUDGES:
+            judges[name] = JUDGES[name]()
+            continue
         extra = {"history": history} if name == "wikichat" else {}
         if prompts and prompts.get(name):
             extra["prompt"] = prompts[name]
@@ -30,5 +36,5 @@ def make_judges(llm, names: Sequence[str], prompts: dict | None = None, history:
     return judges
 
 
-__all__ = ["ArenaJudge", "Dialogue", "EloSettings", "GTEvalJudge", "JUDGES", "Judge", "Judgment", "LLMJudge",
+__all__ = ["ArenaJudge", "ChecksJudge", "LLM_JUDGES", "Dialogue", "EloSettings", "GTEvalJudge", "JUDGES", "Judge", "Judgment", "LLMJudge",
            "UniEvalJudge", "WikiChatJudge", "bootstrap_elo", "elo", "make_judges", "passes_at", "transcript"]

@@ -25,6 +25,22 @@ def _counts(row: dict) -> str:
     return f"{row.get('unparsed', 0)} / {row.get('failed', 0)}"
 
 
+def _elo_section(a: dict, s: dict, title: str) -> list[str]:
+    lines = ["", f"## {title}", "",
+             f"{a['games']} parsed order-verdicts (both orders of each pair count); unparsed {a['unparsed']}, "
+             f"failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
+             f"of {s['rounds']} seeded shuffles; 95% interval from as many resamples of the games.", "",
+             "| system | Bootstrap Elo | 95% interval | games |", "|---|---|---|---|"]
+    lines += [f"| {r['player']} | {r['elo']:.1f} | {r['low']:.1f} to {r['high']:.1f} | {r['games']} |"
+              if r["games"] else f"| {r['player']} | n/a (no parsed game) | n/a | 0 |" for r in a["elo"]]
+    if a["pairs"]:
+        lines += ["", "Conversations judged in both orders, the two results combined (win / tie / loss of the "
+                      "row's system):", "", "| system | against | wins | ties | losses |", "|---|---|---|---|---|"]
+        lines += [f"| {x} | {y} | {c['wins']} | {c['ties']} | {c['losses']} |"
+                  for x, row in a["pairs"].items() for y, c in row.items()]
+    return lines
+
+
 def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") -> str:
     lines = ["# Judged conversations", ""]
     if judge_model:
@@ -32,20 +48,10 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
     if command:
         lines.append(f"Command: `{command}`")
     lines.append("Unparsed answers and failed calls are counted, never scored.")
-    if "arena" in results:
-        a, s = results["arena"], results["elo_settings"]
-        lines += ["", "## BotChat Arena: Bootstrap Elo", "",
-                  f"{a['games']} parsed order-verdicts (both orders of each pair count); unparsed {a['unparsed']}, "
-                  f"failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
-                  f"of {s['rounds']} seeded shuffles; 95% interval from as many resamples of the games.", "",
-                  "| system | Bootstrap Elo | 95% interval | games |", "|---|---|---|---|"]
-        lines += [f"| {r['player']} | {r['elo']:.1f} | {r['low']:.1f} to {r['high']:.1f} | {r['games']} |"
-                  if r["games"] else f"| {r['player']} | n/a (no parsed game) | n/a | 0 |" for r in a["elo"]]
-        if a["pairs"]:
-            lines += ["", "Conversations judged in both orders, the two results combined (win / tie / loss of the "
-                          "row's system):", "", "| system | against | wins | ties | losses |", "|---|---|---|---|---|"]
-            lines += [f"| {x} | {y} | {c['wins']} | {c['ties']} | {c['losses']} |"
-                      for x, row in a["pairs"].items() for y, c in row.items()]
+    for key, title in (("arena", "BotChat Arena: Bootstrap Elo"),
+                       ("checks", "Rule checks (repetition, dodging; no LLM) as the Arena question: Bootstrap Elo")):
+        if key in results:
+            lines += _elo_section(results[key], results["elo_settings"], title)
     if "gteval" in results:
         lines += ["", "## GTEval: against the human conversation", "",
                   "| system | win % | tie % | lose % | judged | unparsed / failed |", "|---|---|---|---|---|---|"]
@@ -91,25 +97,30 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
 
 
 def plot_elo(results: dict[str, Any], path: Path) -> Optional[Path]:
-    """Bootstrap Elo per system with its 95% interval (None without a parsed Arena game)."""
-    ratings = [r for r in results.get("arena", {}).get("elo", []) if r["games"]]
-    if not ratings:
+    """Bootstrap Elo per system with its 95% interval, one panel per pairwise judge (Arena, the rule checks); None
+    without a parsed game."""
+    panels = [(title, [r for r in results.get(key, {}).get("elo", []) if r["games"]])
+              for key, title in (("arena", "BotChat Arena"), ("checks", "Rule checks (no LLM)"))]
+    panels = [(title, ratings) for title, ratings in panels if ratings]
+    if not panels:
         return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 0.6 * len(ratings) + 1.5))
-    names = [r["player"] for r in ratings][::-1]
-    elos = [r["elo"] for r in ratings][::-1]
-    low = [r["elo"] - r["low"] for r in ratings][::-1]
-    high = [r["high"] - r["elo"] for r in ratings][::-1]
-    ax.errorbar(elos, range(len(names)), xerr=[low, high], fmt="o", capsize=4)
-    ax.set_yticks(range(len(names)), names)
-    ax.axvline(results["elo_settings"]["initial"], color="grey", linewidth=0.8, linestyle=":")
-    ax.set_xlabel("Bootstrap Elo (median of shuffles; 95% resampling interval)")
-    ax.set_title("BotChat Arena")
+    rows = max(len(ratings) for _, ratings in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 0.6 * rows + 1.5), squeeze=False)
+    for ax, (title, ratings) in zip(axes[0], panels):
+        names = [r["player"] for r in ratings][::-1]
+        elos = [r["elo"] for r in ratings][::-1]
+        low = [r["elo"] - r["low"] for r in ratings][::-1]
+        high = [r["high"] - r["elo"] for r in ratings][::-1]
+        ax.errorbar(elos, range(len(names)), xerr=[low, high], fmt="o", capsize=4)
+        ax.set_yticks(range(len(names)), names)
+        ax.axvline(results["elo_settings"]["initial"], color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xlabel("Bootstrap Elo (median of shuffles; 95% resampling interval)")
+        ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -101,13 +101,15 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     out: dict[str, Any] = {"systems": list(systems), "seeds": list(seeds), "elo_settings": vars(settings)}
     if "arena" in judges:
         out["arena"] = arena(of("arena"), systems, settings)
+    if "checks" in judges:
+        out["checks"] = arena(of("checks"), systems, settings)
     if "gteval" in judges:
         out["gteval"] = gteval(of("gteval"), systems)
     if "unieval" in judges:
         out["unieval"] = unieval(of("unieval"), systems, pass_at)
     if "wikichat" in judges:
         out["wikichat"] = wikichat(of("wikichat"), systems)
-    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval") else {}),
+    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval", "checks") else {}),
                               "self_consistency": self_consistency(records, name),
                               **({"copied": copied_examples(records, name, examples[name])}
                                  if examples and name in examples else {})} for name in judges}

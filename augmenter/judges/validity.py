@@ -71,6 +71,9 @@ def self_consistency(records: Iterable[dict], judge: str) -> dict[str, Any]:
     return {"questions": questions, "agreement": agree / total if total else None, "seeds": most}
 
 
+PAIRWISE = ("arena", "checks")  # judges that compare two systems' dialogues directly
+
+
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[Optional[float], Optional[float]]:
     """The Wilson score interval (95% by default) of a share `successes / n`; (None, None) when n is 0."""
     if n == 0:
@@ -124,7 +127,7 @@ def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str)
     "cannot tell" (it holds 0.5, or no decisive comparison). Arena compares the two directly (both orders
     combined); the one-dialogue judges compare each system's own score on the same dialogue."""
     records = list(records)
-    if judge == "arena":
+    if judge in PAIRWISE:
         results = list(_arena_results(records, judge, better, worse).values())
     else:
         mine, theirs = _unary_scores(records, judge, better), _unary_scores(records, judge, worse)
