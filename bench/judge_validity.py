@@ -1,6 +1,6 @@
 """Issue 18, point 3: is a judge model worth listening to? Known orderings on the same DSTC11 dev turns.
 
-    python bench/judge_validity.py [--limit 200] [--judge-limit 60] [--judges arena,unieval,wikichat]
+    python bench/judge_validity.py [--limit 200] [--judge-limit 60] [--judges arena,unieval,wikichat,checks]
         [--systems table2_llm_only,table2_bm25_feedback] [--known table2_bm25_feedback>table2_llm_only]
         [--judge-args "llm=local_1_5b"] [--tag qwen05]
 
@@ -42,7 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=200, help="DSTC11 dev turns each system answers")
     ap.add_argument("--judge-limit", type=int, default=60, help="of those, the first N judged")
-    ap.add_argument("--judges", default="arena,unieval,wikichat")
+    ap.add_argument("--judges", default="arena,unieval,wikichat,checks")
     ap.add_argument("--systems", default="table2_llm_only,table2_bm25_feedback", help="experiments, comma-separated")
     ap.add_argument("--known", default="table2_bm25_feedback>table2_llm_only",
                     help="known orderings besides human > every system, 'BETTER>WORSE' comma-separated")

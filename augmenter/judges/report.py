@@ -79,7 +79,8 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
         pos, con, copied = v.get("position", {}), v["self_consistency"], v.get("copied") or {}
         lines.append(f"| {name} | {pos.get('pairs', 'n/a')} | {_pct(pos.get('flip_rate'))} | "
                      f"{_pct(pos.get('first_wins'))} | {_pct(con['agreement'])} ({con['questions']}, {con['seeds']}) | "
-                     f"{_pct(copied.get('share'))} ({copied.get('copied', 0)} of {copied.get('answers', 0)}) |")
+                     + (f"{_pct(copied['share'])} ({copied['copied']} of {copied['answers']}) |" if copied
+                        else "n/a (no prompt) |"))
     if results.get("known"):
         lines += ["", "## Known orderings: does the judge rank the known-better system higher?", "",
                   "Per dialogue judged for both (Arena: both orders combined; UniEval: passes or not; WikiChat: mean "
