@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from augmenter.cli.main import main as cli
+from augmenter.cli.conversations import sample_dir
 from augmenter.config import compose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,8 +61,7 @@ def main() -> None:
     for system in systems:
         _run(["converse", f"experiment={system}", *common], commands)
     cfg = compose("converse", [f"experiment={systems[0]}", *common])
-    cv = cfg.converse
-    sample = Path(cv.out_dir) / f"{cv.seeds}-n{cv.conversations}-t{cv.turns}-seed{cv.seed}"
+    sample = sample_dir(cfg.converse)
     tag = f"-{args.tag}" if args.tag else ""
     out = sample / f"judge{tag or '-bench'}"
     runs = [str(sample / system) for system in systems]

@@ -136,10 +136,11 @@ def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
     return seeds
 
 
+# what an assistant says and a customer does not (2 of the 9,205 distinct DSTC11 dev user messages match)
 _ASSISTANT_SPEAK = re.compile(
-    r"\b(i'?m sorry|i apologi[sz]e|i can(?:not|'?t) (?:assist|help)|as an ai|how (?:can|may) i (?:help|assist)|"
-    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find|know)|i'?ll (?:look|check|find)|"
-    r"(?:is|are) there anything else|what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
+    r"\b(i can(?:not|'?t) (?:assist|help)|as an ai|how (?:can|may) i (?:help|assist)|"
+    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find)|i'?ll (?:look|check|find) (?:it|that|for you)|"
+    r"what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
     r"any other questions|based on the information|here(?: i|')s|i'?ll provide|you (?:could|should) consider)\b",
     re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
@@ -216,18 +217,19 @@ class LLMUserSimulator:
     (alternating user and assistant, ending with the assistant's so that the user speaks next), then the LLM
     writes each user message (prompt file `user_simulator`, seeded sampling: reproducible and cacheable), up to
     `max_turns` user turns. A message that `unusable` rejects (a small model refusing, speaking as the assistant,
-    copying the assistant or repeating itself) or that copies the prompt's example is written again with another seed, up to `retries` times; then the
+    copying the assistant or repeating itself) or that copies the prompt's example is written again (not under
+    greedy decoding, which would write it the same way) with another seed, up to `retries` times; then the
     goal (the human user's own next message, when the seed dialogue has one) is said instead, or the user is done."""
 
     def __init__(self, llm, seeds: list[list[str]], prompt: str = "user_simulator", max_turns: int = 3,
-                 temperature: float = 0.7, max_tokens: int = 60, retries: int = 2):
+                 temperature: float = 0.7, max_tokens: int = 60, retries: int = 2, guard: bool = True):
         if not seeds:
             raise InputError("the LLM user simulator needs at least one seed conversation")
         if max_turns < 1:
             raise InputError(f"max_turns must be at least 1, got {max_turns}")
         if retries < 0:
             raise InputError(f"retries must be at least 0, got {retries}")
-        self.llm, self.seeds, self.max_turns, self.retries = llm, seeds, max_turns, retries
+        self.llm, self.seeds, self.max_turns, self.retries, self.guard = llm, seeds, max_turns, retries, guard
         self.prompt = PromptTemplate.load(prompt)
         self.temperature, self.max_tokens = temperature, max_tokens
 
@@ -247,16 +249,29 @@ class LLMUserSimulator:
         return line.strip().strip('"').strip()
 
     def next_message(self, history: list[Utterance], seed: int, goal: Optional[str] = None) -> tuple[str, str]:
-        """(the user's next message, who wrote it): "llm" (the first try), "llm_retry" (a later try), "goal" (the
-        human's own next message, after every try was unusable) or "none" ("": the user is done)."""
+        """(the user's next message, who wrote it): "llm" (the first try), "llm_retry" (a later try), "llm_goal" (a
+        try that says the goal word for word), "goal" (the human's own next message, after every try was unusable)
+        or "none" ("": the user is done). Without `guard`, the first try is the message, whatever it is."""
+        if not self.guard:
+            text = self.write(history, seed, goal)
+            return (text, "llm") if text else ("", "none")
         own = "\n".join([*(u.text for u in history), goal or ""])
-        for attempt in range(self.retries + 1):
+        tries = self.retries + 1 if self.temperature > 0 else 1  # greedy decoding: another seed, the same text
+        for attempt in range(tries):
             text = self.write(history, seed + 7919 * attempt, goal)
-            if unusable(text, history) is None and not fewshot_leaks(text, self.prompt, own):
+            if unusable(text, history) is None and not self._copies_example(text, own):
+                if goal and _WORD.findall(text.lower()) == _WORD.findall(goal.lower()):
+                    return text, "llm_goal"
                 return text, "llm" if attempt == 0 else "llm_retry"
         if goal and goal.strip():
             return " ".join(goal.split()), "goal"
         return "", "none"
+
+    def _copies_example(self, text: str, own: str) -> bool:
+        """Half or more of the message's words are phrases of the prompt's few-shot example that the dialogue and
+        the goal do not contain (a generic phrase such as "do you think I need" alone is no copy)."""
+        copied = sum(len(phrase.split()) for phrase in fewshot_leaks(text, self.prompt, own))
+        return copied >= 0.5 * max(1, len(_WORD.findall(text.lower())))
 
     def dialogue(self, rng: np.random.Generator) -> LLMConversation:
         i = int(rng.integers(len(self.seeds)))

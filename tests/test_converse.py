@@ -208,12 +208,12 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
             "converse.turns=2", "converse.progress=false", f"llm_cache.dir={tmp_path / 'cache'}",
             "sampling.max_tokens=60", "user_simulator.max_tokens=40", "converse.seeds=dstc11", "converse.min_goals=2"]
     assert main(args) == 0
-    run = tmp_path / "dstc11-n2-t2-seed0" / "table2_bm25_feedback"
+    run = tmp_path / "dstc11-n2-t2-g2-seed0" / "table2_bm25_feedback"  # min_goals names the sample
     records = _records(run)
     assert len(records) == 2
     for r in records:
         assert r["status"] == "ok" and len(r["turns"]) == 2  # a goal for every turn: never ended early
-        tries = {"llm": 1, "llm_retry": 2, "goal": 3}  # at most: retries=2, so a fallback follows 3 tries
+        tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}  # at most: retries=2, so a fallback follows 3 tries
         assert 2 <= r["cost"]["user_llm_calls"] <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry")
                                                        for t in r["turns"])
         for turn in r["turns"]:
@@ -290,11 +290,24 @@ def test_min_goals_keeps_only_seed_dialogues_long_enough():
 
 
 def test_a_copy_of_the_simulators_prompt_example_is_written_again():
-    copy = "I hope so! Do you think I need to book restaurants in advance?"  # the prompt's few-shot answer
+    copy = "I hope so! Are the trams easy with two big suitcases?"  # the prompt's few-shot answer
     user = FakeLLM(responses=[copy, "Is the Acorn House near the station?"])
     history = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Acorn House is nice.")]
     simulator = LLMUserSimulator(user, [["a", "b"]])
     assert simulator.next_message(history, seed=1) == ("Is the Acorn House near the station?", "llm_retry")
-    said = [Utterance(speaker="U", text="Do you think I need to book restaurants in advance?"), *history]
-    assert LLMUserSimulator(FakeLLM(default="Restaurants in advance: do you think I need to book them?"),
-                            [["a", "b"]]).next_message(said, seed=1)[1] == "llm"  # its own words: no copy
+    said = [Utterance(speaker="U", text="Are the trams easy with two big suitcases?"), *history[1:]]
+    mine = "Yes, and are the trams easy with two big suitcases and a dog in the evening rush hour?"
+    assert LLMUserSimulator(FakeLLM(default=mine), [["a", "b"]]).next_message(said, seed=1) == (mine, "llm")
+
+
+def test_the_simulators_guard_under_greedy_decoding_and_without_it():
+    history = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Which area?")]
+    refusal = "I'm sorry, but I can't assist with that."
+    greedy = FakeLLM(default=refusal)
+    assert LLMUserSimulator(greedy, [["a", "b"]], temperature=0.0).next_message(history, 1, "The north.") == \
+        ("The north.", "goal") and len(greedy.calls) == 1  # another seed would write the same: no retries
+    copier = FakeLLM(default="The north, please!")
+    assert LLMUserSimulator(copier, [["a", "b"]]).next_message(history, 1, "The north, please.") == \
+        ("The north, please!", "llm_goal")  # said the hint word for word: counted apart from its own words
+    unguarded = LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], guard=False)
+    assert unguarded.next_message(history, 1) == (refusal, "llm")  # the training env's simulator, as before

@@ -98,7 +98,7 @@ def build_users(cfg: DictConfig, agent: Agent, part: str = "train") -> UserSimul
                             heldout_share=e.heldout_share)
     if e.users == "chat_seeds":
         return LLMUserSimulator(agent.executor.llm, load_chat_seeds(e.chat_seeds.path, e.chat_seeds.utterances),
-                                max_turns=e.max_turns or 3)
+                                max_turns=e.max_turns or 3, guard=False)  # as before: one call per user turn
     raise ConfigError(f"env.users must be dstc11 or chat_seeds, got {e.users!r}")
 
 

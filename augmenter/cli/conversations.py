@@ -29,7 +29,13 @@ def add_commands(command) -> None:
 
 def converse_run_dir(cfg) -> Path:
     cv = cfg.converse
-    return Path(cv.out_dir) / f"{cv.seeds}-n{cv.conversations}-t{cv.turns}-seed{cv.seed}" / str(cfg.name)
+    return sample_dir(cv) / str(cfg.name)
+
+
+def sample_dir(cv) -> Path:
+    """Where the systems' runs over the same conversations go: seeds, their number, turns, min_goals, seed."""
+    goals = f"-g{cv.min_goals}" if cv.get("min_goals") else ""
+    return Path(cv.out_dir) / f"{cv.seeds}-n{cv.conversations}-t{cv.turns}{goals}-seed{cv.seed}"
 
 
 def converse(args: argparse.Namespace) -> int:
