@@ -290,7 +290,8 @@ def test_known_ordering_arena_agrees_only_with_enough_decisive_verdicts(tmp_path
     assert (few["wins"], few["reading"]) == (3, "cannot tell")  # 3 of 3: the interval still holds 50%
     biased = {"arena": ArenaJudge(FakeLLM(default="Choice: Conversation 1"))}
     ties = known_ordering(JudgeRun(biased, _systems(12), tmp_path / "c", progress=False).run(), "arena", "good", "bad")
-    assert (ties["compared"], ties["ties"], ties["agreement"], ties["reading"]) == (12, 12, None, "cannot tell")
+    assert (ties["compared"], ties["ties"], ties["agreement"], ties["reading"]) == (12, 12, None, "all ties")
+    assert known_ordering(records, "arena", "good", "missing")["reading"] == "no comparison"
 
 
 def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(tmp_path):
@@ -308,6 +309,11 @@ def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(t
         k = known_ordering(records, name, "good", "bad")
         assert (k["compared"], k["wins"], k["losses"], k["reading"]) == (12, 12, 0, "agrees"), name
     assert known_ordering(records, "unieval", "bad", "good")["reading"] == "reversed"
+    early = [{"judge": "unieval", "status": "ok", "systems": ["full"], "dialogue_id": "d",
+              "verdict": {"ai": True, "index": 5, "length": 8}},  # AI from utterance 5 of 8
+             {"judge": "unieval", "status": "ok", "systems": ["short"], "dialogue_id": "d",
+              "verdict": {"ai": False, "index": None, "length": 4}}]  # its user quit after 4
+    assert known_ordering(early, "unieval", "short", "full")["ties"] == 1  # compared at 4: both pass
     assert known_ordering(records, "unieval", "good", "missing")["compared"] == 0
 
 
@@ -345,6 +351,29 @@ def test_the_rule_checks_judge_prefers_the_conversation_with_fewer_flagged_repli
     results = summarize(records, ["clean", "flawed"], [0], EloSettings(rounds=20))
     assert [r["player"] for r in results["checks"]["elo"]] == ["clean", "flawed"]
     assert make_judges(FakeLLM(), ["checks"])["checks"].name == "checks"
+
+
+def test_copied_answers_are_counted_and_never_scored():
+    example = "Choice: Conversation 2\nReason: Its reply is long and formal, like an assistant's."
+    copied = "Choice: Conversation 1\nReason: Its reply is long and formal, like an assistant's."
+    own = "Choice: Conversation 1\nReason: The first reply repeats the question about the pool."
+    arena = [{"judge": "arena", "status": "ok", "systems": ["a", "b"], "order": o, "seed": 0, "pair": f"p{i}",
+              "dialogue_id": f"d{i}", "verdict": {"choice": "1", "first": 0.0}, "raw": [text]}
+             for i, text in enumerate((copied, own)) for o in (0, 1)]
+    rating = "Relevant: it does not answer the question about parking. Score: 2\nInformational: nothing new. Score: 1"
+    turns = [{"index": 3, "scores": {"relevant": 2}, "status": "ok"}, {"index": 5, "scores": {"relevant": 5},
+                                                                      "status": "ok"}]
+    wiki = [{"judge": "wikichat", "status": "ok", "systems": ["a"], "order": 0, "seed": 0, "pair": "w",
+             "dialogue_id": "d0", "verdict": {"turns": turns},
+             "raw": [rating.replace("parking", "wifi"), "Relevant: it says the pool opens at nine. Score: 5"]}]
+    results = summarize(arena + wiki, ["a", "b"], [0], EloSettings(rounds=10),
+                        examples={"arena": [example], "wikichat": [rating]})
+    assert (results["arena"]["games"], results["arena"]["copied"]) == (2, 2)  # only the own words count
+    assert results["validity"]["arena"]["copied"] == {"answers": 4, "copied": 2, "share": 0.5}
+    row = results["wikichat"]["a"]
+    assert (row["turns"], row["copied_turns"], row["relevant"]["mean"], row["partial"]) == (1, 1, 5, 1)
+    plain = summarize(arena + wiki, ["a", "b"], [0], EloSettings(rounds=10))  # without examples: all scored
+    assert plain["arena"]["games"] == 4 and plain["wikichat"]["a"]["relevant"]["mean"] == 3.5
 
 
 def test_known_orderings_from_config_are_checked_against_the_systems():
@@ -461,11 +490,12 @@ def test_judge_command_end_to_end(tmp_path):
     assert known[("checks", "paper", "llm_only")]["ties"] == 2  # neither reply repeats or dodges
     assert known[("arena", "human", "paper")] | {"low": None, "high": None} == {
         "judge": "arena", "better": "human", "worse": "paper", "compared": 2, "wins": 0, "ties": 2, "losses": 0,
-        "agreement": None, "low": None, "high": None, "reading": "cannot tell"}  # a position-biased judge: ties
+        "agreement": None, "low": None, "high": None, "reading": "all ties"}  # a position-biased judge: ties
     assert known[("wikichat", "human", "paper")]["ties"] == 2  # the scripted judge gives everyone the same scores
-    assert "Known orderings" in md and "cannot tell" in md
+    assert "| arena | human | paper | 2 | 0 | 2 | 0 | n/a (n/a to n/a) | all ties |" in md
+    assert known[("gteval", "human", "paper")]["reading"] == "no comparison"  # the human replies have no truth
     assert results["validity"]["wikichat"]["copied"] == {"answers": 6, "copied": 0, "share": 0.0}  # 3 systems x 2
-    assert "copying the prompt's example" in md
+    assert "| wikichat | n/a | n/a | n/a | n/a (0, 1) | 0.0 (0 of 6) |" in md
     assert (tmp_path / "out" / "elo.png").stat().st_size > 1000
     judgments = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert len(judgments.splitlines()) == 12 + 8 + 6 + 6 + 12  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...

@@ -16,6 +16,7 @@ from augmenter.text import one_line
 log = logging.getLogger(__name__)
 
 OK, UNPARSED, PARTIAL, FAILED = "ok", "unparsed", "partial", "failed"  # a judgment's status
+COPIED = "copied"  # set by the results, never stored: the answer copies the prompt's worked example
 
 
 @dataclass

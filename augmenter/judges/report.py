@@ -22,13 +22,13 @@ def _num(x: Optional[float], digits: int = 2) -> str:
 
 
 def _counts(row: dict) -> str:
-    return f"{row.get('unparsed', 0)} / {row.get('failed', 0)}"
+    return f"{row.get('unparsed', 0)} / {row.get('copied', 0)} / {row.get('failed', 0)}"
 
 
 def _elo_section(a: dict, s: dict, title: str) -> list[str]:
     lines = ["", f"## {title}", "",
              f"{a['games']} parsed order-verdicts (both orders of each pair count); unparsed {a['unparsed']}, "
-             f"failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
+             f"copying the prompt's example {a.get('copied', 0)}, failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
              f"of {s['rounds']} seeded shuffles; 95% interval from as many resamples of the games.", "",
              "| system | Bootstrap Elo | 95% interval | games |", "|---|---|---|---|"]
     lines += [f"| {r['player']} | {r['elo']:.1f} | {r['low']:.1f} to {r['high']:.1f} | {r['games']} |"
@@ -47,31 +47,32 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
         lines.append(f"Judge model: `{judge_model}`; seeds {results['seeds']} (figures: the first seed).")
     if command:
         lines.append(f"Command: `{command}`")
-    lines.append("Unparsed answers and failed calls are counted, never scored.")
+    lines.append("Unparsed answers, answers that copy the prompt's worked example and failed calls are counted, "
+                 "never scored.")
     for key, title in (("arena", "BotChat Arena: Bootstrap Elo"),
                        ("checks", "Rule checks (repetition, dodging; no LLM) as the Arena question: Bootstrap Elo")):
         if key in results:
             lines += _elo_section(results[key], results["elo_settings"], title)
     if "gteval" in results:
         lines += ["", "## GTEval: against the human conversation", "",
-                  "| system | win % | tie % | lose % | judged | unparsed / failed |", "|---|---|---|---|---|---|"]
+                  "| system | win % | tie % | lose % | judged | unparsed / copied / failed |", "|---|---|---|---|---|---|"]
         lines += [f"| {name} | {_pct(r['win'])} | {_pct(r['tie'])} | {_pct(r['lose'])} | {r['judged']} | {_counts(r)} |"
                   for name, r in results["gteval"].items()]
     if "unieval" in results:
         keys = [k for k in next(iter(results["unieval"].values()), {}) if k.startswith("pass@")]
         lines += ["", "## UniEval: pass rate (judged not AI-involved up to utterance N)", "",
-                  "| system | " + " | ".join(f"{k} %" for k in keys) + " | judged | unparsed / failed |",
+                  "| system | " + " | ".join(f"{k} %" for k in keys) + " | judged | unparsed / copied / failed |",
                   "|---|" + "---|" * (len(keys) + 2)]
         lines += [f"| {name} | " + " | ".join(_pct(r[k]) for k in keys) + f" | {r['judged']} | {_counts(r)} |"
                   for name, r in results["unieval"].items()]
     if "wikichat" in results:
         lines += ["", "## WikiChat's criteria (1-5, mean ± std over assistant turns)", "",
-                  "| system | " + " | ".join(NAMES[c] for c in CRITERIA) + " | turns | unparsed scores |",
-                  "|---|" + "---|" * (len(CRITERIA) + 2)]
+                  "| system | " + " | ".join(NAMES[c] for c in CRITERIA) + " | turns | unparsed scores | "
+                  "turns copying the example |", "|---|" + "---|" * (len(CRITERIA) + 3)]
         for name, r in results["wikichat"].items():
             cells = [f"{_num(r[c]['mean'])} ± {_num(r[c]['std'])}" for c in CRITERIA]
             lines.append(f"| {name} | " + " | ".join(cells) + f" | {r['turns']} | "
-                         f"{sum(r[c]['unparsed'] for c in CRITERIA)} |")
+                         f"{sum(r[c]['unparsed'] for c in CRITERIA)} | {r.get('copied_turns', 0)} |")
     lines += ["", "## Judge validity", "", "| judge | pairs in both orders | verdict flips % | first shown wins % | "
               "self-consistency % (questions, seeds) | answers copying the prompt's example % |",
               "|---|---|---|---|---|---|"]

@@ -9,17 +9,17 @@ from collections import defaultdict
 from statistics import mean, pstdev
 from typing import Any, Optional, Sequence
 
-from augmenter.judges.base import FAILED, OK, PARTIAL, UNPARSED
+from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL, UNPARSED
 from augmenter.judges.botchat import passes_at
 from augmenter.judges.elo import EloSettings, bootstrap_elo
 from augmenter.judges.parsing import CRITERIA
-from augmenter.judges.validity import copied_examples, known_ordering, position_bias, self_consistency
+from augmenter.judges.validity import copied_examples, known_ordering, mark_copies, position_bias, self_consistency
 
 TRUTH = "ground truth"
 
 
 def _counts(records: Sequence[dict]) -> dict[str, int]:
-    return {s: sum(r["status"] == s for r in records) for s in (OK, PARTIAL, UNPARSED, FAILED)}
+    return {s: sum(r["status"] == s for r in records) for s in (OK, PARTIAL, UNPARSED, COPIED, FAILED)}
 
 
 def arena(records: Sequence[dict], systems: Sequence[str], settings: EloSettings) -> dict[str, Any]:
@@ -75,12 +75,14 @@ def unieval(records: Sequence[dict], systems: Sequence[str], pass_at: Sequence[i
 
 
 def wikichat(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
-    """Per system and criterion: mean and standard deviation of the parsed 1-5 scores, over assistant turns."""
+    """Per system and criterion: mean and standard deviation of the parsed 1-5 scores, over assistant turns (turns
+    whose answer copies the prompt's example left out and counted)."""
     out = {}
     for system in systems:
         mine = [r for r in records if r["systems"] == [system]]
-        turns = [t for r in mine if r["status"] != FAILED for t in r["verdict"].get("turns", [])]
-        row: dict[str, Any] = {"turns": len(turns), **_counts(mine)}
+        every = [t for r in mine if r["status"] != FAILED for t in r["verdict"].get("turns", [])]
+        turns = [t for t in every if t.get("status") != COPIED]
+        row: dict[str, Any] = {"turns": len(turns), "copied_turns": len(every) - len(turns), **_counts(mine)}
         for criterion in CRITERIA:
             scores = [t["scores"][criterion] for t in turns if t["scores"].get(criterion) is not None]
             row[criterion] = {"mean": mean(scores) if scores else None, "std": pstdev(scores) if scores else None,
@@ -93,9 +95,11 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
               pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = (),
               examples: Optional[dict[str, Sequence[str]]] = None) -> dict[str, Any]:
     """Every judge's figures (first seed), validity (all seeds; `known`: (better, worse) system pairs whose order
-    each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers},
-    to count the answers that copy them) and cost."""
+    each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers}:
+    answers that copy them are counted and left out of every figure) and cost."""
     judges = list(dict.fromkeys(r["judge"] for r in records))
+    copies = {name: copied_examples(records, name, examples[name]) for name in judges if examples and name in examples}
+    records = mark_copies(records, examples or {})  # copied answers: counted, never scored
     primary = [r for r in records if r["seed"] == seeds[0]]
     of = lambda name: [r for r in primary if r["judge"] == name]  # noqa: E731
     out: dict[str, Any] = {"systems": list(systems), "seeds": list(seeds), "elo_settings": vars(settings)}
@@ -111,8 +115,7 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
         out["wikichat"] = wikichat(of("wikichat"), systems)
     out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval", "checks") else {}),
                               "self_consistency": self_consistency(records, name),
-                              **({"copied": copied_examples(records, name, examples[name])}
-                                 if examples and name in examples else {})} for name in judges}
+                              **({"copied": copies[name]} if name in copies else {})} for name in judges}
     out["known"] = [{"judge": name, **known_ordering(of(name), name, better, worse)}
                     for name in judges for better, worse in known]
     out["cost"] = {name: {"judgments": len(rs), "llm_calls": sum(r.get("llm_calls", 0) for r in rs),

@@ -130,6 +130,7 @@ def first_dialogues(systems: dict[str, list[Dialogue]], limit: Optional[int]) ->
 def _valid(record: dict) -> bool:
     """Whether a stored judgment has what the results read (a damaged one is asked again)."""
     return (isinstance(record.get("key"), str) and isinstance(record.get("pair"), str)
+            and isinstance(record.get("dialogue_id"), str)
             and isinstance(record.get("judge"), str) and isinstance(record.get("verdict"), dict)
             and isinstance(record.get("systems"), list) and record.get("order") in (0, 1)
             and type(record.get("seed")) is int and record.get("status") in (OK, UNPARSED, PARTIAL, FAILED))

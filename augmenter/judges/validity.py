@@ -16,7 +16,7 @@ from collections import defaultdict
 from itertools import combinations
 from typing import Any, Iterable, Optional, Sequence
 
-from augmenter.judges.base import OK, PARTIAL
+from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL
 from augmenter.judges.botchat import passes_at
 
 
@@ -88,54 +88,69 @@ def _arena_results(records: Iterable[dict], judge: str, better: str, worse: str)
     """Arena: per conversation judged in both orders (both parsed), `better`'s combined result (1 win, 0.5 tie)."""
     orders: dict[str, dict[int, float]] = defaultdict(dict)
     for r in records:
-        if r["judge"] != judge or r["status"] != OK or set(r["systems"]) != {better, worse}:
+        verdict = r.get("verdict") or {}
+        if r.get("judge") != judge or r.get("status") != OK or set(r.get("systems") or []) != {better, worse} \
+                or "first" not in verdict:
             continue
-        result = r["verdict"]["first"] if r["systems"][0] == better else 1.0 - r["verdict"]["first"]
-        orders[r["dialogue_id"]][r["order"]] = result
-    return {d: (o[0] + o[1]) / 2 for d, o in orders.items() if len(o) == 2}
+        result = verdict["first"] if r["systems"][0] == better else 1.0 - verdict["first"]
+        orders[r.get("dialogue_id")][r.get("order")] = result
+    return {d: (o[0] + o[1]) / 2 for d, o in orders.items() if 0 in o and 1 in o}
 
 
-def _unary_scores(records: Iterable[dict], judge: str, system: str) -> dict[str, float]:
-    """Per dialogue, one number a judge gives `system` alone, higher is better: UniEval 1 when the whole dialogue
-    passes (judged not AI-involved), else 0; WikiChat the mean of its parsed 1-5 scores; GTEval the dialogue's
-    result against the ground truth over both orders. Undecided or unparsed dialogues are left out."""
-    out: dict[str, float] = {}
+def _unary_scores(records: Iterable[dict], judge: str, system: str) -> dict[str, Any]:
+    """Per dialogue, what a judge gives `system` alone: WikiChat the mean of its parsed 1-5 scores; GTEval the
+    dialogue's result against the ground truth over both orders; UniEval its verdict (compared at the shorter
+    dialogue's length, see `known_ordering`). Unparsed, copied or failed judgments are left out."""
+    out: dict[str, Any] = {}
     gt: dict[str, dict[int, float]] = defaultdict(dict)
     for r in records:
-        if r["judge"] != judge or system not in r["systems"]:
+        verdict, dialogue = r.get("verdict") or {}, r.get("dialogue_id")
+        if r.get("judge") != judge or system not in (r.get("systems") or []) or r.get("status") not in (OK, PARTIAL):
             continue
-        if judge == "gteval":
-            if r["status"] == OK:
-                gt[r["dialogue_id"]][r["order"]] = (r["verdict"]["first"] if r["systems"][0] == system
-                                                    else 1.0 - r["verdict"]["first"])
-        elif "turns" in r["verdict"] and r["status"] in (OK, PARTIAL):
-            scores = [s for t in r["verdict"]["turns"] for s in t["scores"].values() if s is not None]
+        if judge == "gteval" and "first" in verdict and r["status"] == OK:
+            gt[dialogue][r.get("order")] = verdict["first"] if r["systems"][0] == system else 1.0 - verdict["first"]
+        elif "turns" in verdict:
+            scores = [s for t in verdict["turns"] for s in (t.get("scores") or {}).values() if s is not None]
             if scores:
-                out[r["dialogue_id"]] = sum(scores) / len(scores)
-        elif r["status"] == OK and "ai" in r["verdict"]:
-            passed = passes_at(r["verdict"], r["verdict"].get("length", 0))
-            if passed is not None:
-                out[r["dialogue_id"]] = float(passed)
-    out.update({d: (o[0] + o[1]) / 2 for d, o in gt.items() if len(o) == 2})
+                out[dialogue] = sum(scores) / len(scores)
+        elif "ai" in verdict and r["status"] == OK:
+            out[dialogue] = verdict
+    out.update({d: (o[0] + o[1]) / 2 for d, o in gt.items() if 0 in o and 1 in o})
     return out
+
+
+def _compare(mine: Any, theirs: Any) -> Optional[float]:
+    """1 / 0.5 / 0: `mine` above, level with or below `theirs` (None: undecidable). UniEval verdicts compare at the
+    shorter dialogue's length (one that ended early would pass more easily): passing beats failing."""
+    if isinstance(mine, dict):
+        n = min(mine.get("length", 0), theirs.get("length", 0))
+        mine, theirs = passes_at(mine, n), passes_at(theirs, n)
+        if mine is None or theirs is None:
+            return None
+    return 1.0 if mine > theirs else 0.0 if mine < theirs else 0.5
 
 
 def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str) -> dict[str, Any]:
     """How often `judge` puts `better` above `worse`, a known ordering (human gold replies above a small model's,
     say), over the dialogues judged for both: wins, ties and losses of `better`; `agreement` = wins / (wins +
-    losses) with its 95% Wilson interval; `reading`: "agrees" (interval above 0.5), "reversed" (below), or
-    "cannot tell" (it holds 0.5, or no decisive comparison). Arena compares the two directly (both orders
+    losses) with its 95% Wilson interval; `reading`: "agrees" (interval above 0.5), "reversed" (below), "cannot
+    tell" (it holds 0.5), "all ties" (no decisive comparison) or "no comparison" (no dialogue judged for both). Arena compares the two directly (both orders
     combined); the one-dialogue judges compare each system's own score on the same dialogue."""
     records = list(records)
     if judge in PAIRWISE:
         results = list(_arena_results(records, judge, better, worse).values())
     else:
         mine, theirs = _unary_scores(records, judge, better), _unary_scores(records, judge, worse)
-        results = [1.0 if mine[d] > theirs[d] else 0.0 if mine[d] < theirs[d] else 0.5 for d in mine if d in theirs]
+        results = [x for x in (_compare(mine[d], theirs[d]) for d in mine if d in theirs) if x is not None]
     wins, losses = sum(x > 0.5 for x in results), sum(x < 0.5 for x in results)
     decisive = wins + losses
     low, high = wilson(wins, decisive)
-    reading = "cannot tell" if low is None or low <= 0.5 <= high else ("agrees" if low > 0.5 else "reversed")
+    if not results:
+        reading = "no comparison"
+    elif not decisive:
+        reading = "all ties"
+    else:
+        reading = "cannot tell" if low <= 0.5 <= high else ("agrees" if low > 0.5 else "reversed")
     return {"better": better, "worse": worse, "compared": len(results), "wins": wins,
             "ties": len(results) - decisive, "losses": losses,
             "agreement": wins / decisive if decisive else None, "low": low, "high": high, "reading": reading}
@@ -151,6 +166,39 @@ def _grams(text: str, n: int) -> list[tuple[str, ...]]:
     return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
 
 
+def _copies(text: str, known: set, n: int, share: float) -> bool:
+    grams = _grams(str(text), n)
+    return bool(grams) and bool(known) and sum(g in known for g in grams) >= share * len(grams)
+
+
+def mark_copies(records: Iterable[dict], examples: dict[str, Sequence[str]], n: int = 4,
+                share: float = 0.5) -> list[dict]:
+    """The records with every answer that copies its judge's worked examples (see `copied_examples`) marked
+    "copied": a one-answer judgment's status becomes "copied"; a WikiChat turn's scores are dropped and the turn
+    marked, the judgment "copied" when all its turns are, else "partial". Copied answers are counted, never scored,
+    as unparsed ones. The stored judgments are not changed."""
+    out = []
+    for r in records:
+        known = {g for text in examples.get(r.get("judge"), ()) for g in _grams(text, n)}
+        raws = [str(x) for x in r.get("raw") or []]
+        if not known or r.get("status") not in (OK, PARTIAL) or not raws:
+            out.append(r)
+            continue
+        verdict = r.get("verdict") or {}
+        if "turns" not in verdict:
+            out.append({**r, "status": COPIED} if _copies(raws[0], known, n, share) else r)
+            continue
+        answers, turns = iter(raws), []
+        for turn in verdict["turns"]:
+            if turn.get("status") != FAILED and _copies(next(answers, ""), known, n, share):
+                turn = {**turn, "scores": dict.fromkeys(turn.get("scores") or {}), "status": COPIED}
+            turns.append(turn)
+        statuses = {t.get("status") for t in turns}
+        status = COPIED if statuses == {COPIED} else (PARTIAL if COPIED in statuses else r["status"])
+        out.append({**r, "status": status, "verdict": {**verdict, "turns": turns}})
+    return out
+
+
 def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4,
                     share: float = 0.5) -> dict[str, Any]:
     """How many of `judge`'s answers copy its prompt's worked examples (`examples`, their answers): at least `share`
@@ -159,10 +207,9 @@ def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str]
     known = {g for text in examples for g in _grams(text, n)}
     answers = copied = 0
     for r in records:
-        if r["judge"] != judge:
+        if r.get("judge") != judge:
             continue
         for text in r.get("raw") or []:
-            grams = _grams(str(text), n)
             answers += 1
-            copied += bool(grams) and bool(known) and sum(g in known for g in grams) >= share * len(grams)
+            copied += _copies(str(text), known, n, share)
     return {"answers": answers, "copied": copied, "share": copied / answers if answers else None}
