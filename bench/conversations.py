@@ -40,6 +40,23 @@ def _run(argv: list[str], commands: list[str]) -> None:
         sys.exit(code)
 
 
+def conversations_table(summaries: dict[str, dict]) -> str:
+    """One row per system: conversations done, cost per conversation, replies flagged by the rule checks."""
+    rows = ["## The conversations", "",
+            "| system | ok | failed | pending | turns | assistant LLM calls | user LLM calls | s per conversation | "
+            "replies repeating % | dodging % | echoing the user % | user messages by source |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, s in summaries.items():
+        c = s.get("cost_per_conversation") or {}
+        num = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        sources = ", ".join(f"{k} {v}" for k, v in (s.get("user_messages") or {}).items())
+        rows.append(f"| {name} | {s['ok']} | {s['failed']} | {s['pending']} | {num(s.get('turns_per_conversation'))} "
+                    f"| {num(c.get('assistant_llm_calls'))} | {num(c.get('user_llm_calls'))} | {num(c.get('seconds'))} "
+                    f"| {num(s.get('replies_repeating_percent'))} | {num(s.get('replies_dodging_percent'))} "
+                    f"| {num(s.get('replies_echoing_user_percent'))} | {sources} |")
+    return "\n".join(rows) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--conversations", type=int, default=50)
@@ -51,6 +68,9 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="a suffix for the result files (e.g. the judge model's name)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--results", default=str(ROOT / "bench" / "results"), help="where the result files go")
+    ap.add_argument("--judge-only", action="store_true",
+                    help="judge the conversations recorded so far; run no `augmenter converse` (a partial run is "
+                         "judged as it stands and its summary says how many are pending)")
     ap.add_argument("overrides", nargs="*", help="overrides of every `augmenter converse` run")
     args = ap.parse_args()
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -59,7 +79,10 @@ def main() -> None:
     commands: list[str] = []
     start = time.perf_counter()
     for system in systems:
-        _run(["converse", f"experiment={system}", *common], commands)
+        if args.judge_only:
+            commands.append(shlex.join(["augmenter", "converse", f"experiment={system}", *common]) + "  # earlier")
+        else:
+            _run(["converse", f"experiment={system}", *common], commands)
     cfg = compose("converse", [f"experiment={systems[0]}", *common])
     sample = sample_dir(cfg.converse)
     tag = f"-{args.tag}" if args.tag else ""
@@ -78,7 +101,8 @@ def main() -> None:
     (dest / f"conversations{tag}.json").write_text(json.dumps(report, indent=1))
     header = "\n".join(["# Conversations and judges", "", f"Command: `{report['command']}`", "", "Runs:", "",
                         *[f"    {c}" for c in commands], ""])
-    (dest / f"conversations{tag}.md").write_text(header + (out / "results.md").read_text())
+    (dest / f"conversations{tag}.md").write_text(header + conversations_table(summaries) + "\n"
+                                                 + (out / "results.md").read_text())
     if (out / "elo.png").exists():
         shutil.copy(out / "elo.png", dest / f"conversations{tag}-elo.png")
     print(f"results: {dest / f'conversations{tag}.json'}, {dest / f'conversations{tag}.md'}")

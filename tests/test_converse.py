@@ -41,6 +41,17 @@ class ScriptedLLM(FakeLLM):
         return Completion(text=text, prompt_tokens=len(prompt.split()), completion_tokens=len(text.split()))
 
 
+class EchoingLLM(ScriptedLLM):
+    """As ScriptedLLM, but the assistant says the second user message back (as the 0.5B model often does)."""
+
+    def complete(self, messages, params):
+        done = super().complete(messages, params)
+        prompt = "\n".join(m["content"] for m in messages)
+        if USER_PROMPT not in prompt and USER_LINES[1] in prompt:
+            return Completion(text=f"Yes. {USER_LINES[1]}", prompt_tokens=done.prompt_tokens, completion_tokens=7)
+        return done
+
+
 @pytest.fixture
 def llm(monkeypatch):
     monkeypatch.setattr(ScriptedLLM, "errors", {})
@@ -85,9 +96,19 @@ def test_conversations_record_every_turn_and_resume(tmp_path, llm):
     assert summary["cost_per_conversation"]["user_llm_calls"] == 2
     assert summary["user_messages"] == {"llm": 6}
     assert summary["replies_repeating_percent"] == 50.0  # the second reply copies the first word for word
+    assert summary["replies_echoing_user_percent"] == 0.0
     calls = len(llm.prompts)
     assert main(_args(tmp_path)) == 0  # resumed: nothing left to do, nothing asked, records as they were
     assert len(llm.prompts) == calls and _records(run) == records
+
+
+def test_replies_saying_the_user_message_back_are_counted(tmp_path, llm):
+    assert main(_args(tmp_path, f"llm._target_={__name__}.EchoingLLM")) == 0
+    run = _run_dir(tmp_path)
+    assert [t["response"] for t in _records(run)[0]["turns"]] == ["It is a short walk.", f"Yes. {USER_LINES[1]}"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["replies_echoing_user_percent"] == 50.0  # the second of each conversation's two replies
+    assert summary["replies_repeating_percent"] == 0.0  # it repeats the user, not the assistant's earlier reply
 
 
 def test_a_damaged_records_file_reruns_only_what_it_lost(tmp_path, llm):
@@ -143,6 +164,19 @@ def test_a_fatal_llm_error_stops_with_the_records_kept(tmp_path, llm, capsys):
     err = capsys.readouterr().err
     assert "401" in err and "1 of 3 conversations recorded" in err and "\n" not in err.strip()
     assert [r["status"] for r in _records(_run_dir(tmp_path))] == ["ok"]
+
+
+def test_stopped_by_hand_the_summary_says_what_is_pending(tmp_path, llm):
+    second = sample_seeds(chat_seeds(SEEDS), 3, 0)[1]
+    llm.errors = {second.opening[0].text: KeyboardInterrupt()}
+    assert main(_args(tmp_path)) == 130
+    run = _run_dir(tmp_path)
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["ok"], summary["failed"], summary["pending"]) == (1, 0, 2)
+    assert [r["status"] for r in _records(run)] == ["ok"]
+    llm.errors = {}
+    assert main(_args(tmp_path)) == 0  # resumed: the two pending conversations run
+    assert json.loads((run / "summary.json").read_text())["ok"] == 3
 
 
 def test_another_configuration_is_refused_unless_restarted(tmp_path, llm, capsys):

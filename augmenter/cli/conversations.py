@@ -76,7 +76,7 @@ def print_converse_summary(s: dict) -> None:
         line += (f"; {s['turns_per_conversation']:.1f} turns, {c.get('assistant_llm_calls', 0):.1f} assistant and "
                  f"{c.get('user_llm_calls', 0):.1f} user LLM calls, {c.get('seconds', 0):.1f} s (per conversation); "
                  f"replies repeating {s['replies_repeating_percent']:.1f} %, dodging "
-                 f"{s['replies_dodging_percent']:.1f} %")
+                 f"{s['replies_dodging_percent']:.1f} %, echoing the user {s['replies_echoing_user_percent']:.1f} %")
     print(f"{line} -> {s['run_dir']}")
 
 

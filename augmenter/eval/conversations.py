@@ -37,7 +37,7 @@ from augmenter.redact import redact, redact_data
 from augmenter.storage import content_hash, read_jsonl, write_atomic
 from augmenter.text import one_line
 from augmenter.utilities.dodge import DodgeUtility
-from augmenter.utilities.repetition import RepetitionUtility
+from augmenter.utilities.repetition import RepetitionUtility, measure as measure_repetition
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +233,9 @@ class ConversationRunner:
                 raise type(exc)(f"{exc}; {self.name}: stopped, {summary['ok'] + summary['failed']} of "
                                 f"{len(self.seeds)} conversations recorded in {self.dir}: run the same command again "
                                 "to resume") from exc
+            except KeyboardInterrupt:  # stopped by hand: the summary still says what is recorded and what is pending
+                self._finish(records)
+                raise
             summary = self._finish(records)
         allowed = self.max_failed if type(self.max_failed) is int else self.max_failed * len(self.seeds)
         if summary["failed"] > allowed:
@@ -343,6 +346,9 @@ class ConversationRunner:
                 if replies else None
             summary["replies_dodging_percent"] = 100.0 * mean(self._dodges(text, mem) for text, mem in replies) \
                 if replies else None
+            echoes = [self._echoes(str(t.get("response") or ""), str(t.get("user") or "")) for r in ok
+                      for t in r["turns"] if isinstance(t, dict)]
+            summary["replies_echoing_user_percent"] = 100.0 * mean(echoes) if echoes else None
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
@@ -358,6 +364,13 @@ class ConversationRunner:
 
     def _dodges(self, text: str, memory: dict) -> bool:
         return not self.dodge(self._memory(memory), text).passed
+
+    def _echoes(self, text: str, user: str) -> bool:
+        """The reply says back the user's message it answers (over half of its 4-grams or sentences are the
+        user's), as the repetition check counts copies of earlier turns."""
+        rep = self.repetition
+        return bool(user) and measure_repetition(text, [user], rep.ngram, rep.min_sentence_words).earlier \
+            > rep.earlier_threshold
 
 
 class _UserFailed(Exception):
