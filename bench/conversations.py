@@ -50,6 +50,9 @@ def conversations_table(summaries: dict[str, dict]) -> str:
         c = s.get("cost_per_conversation") or {}
         num = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
         sources = ", ".join(f"{k} {v}" for k, v in (s.get("user_messages") or {}).items())
+        if not s:
+            rows.append(f"| {name} | no summary.json: run its `augmenter converse` again to write one |")
+            continue
         rows.append(f"| {name} | {s['ok']} | {s['failed']} | {s['pending']} | {num(s.get('turns_per_conversation'))} "
                     f"| {num(c.get('assistant_llm_calls'))} | {num(c.get('user_llm_calls'))} | {num(c.get('seconds'))} "
                     f"| {num(s.get('replies_repeating_percent'))} | {num(s.get('replies_dodging_percent'))} "
@@ -90,7 +93,8 @@ def main() -> None:
     runs = [str(sample / system) for system in systems]
     _run(["judge", *runs, f"judge.judges=[{args.judges}]", f"judge.out={out}", f"data_root={args.data_root}",
           *shlex.split(args.judge_args)], commands)
-    summaries = {system: json.loads((sample / system / "summary.json").read_text()) for system in systems}
+    summaries = {system: json.loads((sample / system / "summary.json").read_text())
+                 if (sample / system / "summary.json").is_file() else {} for system in systems}
     results = json.loads((out / "results.json").read_text())
     report = {"command": shlex.join(["python", "bench/conversations.py", *sys.argv[1:]]), "commands": commands,
               "total_s": round(time.perf_counter() - start, 1),
