@@ -345,3 +345,14 @@ def test_the_simulators_guard_under_greedy_decoding_and_without_it():
         ("The north, please!", "llm_goal")  # said the hint word for word: counted apart from its own words
     unguarded = LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], guard=False)
     assert unguarded.next_message(history, 1) == (refusal, "llm")  # the training env's simulator, as before
+
+
+def test_the_summary_line_when_no_reply_was_counted(capsys):
+    from augmenter.cli.conversations import print_converse_summary
+
+    print_converse_summary({"name": "s", "ok": 1, "conversations": 1, "failed": 0, "run_dir": "d",
+                            "turns_per_conversation": 0.0, "cost_per_conversation": {"seconds": 1.0},
+                            "replies_repeating_percent": None, "replies_dodging_percent": None,
+                            "replies_echoing_user_percent": None})
+    out = capsys.readouterr().out
+    assert "replies repeating -, dodging -, echoing the user -" in out and "1 of 1 conversations" in out

@@ -67,6 +67,10 @@ def converse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _percent(value) -> str:
+    return "-" if value is None else f"{value:.1f} %"  # None: no reply to count (every conversation ended at once)
+
+
 def print_converse_summary(s: dict) -> None:
     line = f"{s['name']}: {s['ok']} of {s['conversations']} conversations"
     if s["failed"]:
@@ -75,8 +79,9 @@ def print_converse_summary(s: dict) -> None:
         c = s["cost_per_conversation"]
         line += (f"; {s['turns_per_conversation']:.1f} turns, {c.get('assistant_llm_calls', 0):.1f} assistant and "
                  f"{c.get('user_llm_calls', 0):.1f} user LLM calls, {c.get('seconds', 0):.1f} s (per conversation); "
-                 f"replies repeating {s['replies_repeating_percent']:.1f} %, dodging "
-                 f"{s['replies_dodging_percent']:.1f} %, echoing the user {s['replies_echoing_user_percent']:.1f} %")
+                 f"replies repeating {_percent(s['replies_repeating_percent'])}, dodging "
+                 f"{_percent(s['replies_dodging_percent'])}, echoing the user "
+                 f"{_percent(s['replies_echoing_user_percent'])}")
     print(f"{line} -> {s['run_dir']}")
 
 
