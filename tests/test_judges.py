@@ -424,6 +424,29 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
         load_systems([tmp_path / "missing"])
 
 
+def test_conversations_bring_the_human_dialogue_they_continue_as_the_system_human(tmp_path):
+    run = tmp_path / "sample" / "table2_llm_only"
+    run.mkdir(parents=True)
+    turn = lambda s, t: {"speaker": s, "text": t}  # noqa: E731
+    opening = [turn("U", "I need a hotel."), turn("S", "Which area?")]
+    rows = [{"conversation_id": "a", "status": "ok", "opening": opening,
+             "utterances": [*opening, turn("U", "The north."), turn("S", "The north.")],
+             "ground_truth": [*opening, turn("U", "North, please."), turn("S", "The Acorn is in the north.")]},
+            {"conversation_id": "b", "status": "ok", "opening": opening, "ground_truth": opening,  # nothing after it
+             "utterances": [*opening, turn("U", "Cheap."), turn("S", "Cheap.")]}]
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    systems = load_systems([run.parent], human=True)
+    assert set(systems) == {"table2_llm_only", "human"} and [d.id for d in systems["human"]] == ["a"]
+    (h,) = systems["human"]
+    assert h.utterances[2:] == [("U", "North, please."), ("S", "The Acorn is in the north.")]
+    assert h.human == 2 and h.ground_truth == []  # the humans' own dialogue has nothing to be compared with
+    for r in rows:
+        r["ground_truth"] = opening
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match="human"):
+        load_systems([run.parent], human=True)
+
+
 def test_limit_keeps_the_same_first_dialogues_in_every_system(tmp_path):
     for name, order in (("a_run", [5, 3, 8, 1]), ("b_run", [8, 5, 1, 3])):
         run = tmp_path / "sample" / name

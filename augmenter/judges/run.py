@@ -50,6 +50,13 @@ def dialogues_from_converse(rows: Iterable[dict], system: str) -> list[Dialogue]
                      _pairs(r.get("ground_truth"))) for r in rows if r.get("status") == "ok"]
 
 
+def human_conversations(dialogues: Iterable[Dialogue]) -> list[Dialogue]:
+    """The human dialogues that simulated conversations continue (DSTC11's: real users and wizards), as the
+    system "human": the same opening, then what the humans said; only those that go on past the opening."""
+    return [Dialogue(d.id, HUMAN, list(d.ground_truth), d.human) for d in dialogues  # no truth: it is the truth
+            if len(d.ground_truth) > d.human]
+
+
 def dialogues_from_eval(rows: Iterable[dict], system: str, history: int = 4, human: bool = False) -> list[Dialogue]:
     """The ok turns of an `augmenter eval` run as short dialogues: the last `history` utterances before the turn,
     the user's message, then the reply (the gold reply when `human`); the gold reply is the ground truth."""
@@ -88,13 +95,16 @@ def load_systems(paths: Sequence[Path], human: bool = False, history: int = 4) -
         rows = _read(run / "records.jsonl")
         if any("conversation_id" in r for r in rows):
             systems[name] = dialogues_from_converse([r for r in rows if "conversation_id" in r], name)
+            if human and HUMAN not in systems:
+                systems[HUMAN] = human_conversations(systems[name])
         else:
             rows = [r for r in rows if isinstance(r.get("dialogue_id"), str)]
             systems[name] = dialogues_from_eval(rows, name, history)
             if human and HUMAN not in systems:
                 systems[HUMAN] = dialogues_from_eval(rows, HUMAN, history, human=True)
-    if human and HUMAN not in systems:
-        raise InputError("human replies come from eval runs (their gold replies): none was given")
+    if human and not systems.get(HUMAN):
+        raise InputError("human replies come from eval runs (their gold replies) or from conversations with a human "
+                         "continuation (DSTC11 openings): none was given")
     return systems
 
 
