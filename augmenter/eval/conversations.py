@@ -37,7 +37,7 @@ from augmenter.redact import redact, redact_data
 from augmenter.storage import content_hash, read_jsonl, write_atomic
 from augmenter.text import one_line
 from augmenter.utilities.dodge import DodgeUtility
-from augmenter.utilities.repetition import RepetitionUtility, measure as measure_repetition
+from augmenter.utilities.repetition import RepetitionUtility
 
 log = logging.getLogger(__name__)
 
@@ -329,8 +329,8 @@ class ConversationRunner:
         rows = self._save(records)
         ok = [r for r in rows if r.get("status") == "ok"]
         reasons = Counter(str(r.get("error") or "unknown") for r in rows if r.get("status") != "ok")
-        replies = [(str(t.get("response") or ""), t.get("memory") or {}) for r in ok for t in r["turns"]
-                   if isinstance(t, dict)]
+        replies = [(str(t.get("response") or ""), t.get("memory") or {}, str(t.get("user") or "")) for r in ok
+                   for t in r["turns"] if isinstance(t, dict)]  # (reply, its Working Memory, the user's message)
         summary: dict[str, Any] = {
             "name": self.name, "run_dir": str(self.dir), "conversations": len(self.seeds), "ok": len(ok),
             "failed": len(rows) - len(ok), "pending": len(self.seeds) - len(rows),
@@ -342,13 +342,12 @@ class ConversationRunner:
             summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
                                                     if isinstance(t, dict)).most_common())
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
-            summary["replies_repeating_percent"] = 100.0 * mean(self._repeats(text, mem) for text, mem in replies) \
+            summary["replies_repeating_percent"] = 100.0 * mean(
+                self._repeats(text, mem) for text, mem, _ in replies) if replies else None
+            summary["replies_dodging_percent"] = 100.0 * mean(self._dodges(text, mem) for text, mem, _ in replies) \
                 if replies else None
-            summary["replies_dodging_percent"] = 100.0 * mean(self._dodges(text, mem) for text, mem in replies) \
-                if replies else None
-            echoes = [self._echoes(str(t.get("response") or ""), str(t.get("user") or "")) for r in ok
-                      for t in r["turns"] if isinstance(t, dict)]
-            summary["replies_echoing_user_percent"] = 100.0 * mean(echoes) if echoes else None
+            summary["replies_echoing_user_percent"] = 100.0 * mean(
+                bool(user) and self.repetition.copies(text, [user]) for text, _, user in replies) if replies else None
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
@@ -364,13 +363,6 @@ class ConversationRunner:
 
     def _dodges(self, text: str, memory: dict) -> bool:
         return not self.dodge(self._memory(memory), text).passed
-
-    def _echoes(self, text: str, user: str) -> bool:
-        """The reply says back the user's message it answers (over half of its 4-grams or sentences are the
-        user's), as the repetition check counts copies of earlier turns."""
-        rep = self.repetition
-        return bool(user) and measure_repetition(text, [user], rep.ngram, rep.min_sentence_words).earlier \
-            > rep.earlier_threshold
 
 
 class _UserFailed(Exception):

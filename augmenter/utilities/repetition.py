@@ -114,6 +114,10 @@ class RepetitionUtility:
     def measure(self, candidate: str, history: Sequence[Utterance] = ()) -> Repetition:
         return measure(candidate, assistant_turns(history), self.ngram, self.min_sentence_words)
 
+    def copies(self, candidate: str, texts: Sequence[str]) -> bool:
+        """Whether `candidate` copies `texts` (any speaker's) as this check counts a copy of earlier turns."""
+        return measure(candidate, texts, self.ngram, self.min_sentence_words).earlier > self.earlier_threshold
+
     def feedback(self, rep: Repetition) -> Optional[str]:
         if rep.within > self.within_threshold:
             return WITHIN_FEEDBACK.format(sentence=_clip(rep.within_sentence or ""), count=max(rep.within_count, 2))
