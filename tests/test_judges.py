@@ -263,6 +263,26 @@ def test_another_judge_configuration_is_refused(tmp_path):
              progress=False).run()
 
 
+def test_rule_checks_are_judged_anew_on_every_run_while_llm_judgments_resume(tmp_path):
+    fake = FakeLLM(default="Choice: Conversation 1")
+    systems = {"good": _systems(2)["good"], "bad": _systems(2)["bad"]}
+    judges = {"arena": ArenaJudge(fake), "checks": ChecksJudge()}
+    first = JudgeRun(judges, systems, tmp_path, progress=False).run()
+    path = tmp_path / "judgments.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:  # stale verdicts, as if the checks had been stricter when they were written
+        if row["judge"] == "checks":
+            row["verdict"] = {**row["verdict"], "flags": [9, 9], "choice": "neither", "first": 0.5}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    calls = len(fake.calls)
+    again = JudgeRun(judges, systems, tmp_path, progress=False).run()
+    assert len(fake.calls) == calls  # the Arena's LLM judgments resume
+    checks = [r for r in again if r["judge"] == "checks"]
+    assert checks and all(r["verdict"]["flags"] != [9, 9] for r in checks)
+    assert [r["verdict"] for r in checks] == [r["verdict"] for r in first if r["judge"] == "checks"]
+    assert len(path.read_text().splitlines()) == len(first)  # one line per question, none duplicated
+
+
 # ---- agreement with a known ordering ------------------------------------------------------------------------------
 def test_wilson_interval_by_hand():
     low, high = wilson(8, 10)  # the textbook example: 0.490 to 0.943
@@ -522,6 +542,15 @@ def test_judge_command_end_to_end(tmp_path):
     assert (tmp_path / "out" / "elo.png").stat().st_size > 1000
     judgments = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert len(judgments.splitlines()) == 12 + 8 + 6 + 6 + 12  # Arena, GTEval (2 systems x 2 turns x 2 orders), ...
-    assert main(args) == 0  # resumed: nothing asked again
-    assert (tmp_path / "out" / "judgments.jsonl").read_text() == judgments
+    assert main(args) == 0  # resumed: nothing asked again; the rule checks (no LLM) are judged anew, same verdicts
+
+    def kept(text):
+        rows = [json.loads(line) for line in text.splitlines()]
+        return [{**r, "seconds": None} if r["judge"] == "checks" else r for r in rows]
+
+    assert kept((tmp_path / "out" / "judgments.jsonl").read_text()) == kept(judgments)
+    assert "Judge model: `" in (tmp_path / "out" / "results.md").read_text()
+    assert main([*args, "judge.judges=[checks]"]) == 0  # no LLM judge ran: the report names no judge model
+    assert "Judge model" not in (tmp_path / "out" / "results.md").read_text()
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["judge_model"] == ""
 

@@ -123,7 +123,7 @@ def judge(args: argparse.Namespace) -> int:
                         {name: [str(s.get("assistant", "")) for s in j.prompt.few_shot] for name, j in judges.items()
                          if hasattr(j, "prompt")})
     command = shlex.join(["augmenter", "judge", *args.runs, *args.overrides])
-    report = write_results(results, out, command, llm.identity)
+    report = write_results(results, out, command, llm.identity if set(jc.judges) & set(LLM_JUDGES) else "")
     for r in results.get("arena", {}).get("elo", []):
         print(f"{r['player']}: Bootstrap Elo {r['elo']:.1f} (95% interval {r['low']:.1f} to {r['high']:.1f}, "
               f"{r['games']} games)" if r["games"] else f"{r['player']}: no parsed Arena game, no Elo")

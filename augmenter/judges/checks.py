@@ -23,6 +23,7 @@ class ChecksJudge:
 
     name = "checks"
     arity = 2
+    recompute = True  # free and deterministic: judged anew on every run, so a changed check never mixes with old verdicts
 
     def __init__(self, repetition: Optional[RepetitionUtility] = None, dodge: Optional[DodgeUtility] = None):
         self.repetition, self.dodge = repetition or RepetitionUtility(), dodge or DodgeUtility()

@@ -191,7 +191,8 @@ def plan(judges: dict[str, Judge], systems: dict[str, list[Dialogue]], seeds: Se
 class JudgeRun:
     """Runs `judges` ({name: Judge}) over `systems` with each seed of `seeds`, into `out_dir/judgments.jsonl`.
     `fingerprint`: what makes judgments comparable (judge model, prompts, settings); records of another fingerprint
-    are refused unless `restart` (which discards them)."""
+    are refused unless `restart` (which discards them). A judge with `recompute` set (the rule checks: free and
+    deterministic) is judged anew on every run, so a changed check never resumes old verdicts."""
 
     def __init__(self, judges: dict[str, Judge], systems: dict[str, list[Dialogue]], out_dir: Path,
                  seeds: Sequence[int] = (0,), fingerprint: Optional[dict] = None, restart: bool = False,
@@ -213,7 +214,8 @@ class JudgeRun:
             tasks = plan(self.judges, self.systems, self.seeds)
             rows = _read(self.path) if self.path.exists() else []
             done = {r["key"]: r for r in rows if _valid(r)}
-            todo = [t for t in tasks if t.key not in done or done[t.key].get("status") == FAILED]
+            todo = [t for t in tasks if t.key not in done or done[t.key].get("status") == FAILED
+                    or getattr(self.judges[t.judge], "recompute", False)]
             failed = 0
             bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="judging", unit="judgment",
                        disable=not self.progress, dynamic_ncols=True)
