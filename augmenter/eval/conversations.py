@@ -329,8 +329,8 @@ class ConversationRunner:
         rows = self._save(records)
         ok = [r for r in rows if r.get("status") == "ok"]
         reasons = Counter(str(r.get("error") or "unknown") for r in rows if r.get("status") != "ok")
-        replies = [(str(t.get("response") or ""), t.get("memory") or {}, str(t.get("user") or "")) for r in ok
-                   for t in r["turns"] if isinstance(t, dict)]  # (reply, its Working Memory, the user's message)
+        replies = [(str(t.get("response") or ""), self._memory(t.get("memory") or {}), str(t.get("user") or ""))
+                   for r in ok for t in r["turns"] if isinstance(t, dict)]  # (reply, its Working Memory, user's message)
         summary: dict[str, Any] = {
             "name": self.name, "run_dir": str(self.dir), "conversations": len(self.seeds), "ok": len(ok),
             "failed": len(rows) - len(ok), "pending": len(self.seeds) - len(rows),
@@ -342,12 +342,12 @@ class ConversationRunner:
             summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
                                                     if isinstance(t, dict)).most_common())
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
-            summary["replies_repeating_percent"] = 100.0 * mean(
-                self._repeats(text, mem) for text, mem, _ in replies) if replies else None
-            summary["replies_dodging_percent"] = 100.0 * mean(self._dodges(text, mem) for text, mem, _ in replies) \
-                if replies else None
-            summary["replies_echoing_user_percent"] = 100.0 * mean(
-                bool(user) and self.repetition.copies(text, [user]) for text, _, user in replies) if replies else None
+            percent = lambda flags: 100.0 * mean(flags) if replies else None  # noqa: E731
+            summary["replies_repeating_percent"] = percent(self.repetition.repeats(text, mem.h_q)
+                                                           for text, mem, _ in replies)
+            summary["replies_dodging_percent"] = percent(not self.dodge(mem, text).passed for text, mem, _ in replies)
+            summary["replies_echoing_user_percent"] = percent(bool(user) and self.repetition.copies(text, [user])
+                                                              for text, _, user in replies)
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
@@ -357,12 +357,6 @@ class ConversationRunner:
             return WorkingMemory.model_validate(memory)
         except ValueError:  # a damaged record: judged without its history
             return WorkingMemory(q="")
-
-    def _repeats(self, text: str, memory: dict) -> bool:
-        return self.repetition.feedback(self.repetition.measure(text, self._memory(memory).h_q)) is not None
-
-    def _dodges(self, text: str, memory: dict) -> bool:
-        return not self.dodge(self._memory(memory), text).passed
 
 
 class _UserFailed(Exception):

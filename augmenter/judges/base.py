@@ -61,7 +61,9 @@ class Judgment:
 
 @runtime_checkable
 class Judge(Protocol):
-    """Judges `arity` dialogues (1: UniEval, WikiChat; 2: Arena, GTEval, which compare two) with one sampling seed."""
+    """Judges `arity` dialogues (1: UniEval, WikiChat; 2: Arena, GTEval, which compare two) with one sampling seed.
+    A judge may set `recompute = True` (free and deterministic, like the rule checks): `JudgeRun` then judges anew
+    on every run instead of resuming its stored verdicts."""
 
     name: str
     arity: int

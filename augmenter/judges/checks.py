@@ -36,9 +36,8 @@ class ChecksJudge:
             if turn.speaker != "S" or i < dialogue.human:
                 continue
             history, query = turns[:max(0, i - 1)], turns[i - 1].text if i > 0 else ""
-            repeats = self.repetition.feedback(self.repetition.measure(turn.text, history)) is not None
-            dodges = not self.dodge(WorkingMemory(q=query, h_q=history), turn.text).passed
-            flags += repeats or dodges
+            flags += self.repetition.repeats(turn.text, history) \
+                or not self.dodge(WorkingMemory(q=query, h_q=history), turn.text).passed
             replies += 1
         return flags, replies
 

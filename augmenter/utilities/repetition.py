@@ -114,6 +114,10 @@ class RepetitionUtility:
     def measure(self, candidate: str, history: Sequence[Utterance] = ()) -> Repetition:
         return measure(candidate, assistant_turns(history), self.ngram, self.min_sentence_words)
 
+    def repeats(self, candidate: str, history: Sequence[Utterance] = ()) -> bool:
+        """Whether `candidate` fails this check: it repeats itself or the assistant's earlier turns in `history`."""
+        return self.feedback(self.measure(candidate, history)) is not None
+
     def copies(self, candidate: str, texts: Sequence[str]) -> bool:
         """Whether `candidate` copies `texts` (any speaker's) as this check counts a copy of earlier turns."""
         return measure(candidate, texts, self.ngram, self.min_sentence_words).earlier > self.earlier_threshold
