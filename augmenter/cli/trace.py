@@ -60,6 +60,7 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
 
 OUTCOME_NOTES = {
     "partial": "no candidate was fully supported: only its supported claims are shown",
+    "quoted": "no candidate was supported: the reviews on the question are quoted instead",
     "abstained": "no candidate was supported by the knowledge: augmenter says so instead of guessing",
 }
 
@@ -73,6 +74,9 @@ def show_sources(mem: WorkingMemory, console: Console) -> None:
         return
     console.print(safe(("  sources:", "bold")))
     for n, ref in enumerate(sources, 1):
-        console.print(safe("  ", (f"[{n}] {ref.id}", "dim"), " ", ref.text))
+        if ref.location is not None:  # a document's passage: the file, the page, the headings, then the quote
+            console.print(safe("  ", (f"[{n}] {ref.location.label()}:", "dim"), f' "{ref.quote}"'))
+        else:
+            console.print(safe("  ", (f"[{n}] {ref.id}", "dim"), " ", ref.text))
     for claim, numbers in claims:
         console.print(safe(("  " + "".join(f"[{n}]" for n in numbers) + " " + claim, "dim")))

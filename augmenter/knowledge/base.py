@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.memory import Snippet
-from augmenter.storage import read_jsonl
+from augmenter.storage import json_error, read_jsonl
 
 
 @dataclass
@@ -78,7 +78,7 @@ def _read_json(path: Path):
     except UnicodeDecodeError as exc:
         raise KnowledgeFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise KnowledgeFormatError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise KnowledgeFormatError(f"{path}: not valid JSON: {json_error(exc)}") from None
     except RecursionError:
         raise KnowledgeFormatError(f"{path}: JSON nested too deeply") from None
 
@@ -168,6 +168,9 @@ def _check_row(row: dict, where: str) -> dict:
             raise KnowledgeFormatError(f"{where}: {key!r} must be {allowed}, got {got}")
     if "text" not in row and not ("question" in row and "answer" in row):
         raise KnowledgeFormatError(f"{where}: needs 'text', or 'question' and 'answer'")
+    for key in ("text", "question", "answer", "entity"):
+        if key in row and not row[key].strip():
+            raise KnowledgeFormatError(f"{where}: {key!r} is empty")
     return row
 
 

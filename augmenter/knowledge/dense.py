@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from augmenter.errors import ConfigError
+from augmenter.extras import ENCODER, require
 from augmenter.knowledge.retrievers import Hits, Retriever, check_search, search_by_scores, settle
 from augmenter.knowledge.topk import best_rows
 from augmenter.paths import cache_dir
@@ -38,6 +39,7 @@ class DenseRetriever:
                  hnsw_m: int = 32, ef_search: int = 128, candidates: int = 200, progress: bool = True):
         if index not in INDEXES:
             raise ConfigError(f"retriever.index must be one of {', '.join(INDEXES)}, got {index!r}")
+        require("chat", "dense retrieval (retriever=dense, dense_hnsw, hybrid)", (*ENCODER, "faiss"))
         self.kind, self.batch_size, self.progress = index, batch_size, progress
         self.hnsw_m, self.ef_search, self.candidates = hnsw_m, ef_search, candidates
         self.store = Path(store) if store else embedding_store()
@@ -73,6 +75,11 @@ class DenseRetriever:
             self.store.mkdir(parents=True, exist_ok=True)
             with atomic_open(path, "wb") as sink:
                 np.save(sink, self.embeddings)
+        self.use_embeddings(self.embeddings)
+
+    def use_embeddings(self, embeddings: np.ndarray) -> None:
+        """Search these (normalised) embeddings, one row per text, e.g. ones a document index kept."""
+        self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
         import faiss  # optional: augmenter[eval]
 
         dim = self.embeddings.shape[1]

@@ -7,9 +7,11 @@ vector. Ties break by row index (the lower first), so results are deterministic.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Optional, Protocol, Sequence
 
 import bm25s
@@ -111,8 +113,31 @@ class BM25sRetriever:
         self._bounds = None  # each term's highest score, for search's pruning
 
     def index(self, texts: Sequence[str]) -> None:
-        self._n, self._bounds = len(texts), None
-        self._bm25.index([tokenize(t) for t in texts], show_progress=False)
+        self.index_tokens([tokenize(t) for t in texts])
+
+    def index_tokens(self, tokens: Sequence[list[str]]) -> None:
+        """Index texts already tokenised by `tokenize`."""
+        self._n, self._bounds = len(tokens), None
+        self._bm25.index(list(tokens), show_progress=False)
+
+    def save(self, directory: str | Path) -> None:
+        """The index in bm25s's own format (its `save`), for `load`."""
+        self._bm25.save(str(directory), show_progress=False)
+
+    def load(self, directory: str | Path, n: int) -> bool:
+        """Load an index `save` wrote, if it holds `n` texts scored with this retriever's k1 and b (else False)."""
+        try:
+            params = json.loads((Path(directory) / "params.index.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if (params.get("method"), params.get("k1"), params.get("b"), params.get("num_docs")) != \
+                ("lucene", self.k1, self.b, n):
+            return False
+        backend = self._bm25.backend
+        self._bm25 = bm25s.BM25.load(str(directory), show_progress=False)
+        self._bm25.backend = backend
+        self._n, self._bounds = n, None
+        return True
 
     @property
     def numba(self) -> bool:

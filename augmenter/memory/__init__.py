@@ -6,11 +6,12 @@ from augmenter.memory.state import (
     ClaimCheck,
     EntityMention,
     EvidenceRef,
+    Location,
     Snippet,
     Utterance,
     Verdict,
     WorkingMemory,
 )
 
-__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Snippet", "Utterance", "Verdict",
-           "WorkingMemory"]
+__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Location", "Snippet", "Utterance",
+           "Verdict", "WorkingMemory"]

@@ -25,8 +25,29 @@ class Utterance(BaseModel):
     text: str
 
 
+class Location(BaseModel):
+    """Where a passage of a user's document sits: the file (relative to the indexed folder), the page (PDFs, from
+    1), the heading path (the document's title, then its headings) and the character span, in the document's text
+    as read (the page's text for a PDF), of the blocks the passage was cut from."""
+
+    path: str
+    page: Optional[int] = None
+    heading: list[str] = Field(default_factory=list)
+    start: Optional[int] = None
+    end: Optional[int] = None
+
+    def label(self) -> str:
+        """How a citation names it, e.g. `policies/travel.pdf, page 2, Travel Policy > Hotels`."""
+        parts = [self.path]
+        if self.page is not None:
+            parts.append(f"page {self.page}")
+        if self.heading:
+            parts.append(" > ".join(self.heading))
+        return ", ".join(parts)
+
+
 class Snippet(BaseModel):
-    """One piece of knowledge: a FAQ, a review sentence, or a user's own passage."""
+    """One piece of knowledge: a FAQ, a review sentence, or a user's own passage (with its `location`)."""
 
     id: str
     text: str
@@ -38,11 +59,14 @@ class Snippet(BaseModel):
     sent_id: Optional[int] = None
     score: Optional[float] = None  # retrieval score, when it came from a retriever
     context: list[str] = Field(default_factory=list)  # linked context (the evidence linker's), shown after the text
+    stance: Optional[str] = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
+    location: Optional[Location] = None  # a document chunk's file, page, headings and span (augmenter.documents)
 
     def render(self) -> str:
-        """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.`"""
+        """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.` (a review sentence
+        with its stance on the question: `Review (negative): ...`)."""
         prefix = f"[{self.entity_name}] " if self.entity_name else ""
-        kind = {"faq": "", "review": "Review: "}.get(self.doc_type or "", "")
+        kind = {"faq": "", "review": f"Review ({self.stance}): " if self.stance else "Review: "}.get(self.doc_type or "", "")
         linked = "".join(f" ({c})" for c in self.context)
         return f"{prefix}{kind}{self.text}{linked}"
 
@@ -56,11 +80,20 @@ class Verdict(str, Enum):
 
 
 class EvidenceRef(BaseModel):
-    """The evidence a claim was judged against: a snippet id and the sentence of it that matched best."""
+    """The evidence a claim was judged against: a snippet id and the sentence of it that matched best; for a
+    document's passage also its location and the whole passage the sentence was quoted from."""
 
     id: str
     text: str
     similarity: Optional[float] = None
+    location: Optional[Location] = None
+    passage: Optional[str] = None
+
+    @property
+    def quote(self) -> str:
+        """The quoted sentence without the title and headings the evidence puts in front (`location` names them)."""
+        prefix = f"[{' > '.join(self.location.heading)}] " if self.location and self.location.heading else ""
+        return self.text[len(prefix):] if prefix and self.text.startswith(prefix) else self.text
 
 
 class ClaimCheck(BaseModel):
@@ -259,9 +292,17 @@ class WorkingMemory(BaseModel):
         return sources, claims
 
     def citation_records(self) -> list[dict]:
-        """The citations as JSON: each supported claim of the sent response with its sources' snippet ids."""
+        """The citations as JSON: each supported claim of the sent response with its sources' snippet ids (and,
+        for a document's passages, `where` each is: file, page, headings)."""
         sources, claims = self.sources()
-        return [{"claim": claim, "sources": [sources[n - 1].id for n in numbers]} for claim, numbers in claims]
+        records = []
+        for claim, numbers in claims:
+            record = {"claim": claim, "sources": [sources[n - 1].id for n in numbers]}
+            if any(sources[n - 1].location for n in numbers):
+                record["where"] = [sources[n - 1].location.label() if sources[n - 1].location else sources[n - 1].id
+                                   for n in numbers]
+            records.append(record)
+        return records
 
     def evidence_text(self) -> str:
         """All evidence as one string, for utilities such as Knowledge F1."""

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from augmenter.memory import Utterance
 from augmenter.redact import redact
 from augmenter.text import one_line
+from augmenter.storage import json_error
 
 ROLES = {"user": "U", "assistant": "S"}
 IGNORED_ROLES = ("system", "developer")  # augmenter's own prompt instructs the model: these are accepted, unused
@@ -65,7 +66,8 @@ def parse_chat_request(body: bytes, max_message_chars: int, max_history_messages
     except UnicodeDecodeError:
         raise ApiError(400, "the request body is not UTF-8 text", code="invalid_json") from None
     except ValueError as exc:
-        raise ApiError(400, f"the request body is not valid JSON: {exc}", code="invalid_json") from None
+        why = json_error(exc) if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ApiError(400, f"the request body is not valid JSON: {why}", code="invalid_json") from None
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object with `messages`", code="invalid_json")
     messages = data.get("messages")

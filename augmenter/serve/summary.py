@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from augmenter.memory import ActionRecord, WorkingMemory
+from augmenter.memory import ActionRecord, EvidenceRef, WorkingMemory
 from augmenter.redact import redact_data
 
 
@@ -57,6 +57,16 @@ def _candidates(mem: WorkingMemory) -> list[dict[str, Any]]:
     return out
 
 
+def _source(n: int, ref: EvidenceRef) -> dict[str, Any]:
+    """A numbered source; a document's passage also names its file, page and headings (`where`), the sentence
+    quoted (`quote`) and the whole passage it was quoted from (`passage`)."""
+    out: dict[str, Any] = {"n": n, "id": ref.id, "text": ref.text}
+    if ref.location is not None:
+        out.update(where=ref.location.label(), location=ref.location.model_dump(), quote=ref.quote,
+                   passage=ref.passage)
+    return out
+
+
 def usage(mem: WorkingMemory) -> dict[str, int]:
     """The turn's real LLM cost: every call (responses, checks, queries), its tokens; cached calls among them."""
     return {"prompt_tokens": mem.prompt_tokens, "completion_tokens": mem.completion_tokens,
@@ -73,9 +83,10 @@ def turn_summary(mem: WorkingMemory, queue_seconds: float = 0.0, request_seconds
         "outcome": mem.outcome,
         "response": mem.response,
         "entities": [m.name for m in mem.entities],
-        "evidence": [{"id": s.id, "text": s.render(), "score": _round(s.score)} for s in mem.e],
+        "evidence": [{"id": s.id, "text": s.render(), "score": _round(s.score),
+                      **({"where": s.location.label()} if s.location is not None else {})} for s in mem.e],
         "candidates": _candidates(mem),
-        "sources": [{"n": n, "id": ref.id, "text": ref.text} for n, ref in enumerate(sources, 1)],
+        "sources": [_source(n, ref) for n, ref in enumerate(sources, 1)],
         "cited_claims": [{"claim": claim, "sources": numbers} for claim, numbers in claims],
         "citations": mem.citation_records(),
         "actions": [action_summary(r, i) for i, r in enumerate(mem.trace, 1)],

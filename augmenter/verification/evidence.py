@@ -1,13 +1,14 @@
 """Each claim's evidence (CEG): the turn's evidence e plus a per-claim retrieval from the knowledge base, cut into
-sentences (a FAQ stays whole: its question gives the answer its meaning), and the units at least `similarity`
+sentences (a FAQ stays whole: its question gives the answer its meaning; a short snippet too, unless it is a
+passage of a document, whose title and headings go in front of each sentence), and the units at least `similarity`
 similar to the claim, most similar first."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from augmenter.memory import Snippet, WorkingMemory
+from augmenter.memory import Location, Snippet, WorkingMemory
 from augmenter.verification.encoder import similarities
 from augmenter.verification.splitter import split_sentences
 
@@ -16,16 +17,19 @@ from augmenter.verification.splitter import split_sentences
 class EvidenceUnit:
     id: str  # the snippet's id
     text: str  # one sentence of it (a whole FAQ), with the entity's name in front
+    location: Optional[Location] = field(default=None, compare=False, hash=False)  # a document passage's place
+    passage: Optional[str] = field(default=None, compare=False, hash=False)  # ... and its whole text
 
 
 def units(snippets: Iterable[Snippet]) -> list[EvidenceUnit]:
     out: list[EvidenceUnit] = []
     for s in snippets:
         prefix = f"[{s.entity_name}] " if s.entity_name else ""
-        if s.doc_type == "faq" or len(s.text) < 200:
-            out.append(EvidenceUnit(s.id, prefix + s.text))
+        where = {"location": s.location, "passage": s.text} if s.location is not None else {}
+        if s.doc_type == "faq" or (len(s.text) < 200 and s.location is None):  # a document's passage: sentences
+            out.append(EvidenceUnit(s.id, prefix + s.text, **where))
         else:
-            out.extend(EvidenceUnit(s.id, prefix + sentence) for sentence in split_sentences(s.text))
+            out.extend(EvidenceUnit(s.id, prefix + sentence, **where) for sentence in split_sentences(s.text))
     return out
 
 

@@ -11,6 +11,7 @@
   const keyInput = $("key");
   let limits = { max_message_chars: 2000, max_history_messages: 40 };
   let turns = load();
+  let shown = 0; // turns on the page: each turn's sources get ids of their own (src-<turn>-<n>)
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -46,6 +47,7 @@
 
   function view(q) {
     const box = el("section", "turn");
+    box.dataset.turn = String(++shown);
     box.append(el("div", "msg user", q));
     const answer = el("div", "msg assistant");
     box.append(answer);
@@ -82,20 +84,54 @@
     failed: "The language model failed on this turn.",
   };
 
+  // A document's passage: where it is (file, page, headings), the sentence quoted, and the whole passage with that
+  // sentence marked, folded under it. Every piece goes in as text.
+  function passage(src) {
+    const box = el("details", "passage");
+    box.append(el("summary", null, "passage"));
+    const body = el("blockquote");
+    const text = String(src.passage || ""), quote = String(src.quote || "");
+    const at = quote ? text.indexOf(quote) : -1;
+    if (at < 0) body.append(document.createTextNode(text));
+    else body.append(document.createTextNode(text.slice(0, at)), el("mark", null, quote),
+      document.createTextNode(text.slice(at + quote.length)));
+    box.append(body);
+    return box;
+  }
+
   function showFinal(v, text, s) {
     v.answer.className = "msg assistant final";
     v.answer.replaceChildren(el("p", "text", text));
     if (NOTES[s.outcome]) v.answer.append(el("div", "note", NOTES[s.outcome]));
+    const turn = v.box.dataset.turn;
+    const anchor = (n) => `src-${turn}-${Number(n)}`;
     if (s.sources && s.sources.length) {
       const list = el("ol", "sources");
       for (const src of s.sources) {
         const item = el("li");
-        item.append(el("span", "sid", `[${src.n}] ${src.id}`), document.createTextNode(src.text));
+        item.id = anchor(src.n);
+        if (src.where) {
+          item.append(el("span", "sid", `[${src.n}] ${src.where}`), el("q", "quote", src.quote), passage(src));
+        } else {
+          item.append(el("span", "sid", `[${src.n}] ${src.id}`), document.createTextNode(src.text));
+        }
         list.append(item);
       }
       v.answer.append(el("div", "cites", "sources:"), list);
       for (const c of s.cited_claims || []) {
-        v.answer.append(el("div", "cites", c.sources.map((n) => `[${n}]`).join("") + " " + c.claim));
+        const line = el("div", "cites");
+        for (const n of c.sources) {
+          const link = el("a", "cite", `[${n}]`);
+          link.href = "#" + anchor(n);
+          link.addEventListener("click", () => {
+            const target = document.getElementById(anchor(n));
+            const fold = target && target.querySelector("details.passage");
+            if (fold) fold.open = true;
+          });
+          line.append(link);
+        }
+        line.append(document.createTextNode(" " + c.claim));
+        v.answer.append(line);
       }
     }
     v.answer.append(trace(s));
@@ -132,7 +168,9 @@
       const list = el("ol", "sources");
       for (const e of s.evidence) {
         const item = el("li");
-        item.append(el("span", "sid", e.id + (e.score !== null ? ` (${e.score})` : "")), document.createTextNode(e.text));
+        const where = e.where ? `${e.where} ` : "";
+        item.append(el("span", "sid", where + e.id + (e.score !== null ? ` (${e.score})` : "")),
+          document.createTextNode(e.text));
         list.append(item);
       }
       box.append(list);

@@ -1,0 +1,79 @@
+"""`augmenter index`: build or update the index of a folder of documents, or show what it holds (`--status`).
+
+    augmenter index PATH... [--include GLOB] [--exclude GLOB] [--words N] [--overlap N] [--index-dir DIR]
+    augmenter index PATH... --status       documents, chunks, skipped files and why
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from augmenter.errors import InputError
+
+
+def add_command(command) -> None:
+    ix = command("index", "index a folder of documents (.md .txt .pdf .html .docx) for knowledge=docs; "
+                          "re-run to update it (only changed files are read)")
+    ix.add_argument("paths", nargs="*", metavar="PATH", help="folders (read recursively), files or globs")
+    ix.add_argument("--status", action="store_true", help="list the index's documents, chunks and skipped files")
+    ix.add_argument("--index-dir", help="where the index lives (default: <cache>/documents/<name>-<hash of PATHs>, "
+                                        "where knowledge=docs looks for it)")
+    ix.add_argument("--include", action="append", metavar="GLOB",
+                    help="index only files matching it (repeatable), e.g. '*.md' or 'policies/*' (default: the "
+                         "index's, or all)")
+    ix.add_argument("--exclude", action="append", metavar="GLOB",
+                    help="leave these files out (repeatable; default: the index's, or none)")
+    ix.add_argument("--words", type=int, help="chunk size in words (default: the index's, or 200)")
+    ix.add_argument("--overlap", type=int, help="words a chunk repeats from the one before (default: 40)")
+    ix.add_argument("--max-file-mb", type=float, default=50.0, help="skip larger files (default: 50)")
+    ix.add_argument("--rebuild", action="store_true", help="read every file again, ignoring the previous index")
+
+
+def index(args: argparse.Namespace) -> int:
+    from augmenter.documents import IndexStore, default_index_dir, update_index
+
+    if not args.paths and not args.index_dir:
+        raise InputError("name the folders, files or globs to index (or --index-dir with --status)")
+    if args.words is not None and args.words < 1:
+        raise InputError(f"--words must be at least 1, got {args.words}")
+    directory = args.index_dir or default_index_dir(args.paths)
+    if args.status:
+        return show_status(IndexStore(directory))
+    quiet = args.verbosity < 0
+    report = update_index(args.paths, directory, args.words, args.overlap, args.include, args.exclude,
+                          args.max_file_mb, rebuild=args.rebuild, progress=not quiet)
+    print(report.summary())
+    if not report.documents:
+        raise InputError("no document could be indexed (the warnings above say why)")
+    return 0
+
+
+def show_status(store) -> int:
+    generation = store.current()
+    if generation is None:
+        raise InputError(f"no document index at {store.directory}: run augmenter index PATH first")
+    m = generation.manifest
+    docs, skipped = m["documents"], m.get("skipped", {}) | {k: {"reason": v} for k, v in m.get("scan_skipped", {}).items()}
+    out = sys.stdout
+    print(f"index {store.directory} ({generation.directory.name}, built {m.get('built_at', '?')})", file=out)
+    globs = "".join(f"; {k} {' '.join(m[k])}" for k in ("include", "exclude") if m.get(k))
+    print(f"from {', '.join(m.get('sources', []))} (root {m.get('root')}); chunks of at most "
+          f"{m['settings']['words']} words, {m['settings']['overlap']} repeated{globs}", file=out)
+    print(f"{len(docs)} documents, {len(generation.chunks)} chunks:", file=out)
+    width = min(60, max((len(rel) for rel in docs), default=0))
+    for rel, entry in sorted(docs.items()):
+        pages = f", {entry['pages']} pages" if entry.get("pages") else ""
+        notes = f"  ({'; '.join(entry['notes'])})" if entry.get("notes") else ""
+        print(f"  {rel:<{width}}  {entry.get('format', '?'):<8} {entry['chunks']:>4} chunk{'s' * (entry['chunks'] != 1)}{pages}  "
+              f"{entry.get('title', '')}{notes}", file=out)
+    if skipped:
+        print(f"{len(skipped)} skipped:", file=out)
+        for rel, entry in sorted(skipped.items()):
+            print(f"  {rel}: {entry['reason']}", file=out)
+    unsupported = m.get("unsupported") or {}
+    if unsupported or m.get("hidden"):
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(unsupported.items(), key=lambda kv: -kv[1]))
+        print(f"not indexed: {sum(unsupported.values())} of unsupported types{f' ({kinds})' if kinds else ''}, "
+              f"{m.get('hidden', 0)} hidden or junk", file=out)
+    return 0

@@ -1,0 +1,50 @@
+"""One reader per format, chosen by the file's extension: `read_document(name, data)` -> Document, or Unreadable
+with the reason. Each reader is a well-kept library's (see the modules); none touches the network."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from augmenter.documents.model import Document, Unreadable, clean
+from augmenter.documents.readers.docx import read_docx
+from augmenter.documents.readers.html import read_html
+from augmenter.documents.readers.markdown import read_markdown
+from augmenter.documents.readers.pdf import read_pdf
+from augmenter.documents.readers.text import read_text
+
+READERS: dict[str, Callable[[bytes, str], Document]] = {
+    ".md": read_markdown, ".markdown": read_markdown, ".txt": read_text, ".text": read_text,
+    ".pdf": read_pdf, ".html": read_html, ".htm": read_html, ".docx": read_docx,
+}
+_MAGIC = {".pdf": (b"%PDF",), ".docx": (b"PK\x03\x04",)}
+
+
+def supported(name: str) -> bool:
+    return _suffix(name) in READERS
+
+
+def _suffix(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > name.rfind("/") else ""
+
+
+def read_document(name: str, data: bytes) -> Document:
+    """The document in `data` (the file `name`), or Unreadable: empty, not what its extension says, no text."""
+    suffix = _suffix(name)
+    if not data.strip():
+        raise Unreadable("empty file")
+    magic = _MAGIC.get(suffix)
+    if magic and not data.lstrip()[:8].startswith(magic):
+        kind = {".pdf": "PDF", ".docx": "Word (.docx) file"}[suffix]
+        raise Unreadable(f"not a {kind}: its content does not start like one")
+    try:
+        document = READERS[suffix](data, name)
+    except Unreadable:
+        raise
+    except RecursionError:
+        raise Unreadable("nested too deeply to read") from None
+    except Exception as exc:  # noqa: BLE001 (a reader's bug or a library's surprise: this file only is skipped)
+        raise Unreadable(f"could not be read ({type(exc).__name__}: {clean(str(exc))[:120]})") from None
+    if not document.blocks:
+        raise Unreadable("no text in it")
+    return document

@@ -1,0 +1,507 @@
+"""Your own documents (issue 30): every format read from real files (made here with fpdf2 and python-docx, or the
+shipped handbook), chunks that keep their file, page, headings and span, the persisted incremental index (add,
+change, delete, touch, a run killed half-way), every bad file as one warning line while the rest is indexed, and
+`augmenter index` / `--status`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from augmenter.cli.main import main
+from augmenter.documents import IndexStore, Unreadable, load_documents, read_document, split_document, update_index
+from augmenter.documents.handbook import DOCX_SECTIONS, PDF_PAGES, QUESTIONS, TITLE_PDF, build, handbook_dir
+from augmenter.documents.model import Block, Document
+from augmenter.errors import InputError
+
+HANDBOOK = handbook_dir()
+
+
+# ---- files of every format, made here --------------------------------------------------------------------------
+def make_pdf(path: Path, pages: list[tuple[str, str]], title: str = "Made Here", outline: bool = True,
+             user_password: str | None = None, owner_password: str | None = None) -> Path:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title(title)
+    pdf.set_auto_page_break(False)
+    if user_password is not None or owner_password is not None:
+        pdf.set_encryption(owner_password=owner_password or "owner", user_password=user_password or "")
+    for heading, text in pages:
+        pdf.add_page()
+        if outline:
+            pdf.start_section(heading)
+        pdf.set_font("Helvetica", "B", 14)
+        pdf.multi_cell(0, 8, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    return path
+
+
+def make_scanned_pdf(path: Path) -> Path:
+    """A PDF whose pages hold only drawings: no text layer, as a scan without OCR."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    for _ in range(2):
+        pdf.add_page()
+        pdf.rect(20, 20, 100, 60, style="F")
+    pdf.output(str(path))
+    return path
+
+
+def make_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Garden Rules", 0)
+    document.add_heading("Watering", 1)
+    document.add_paragraph("Water the tomatoes every evening at 19:00.")
+    document.add_heading("Tools", 1)
+    document.add_paragraph("The shed key hangs behind the kitchen door.")
+    table = document.add_table(rows=0, cols=2)
+    for row in (("Tool", "Shelf"), ("Rake", "top"), ("Spade", "bottom")):
+        cells = table.add_row().cells
+        cells[0].text, cells[1].text = row
+    document.save(str(path))
+    return path
+
+
+MARKDOWN = """\
+---
+title: Kitchen Manual
+---
+# Ignored heading
+
+The kitchen opens at 06:30.
+
+## Oven
+
+Preheat the oven to **220 degrees** for [bread](bread.md).
+
+### Cleaning
+
+Clean the oven every Friday.
+
+| Part | Cleaner |
+|---|---|
+| Door | glass spray |
+"""
+HTML = """<html><head><title>Boat Guide</title><script>document.write('evil')</script>
+<link rel="stylesheet" href="http://192.0.2.1/never-fetched.css"></head>
+<body><nav>menu | links</nav><h1>Boat Guide</h1><p>Life jackets are under the <b>front seat</b>.</p>
+<h2>Engine</h2><ul><li>Check the oil before every trip.</li><li>Fuel is stored ashore.</li></ul>
+<div hidden>invisible text</div><img src="http://192.0.2.1/pixel.png" alt=""></body></html>"""
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    """A folder with one good file of every format, nested, plus a hidden file and an unsupported one."""
+    root = tmp_path / "docs"
+    (root / "manuals" / "deep").mkdir(parents=True)
+    (root / "kitchen.md").write_text(MARKDOWN, encoding="utf-8")
+    (root / "manuals" / "boat.html").write_text(HTML, encoding="utf-8")
+    make_pdf(root / "manuals" / "deep" / "bikes.pdf", [("Tyres", "Pump the tyres to 4 bar every week."),
+                                                        ("Chains", "Oil the chain once a month.")], "Bike Care")
+    make_docx(root / "garden.docx")
+    (root / "notes.txt").write_text("Plain notes.\n\nThe wifi password is on the fridge.\n", encoding="utf-8")
+    (root / ".secret.md").write_text("# Hidden\n\nnever indexed\n", encoding="utf-8")
+    (root / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return root
+
+
+def quiet(_line):
+    pass
+
+
+# ---- readers ------------------------------------------------------------------------------------------------------
+def test_markdown_headings_front_matter_tables_and_source_spans():
+    text = MARKDOWN
+    doc = read_document("kitchen.md", text.encode())
+    assert doc.title == "Kitchen Manual" and doc.format == "markdown"
+    by_text = {b.text: b for b in doc.blocks}
+    assert by_text["Preheat the oven to 220 degrees for bread."].heading == ("Ignored heading", "Oven")
+    assert by_text["Clean the oven every Friday."].heading == ("Ignored heading", "Oven", "Cleaning")
+    assert "Part: Door; Cleaner: glass spray" in by_text
+    spans = {b.text: text[b.start:b.end] for b in doc.blocks}  # the span is the block's own lines in the file
+    assert spans["Preheat the oven to 220 degrees for bread."] == "Preheat the oven to **220 degrees** for [bread](bread.md)."
+    assert spans["Part: Door; Cleaner: glass spray"] == "| Door | glass spray |"
+    assert spans["The kitchen opens at 06:30."] == "The kitchen opens at 06:30."
+
+
+def test_html_is_read_as_it_is_on_disk(monkeypatch):
+    import socket
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the HTML reader opened a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    doc = read_document("boat.html", HTML.encode())
+    texts = [b.text for b in doc.blocks]
+    assert doc.title == "Boat Guide" and texts[0] == "Life jackets are under the front seat."
+    assert [b.heading for b in doc.blocks][1:] == [("Engine",), ("Engine",)]
+    joined = " ".join(texts)
+    assert "evil" not in joined and "menu" not in joined and "invisible" not in joined
+
+
+def test_pdf_pages_and_headings_from_its_bookmarks(tmp_path):
+    doc = read_document("bikes.pdf", make_pdf(tmp_path / "b.pdf", [("Tyres", "Pump to 4 bar."),
+                                                                   ("Chains", "Oil monthly.")], "Bike Care")
+                        .read_bytes())
+    assert doc.title == "Bike Care" and doc.pages == 2
+    assert [(b.page, b.heading, b.text) for b in doc.blocks] == [(1, ("Tyres",), "Pump to 4 bar."),
+                                                                 (2, ("Chains",), "Oil monthly.")]
+
+
+def test_docx_headings_title_and_table_rows(tmp_path):
+    doc = read_document("garden.docx", make_docx(tmp_path / "g.docx").read_bytes())
+    assert doc.title == "Garden Rules" and doc.format == "word"
+    assert [(b.heading, b.text) for b in doc.blocks] == [
+        (("Watering",), "Water the tomatoes every evening at 19:00."),
+        (("Tools",), "The shed key hangs behind the kitchen door."),
+        (("Tools",), "Tool | Shelf"), (("Tools",), "Tool: Rake; Shelf: top"), (("Tools",), "Tool: Spade; Shelf: bottom")]
+
+
+def test_the_shipped_handbook_reads_in_every_format():
+    formats = {}
+    for path in sorted(HANDBOOK.rglob("*.*")):
+        doc = read_document(path.name, path.read_bytes())
+        formats[path.suffix] = doc
+        assert doc.blocks and not doc.notes, path
+    assert set(formats) == {".md", ".html", ".pdf", ".docx"}
+    pdf = formats[".pdf"]
+    assert pdf.title == TITLE_PDF and pdf.pages == len(PDF_PAGES)
+    assert [b.heading for b in pdf.blocks] == [(section,) for section, _ in PDF_PAGES]
+    assert [h for h, _, _ in DOCX_SECTIONS] == list(dict.fromkeys(b.heading[0] for b in formats[".docx"].blocks
+                                                                   if b.heading))
+
+
+def test_the_committed_pdf_and_word_file_are_what_the_generator_writes(tmp_path):
+    pytest.importorskip("fpdf", reason="fpdf2 (augmenter[dev]) regenerates the sample PDF")
+    for made in build(tmp_path):
+        shipped = HANDBOOK / made.name
+        fresh, committed = read_document(made.name, made.read_bytes()), read_document(made.name, shipped.read_bytes())
+        assert (fresh.title, [(b.text, b.heading, b.page) for b in fresh.blocks]) == \
+            (committed.title, [(b.text, b.heading, b.page) for b in committed.blocks])
+
+
+def test_every_handbook_answer_is_in_the_files_it_names():
+    texts = {p.relative_to(HANDBOOK).as_posix(): read_document(p.name, p.read_bytes()) for p in HANDBOOK.rglob("*.*")}
+    kinds = {q["kind"] for q in QUESTIONS}
+    assert kinds == {"single", "cross", "none"}
+    for question in QUESTIONS:
+        for rel, page in question["sources"]:
+            assert rel in texts and (page is None or page <= (texts[rel].pages or 0))
+        if question["kind"] == "single":
+            rel, page = question["sources"][0]
+            blocks = [b.text for b in texts[rel].blocks if page is None or b.page == page]
+            assert any(a.lower() in " ".join(blocks).lower() for a in question["answer"]), question["q"]
+
+
+# ---- chunks -------------------------------------------------------------------------------------------------------
+def test_chunks_keep_to_their_size_never_cross_a_heading_or_page_and_overlap_by_whole_sentences():
+    sentences = [f"Sentence number {i} says something about topic {i % 7}." for i in range(60)]
+    blocks = [Block(" ".join(sentences[:30]), ("A",), 1, 0, 100), Block(" ".join(sentences[30:]), ("A",), 2, 0, 90),
+              Block("A short tail.", ("B",), 2, 95, 110)]
+    chunks = split_document(Document("T", blocks, "pdf"), words=40, overlap=10)
+    assert all(len(c.text.split()) <= 40 for c in chunks)
+    assert {(c.heading, c.page) for c in chunks} == {(("A",), 1), (("A",), 2), (("B",), 2)}
+    page1 = [c for c in chunks if c.page == 1]
+    for before, after in zip(page1, page1[1:]):  # the next chunk starts with the last sentence of the one before
+        assert after.text.split(". ")[0] + "." == before.text.split(". ")[-1] or before.text.endswith(
+            after.text.split(". ")[0] + ".")
+    covered = " ".join(c.text for c in page1)
+    assert all(s in covered for s in sentences[:30])
+    assert chunks[-1].text == "A short tail." and (chunks[-1].start, chunks[-1].end) == (95, 110)
+
+
+def test_a_sentence_longer_than_a_chunk_is_cut_into_overlapping_windows():
+    words = [f"w{i}" for i in range(100)]
+    chunks = split_document(Document("T", [Block(" ".join(words), (), None, 0, 500)], "text"), words=30, overlap=5)
+    assert all(len(c.text.split()) <= 30 for c in chunks)
+    assert chunks[1].text.split()[0] == "w25" and chunks[-1].text.split()[-1] == "w99"
+    with pytest.raises(ValueError):
+        split_document(Document("T", [], "text"), words=10, overlap=10)
+
+
+# ---- the index ------------------------------------------------------------------------------------------------------
+def test_a_folder_of_every_format_is_indexed_with_citable_chunks(folder, tmp_path):
+    report = update_index([folder], tmp_path / "index", warn=quiet)
+    assert report.documents == 5 and not report.skipped and report.unsupported == {".png": 1} and report.hidden == 1
+    kb = load_documents(str(folder), str(tmp_path / "index"), update=False)
+    by_file = {}
+    for s in kb.snippets:
+        by_file.setdefault(s.location.path, []).append(s)
+    assert set(by_file) == {"kitchen.md", "manuals/boat.html", "manuals/deep/bikes.pdf", "garden.docx", "notes.txt"}
+    tyres = next(s for s in by_file["manuals/deep/bikes.pdf"] if "4 bar" in s.text)
+    assert tyres.location.page == 1 and tyres.location.heading == ["Bike Care", "Tyres"]
+    assert tyres.entity_name == "Bike Care > Tyres" and tyres.id == "manuals/deep/bikes.pdf#1"
+    assert tyres.location.label() == "manuals/deep/bikes.pdf, page 1, Bike Care > Tyres"
+    oven = next(s for s in by_file["kitchen.md"] if "220" in s.text)
+    assert oven.location.heading == ["Kitchen Manual", "Ignored heading", "Oven"]
+    assert MARKDOWN[oven.location.start:oven.location.end].startswith("Preheat the oven")
+    names = {e.name for e in kb.entities}
+    assert names == {"Kitchen Manual", "Boat Guide", "Bike Care", "Garden Rules", "Notes"}
+    # retrieval indexes the title and headings too: "tyres" is only a heading of the PDF
+    from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
+
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=1)
+    assert consolidator.retrieve("How hard should tyres be pumped?")[1][0].id == tyres.id
+
+
+def test_the_index_is_reused_at_start_up_from_bm25s_own_files(folder, tmp_path, monkeypatch):
+    from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
+
+    update_index([folder], tmp_path / "index", warn=quiet)
+    kb = load_documents(str(folder), str(tmp_path / "index"))
+    assert (kb.generation.bm25_dir / "params.index.json").exists()
+    monkeypatch.setattr(BM25sRetriever, "index", lambda self, texts: pytest.fail("indexed again at start-up"))
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=2)
+    assert consolidator.retrieve("When does the kitchen open?")[1][0].location.path == "kitchen.md"
+    other = BM25sRetriever(k1=1.2)  # other BM25 parameters than the saved index's: indexed in memory, same texts
+    assert not other.load(kb.generation.bm25_dir, len(kb.snippets))
+
+
+def test_an_update_reads_only_added_and_changed_files_and_drops_deleted_ones(folder, tmp_path, monkeypatch):
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    read = []
+    import augmenter.documents.indexer as indexer
+
+    real = indexer.read_document
+    monkeypatch.setattr(indexer, "read_document", lambda name, data: read.append(name) or real(name, data))
+    (folder / "new.md").write_text("# New Page\n\nThe printer is in room 4.\n", encoding="utf-8")
+    (folder / "notes.txt").write_text("The wifi password changed: ask the office manager.\n", encoding="utf-8")
+    (folder / "garden.docx").unlink()
+    os.utime(folder / "kitchen.md", None)  # touched, not changed: hashed, not read again
+    report = update_index([folder], index, warn=quiet)
+    assert sorted(read) == ["new.md", "notes.txt"]
+    assert (report.added, report.changed, report.deleted) == (["new.md"], ["notes.txt"], ["garden.docx"])
+    assert report.unchanged == 3 and report.written
+    kb = load_documents(str(folder), str(index), update=False)
+    texts = " ".join(s.text for s in kb.snippets)
+    assert "room 4" in texts and "office manager" in texts and "fridge" not in texts and "tomatoes" not in texts
+    read.clear()
+    again = update_index([folder], index, warn=quiet)
+    assert not read and not again.written and again.unchanged == 5
+
+
+def test_the_updated_bm25_index_ranks_as_bm25s_does_from_scratch(folder, tmp_path):
+    from augmenter.knowledge import BM25sRetriever
+
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    (folder / "extra.md").write_text("# Extra\n\nThe oven and the tyres are checked on Fridays.\n", encoding="utf-8")
+    (folder / "notes.txt").unlink()
+    update_index([folder], index, warn=quiet)  # kept chunks' term ids reused, new ones tokenised
+    kb = load_documents(str(folder), str(index), update=False)
+    saved, fresh = BM25sRetriever(), BM25sRetriever()
+    assert saved.load(kb.generation.bm25_dir, len(kb.snippets))
+    fresh.index(kb.search_texts)
+    for query in ("oven Friday", "tyres pressure bar", "kitchen opens", "life jackets seat", "tomatoes water"):
+        assert [r for r, _ in saved.search([query], 5)[0]] == [r for r, _ in fresh.search([query], 5)[0]]
+        assert saved.scores(query) == pytest.approx(fresh.scores(query), rel=1e-5)
+
+
+def test_dense_embeddings_are_cached_by_content_hash(folder, tmp_path, monkeypatch):
+    pytest.importorskip("faiss", reason="dense retrieval needs augmenter[eval]")
+    from augmenter.knowledge import DenseRetriever, KnowledgeConsolidator
+
+    encoded = []
+    real = DenseRetriever.encode
+    monkeypatch.setattr(DenseRetriever, "encode", lambda self, texts, progress=False:
+                        encoded.extend(texts) or real(self, texts, progress))
+    index = tmp_path / "index"
+    kb = load_documents(str(folder), str(index))
+    KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2)
+    assert len(encoded) == len(kb.snippets)
+    encoded.clear()
+    (folder / "notes.txt").write_text("The wifi password is taped under the router.\n", encoding="utf-8")
+    kb = load_documents(str(folder), str(index))  # the update at start-up reads the changed file
+    consolidator = KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2)
+    assert encoded == [t for t in kb.search_texts if "router" in t]  # only the changed chunk is embedded again
+    hits = consolidator.retrieve("where is the wifi password")[1]
+    assert hits[0].location.path == "notes.txt"
+
+
+def test_new_chunk_settings_read_every_file_again(folder, tmp_path):
+    index = tmp_path / "index"
+    first = update_index([folder], index, words=200, warn=quiet)
+    second = update_index([folder], index, words=5, overlap=0, warn=quiet)
+    assert len(second.changed) == 5 and second.chunks > first.chunks
+    third = update_index([folder], index, warn=quiet)  # left unset: the index's own settings
+    assert not third.written and third.chunks == second.chunks
+
+
+KILLER = """
+import os, signal, sys
+import augmenter.documents.indexer as indexer
+from augmenter.documents import update_index
+mode, folder, index = sys.argv[1:4]
+if mode == "reading":  # killed while reading the files
+    real, seen = indexer.read_document, []
+    def read(name, data):
+        seen.append(name)
+        if len(seen) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(name, data)
+    indexer.read_document = read
+else:  # killed while writing the new generation, after its BM25 index is built
+    import augmenter.documents.store as store
+    def write(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    store.IndexStore.write = write
+update_index([folder], index, warn=lambda line: None)
+"""
+
+
+@pytest.mark.parametrize("mode", ["reading", "writing"])
+def test_a_run_killed_half_way_leaves_the_previous_index_usable(folder, tmp_path, mode):
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    before = IndexStore(index).current()
+    (folder / "notes.txt").write_text("Changed notes.\n", encoding="utf-8")
+    (folder / "extra.md").write_text("# Extra\n\nMore text.\n", encoding="utf-8")
+    (folder / "more.md").write_text("# More\n\nEven more text.\n", encoding="utf-8")
+    killed = subprocess.run([sys.executable, "-c", KILLER, mode, str(folder), str(index)], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL
+    after = IndexStore(index).current()
+    assert after.directory == before.directory and after.chunks == before.chunks
+    kb = load_documents(str(folder), str(index), update=False)  # usable as it was
+    assert "fridge" in " ".join(s.text for s in kb.snippets)
+    report = update_index([folder], index, warn=quiet)  # the next run completes the update and clears the debris
+    assert sorted(report.added) == ["extra.md", "more.md"] and report.changed == ["notes.txt"]
+    assert not [p for p in index.iterdir() if p.name.endswith(".tmp")]
+    assert len([p for p in index.iterdir() if p.name.startswith("gen-")]) == 2  # the current and the previous
+
+
+def test_a_second_writer_waits_for_nobody_and_says_so(folder, tmp_path):
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    store = IndexStore(index)
+    with store.lock() as held:
+        assert held
+        code = ("import sys; from augmenter.documents import update_index\n"
+                "try:\n    update_index([sys.argv[1]], sys.argv[2], warn=lambda l: None, wait=False)\n"
+                "except Exception as e:\n    print(type(e).__name__, e)")
+        out = subprocess.run([sys.executable, "-c", code, str(folder), str(index)], capture_output=True, text=True)
+        assert out.stdout.startswith("IndexBusy another augmenter is updating the index")
+        # a chat starting meanwhile uses the index as it is
+        probe = ("import sys; from augmenter.documents import load_documents\n"
+                 "print(len(load_documents(sys.argv[1], sys.argv[2]).snippets))")
+        out = subprocess.run([sys.executable, "-c", probe, str(folder), str(index)], capture_output=True, text=True)
+        assert int(out.stdout) == len(store.current().chunks)
+
+
+# ---- bad files --------------------------------------------------------------------------------------------------------
+def test_every_bad_file_is_one_warning_line_and_the_rest_is_indexed(folder, tmp_path):
+    bad = {
+        "locked.pdf": make_pdf(folder / "locked.pdf", [("Secret", "Hidden text.")], user_password="s3cret"),
+        "broken.pdf": folder / "broken.pdf",
+        "scanned.pdf": make_scanned_pdf(folder / "scanned.pdf"),
+        "binary.txt": folder / "binary.txt",
+        "empty.md": folder / "empty.md",
+        "huge.txt": folder / "huge.txt",
+        "fake.docx": folder / "fake.docx",
+        "escape.md": folder / "escape.md",
+    }
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage")
+    (folder / "binary.txt").write_bytes(bytes(range(256)) * 40)
+    (folder / "empty.md").write_bytes(b"")
+    with open(folder / "huge.txt", "wb") as sink:  # 200 MB, sparse: skipped by its size, never read
+        sink.truncate(200 * 2**20)
+    (folder / "fake.docx").write_text("not a zip at all", encoding="utf-8")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nPrivate.\n", encoding="utf-8")
+    (folder / "escape.md").symlink_to(outside)
+    (folder / "latin1.txt").write_bytes("Caf\xe9 opens at 8.".encode("cp1252"))
+    lines = []
+    report = update_index([folder], tmp_path / "index", warn=lines.append)
+    reasons = {
+        "locked.pdf": "encrypted PDF: it needs a password", "broken.pdf": "not a readable PDF",
+        "scanned.pdf": "no text layer (2 pages; a scanned PDF?)", "binary.txt": "binary content, not text",
+        "empty.md": "empty file", "huge.txt": "too large (200 MB; the limit is 50 MB)",
+        "fake.docx": "not a Word (.docx) file", "escape.md": "outside",
+    }
+    assert set(report.skipped) == set(bad)
+    for name, reason in reasons.items():
+        mine = [line for line in lines if line.startswith(str(folder / name) + ":")]
+        assert len(mine) == 1 and reason in mine[0] and "Traceback" not in mine[0], (name, lines)
+    assert any(str(folder / "latin1.txt") in line and "read as Windows-1252" in line for line in lines)
+    assert report.documents == 6  # the five good files and the Windows-1252 one
+    assert "9 skipped" not in report.summary() and "8 skipped" in report.summary()
+    kb = load_documents(str(folder), str(tmp_path / "index"), update=False)
+    assert "Café opens at 8." in [s.text for s in kb.snippets]
+    assert "Private" not in " ".join(s.text for s in kb.snippets)
+
+
+def test_an_aes_encrypted_pdf_with_an_empty_password_is_read(tmp_path):
+    path = make_pdf(tmp_path / "open.pdf", [("Rules", "Anyone may read this.")], owner_password="owner")
+    doc = read_document("open.pdf", path.read_bytes())
+    assert doc.blocks[0].text == "Anyone may read this."
+
+
+def test_unreadable_files_raise_one_line_reasons():
+    for name, data, reason in [("a.pdf", b"hello", "not a PDF"), ("a.md", b"  \n", "empty file"),
+                               ("a.html", b"<html><script>x</script></html>", "no text in it")]:
+        with pytest.raises(Unreadable, match=reason):
+            read_document(name, data)
+
+
+# ---- the command ------------------------------------------------------------------------------------------------------
+def test_augmenter_index_and_status(folder, tmp_path, capsys):
+    index = tmp_path / "index"
+    (folder / "empty.md").write_bytes(b"")
+    assert main(["index", str(folder), "--index-dir", str(index), "--exclude", "manuals/*"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("3 documents, ") and "1 skipped" in out and err.count("warning") == 1
+    assert f"{folder / 'empty.md'}: empty file; skipped" in err
+    assert main(["index", "--status", "--index-dir", str(index)]) == 0
+    status = capsys.readouterr().out
+    assert "3 documents" in status and "kitchen.md" in status and "Kitchen Manual" in status
+    assert "empty.md: empty file" in status and "exclude manuals/*" in status and "1 .png" in status
+    assert main(["index", str(folder), "--index-dir", str(index)]) == 0  # the exclude is the index's own
+    assert "0 added" in capsys.readouterr().out
+
+
+def test_augmenter_index_errors_are_one_line(tmp_path, capsys):
+    assert main(["index", str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.strip() == f"augmenter: error: no such file or folder: {tmp_path / 'missing'}"
+    (tmp_path / "only.png").write_bytes(b"x")
+    assert main(["index", str(tmp_path), "--index-dir", str(tmp_path / "ix")]) == 2
+    assert "no document could be indexed" in capsys.readouterr().err
+    assert main(["index", "--status", "--index-dir", str(tmp_path / "nothing")]) == 2
+    assert "no document index at" in capsys.readouterr().err
+
+
+def test_globs_files_and_include(folder, tmp_path):
+    report = update_index([str(folder / "**" / "*.pdf"), str(folder / "kitchen.md")], tmp_path / "ix1", warn=quiet)
+    assert report.documents == 2
+    kb = load_documents([str(folder / "**" / "*.pdf"), str(folder / "kitchen.md")], str(tmp_path / "ix1"))
+    assert {s.location.path for s in kb.snippets} == {"kitchen.md", "manuals/deep/bikes.pdf"}
+    only = update_index([folder], tmp_path / "ix2", include=["*.md", "*.txt"], warn=quiet)
+    assert only.documents == 2
+
+
+def test_knowledge_docs_settings_are_checked_when_composed():
+    from augmenter.config import compose
+    from augmenter.errors import ConfigError
+
+    cfg = compose("chat", ["knowledge=docs", "knowledge.path=/some/folder", "knowledge.words=120"])
+    assert cfg.knowledge.words == 120
+    with pytest.raises(ConfigError, match=r"knowledge.words=0 is invalid: expected null or an integer >= 1"):
+        compose("chat", ["knowledge=docs", "knowledge.path=/x", "knowledge.words=0"])
+    with pytest.raises(ConfigError, match="knowledge.max_file_mb"):
+        compose("chat", ["knowledge=docs", "knowledge.path=/x", "knowledge.max_file_mb=-1"])
+
+
+def test_an_empty_folder_is_a_clear_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="hold no text augmenter can read"):
+        load_documents(str(tmp_path / "empty"), str(tmp_path / "ix"))
