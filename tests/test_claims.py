@@ -136,6 +136,14 @@ def test_label_scores_come_from_first_token_logprobs():
     # a first token without label mass (markdown) is skipped
     dist = label_distribution([{"**": -0.1, "\n": -3.0}, {"REF": math.log(0.5), "SUP": math.log(0.5)}], "**REFUTED")
     assert dist[Verdict.REFUTED] == pytest.approx(0.5)
+    # Qwen's tokenizer begins SUPPORTED with the one-letter token "S": its mass counts (it was ignored, so p(supported)
+    # never reached 0.5 with the 1.5B model)
+    assert label_of("S") == Verdict.SUPPORTED and label_of("R") == Verdict.REFUTED
+    assert label_of("N") == Verdict.NOT_ENOUGH_INFO
+    assert label_of("I") is None and label_of("A") is None and label_of("s") is None
+    dist = label_distribution([{"S": math.log(0.7), "RE": math.log(0.1), "NOT": math.log(0.1), "I": math.log(0.1)}],
+                              "SUPPORTED")
+    assert dist[Verdict.SUPPORTED] == pytest.approx(0.7 / 0.9)
     # no log-probabilities from the backend: the word said
     assert label_distribution(None, "REFUTED") == {Verdict.SUPPORTED: 0.0, Verdict.REFUTED: 1.0,
                                                     Verdict.NOT_ENOUGH_INFO: 0.0}

@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
+from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, quoted_reply
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
@@ -44,12 +45,7 @@ class Select(str, Enum):
 
 
 UNSUPPORTED = ("supported_part", "best")
-ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
-CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+__all__ = ["ABSTAIN_REPLY", "CONTRADICTED_REPLY", "Executor", "Select"]
 
 
 class Executor:
@@ -59,9 +55,11 @@ class Executor:
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
     Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
-    passed, `unsupported="supported_part"` sends only the supported claims of the best candidate, or, when none is
-    supported, says that the knowledge does not answer and what it did find (`mem.outcome`: answered, partial,
-    abstained); `unsupported="best"` sends the best candidate that is not contradicted.
+    passed, `unsupported="supported_part"` sends only the supported claims of the best candidate (those on the
+    question, when the utility can tell: its `on_topic(memory, sentence)`), or, when none is, the reviews on the
+    question as the evidence counts them with a quote of each side (the opinion gatherer's), or else says that the
+    knowledge does not answer and what it did find (`mem.outcome`: answered, partial, quoted, abstained);
+    `unsupported="best"` sends the best candidate that is not contradicted.
     `fewshot_guard=True`: a candidate's sentences that copy the response prompt's few-shot examples (a name or a
     phrase the turn's own query, history and evidence lack) are dropped before anything sees it, the raw reply kept
     in the trace; a candidate that is nothing but such copies becomes the "does not answer" reply.
@@ -212,21 +210,28 @@ class Executor:
             elif index not in passing:
                 index = None
         if index is None:
-            self._answer_from_claims(mem, record)
+            self._answer_from_claims(mem, record, getattr(self.utility, "on_topic", None))
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
 
     @staticmethod
-    def _answer_from_claims(mem: WorkingMemory, record: ActionRecord) -> None:
-        """No candidate may be sent: the supported claims of the candidate with the most of them, else a plain
-        statement that the knowledge does not answer (or says otherwise), with the best evidence found."""
-        supported = [[c for c in checks if c.supported] for checks in mem.checks]
+    def _answer_from_claims(mem: WorkingMemory, record: ActionRecord, on_topic=None) -> None:
+        """No candidate may be sent: the supported claims (on the question, with `on_topic`) of the candidate with the
+        most of them; else the reviews on the question quoted (`quoted_reply`); else a plain statement that the
+        knowledge does not answer (or says otherwise), with the best evidence found."""
+        keep = (lambda c: c.supported and on_topic(mem, c.claim)) if on_topic else (lambda c: c.supported)
+        supported = [[c for c in checks if keep(c)] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
         if best is not None and supported[best]:
             mem.sent_claims = supported[best]
             mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
             record.note = f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
+            return
+        quoted = quoted_reply(mem)
+        if quoted:
+            mem.response, mem.outcome = quoted, "quoted"
+            record.note = "no candidate passed and none of its claims on the question is supported: quoted the reviews"
             return
         refuting = next((c.evidence[0] for checks in mem.checks for c in checks
                          if c.verdict == Verdict.REFUTED and c.evidence), None)
@@ -234,9 +239,9 @@ class Executor:
             # what answers the question best (the top evidence) first, then what refuted the candidate
             quotes = [mem.e[0].render()] if mem.e and mem.e[0].id != refuting.id else []
             quotes.append(refuting.text)
-            mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{_clip(q)}"' for q in quotes)
+            mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{clip(q)}"' for q in quotes)
         else:
-            found = f' What I found: "{_clip(mem.e[0].render())}"' if mem.e else ""
+            found = f' What I found: "{clip(mem.e[0].render())}"' if mem.e else ""
             mem.response = ABSTAIN_REPLY + found
         mem.outcome = "abstained"
         record.note = "no candidate passed and no claim is supported: said so instead of guessing"

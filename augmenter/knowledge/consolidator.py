@@ -4,23 +4,29 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
-from augmenter.knowledge.retrievers import Retriever
+from augmenter.knowledge.retrievers import Retriever, tokenize
 from augmenter.memory import EntityMention, Snippet, Utterance
 
 
 class KnowledgeConsolidator:
     """Retrieves the evidence e for q from a knowledge base.
 
-    - h_q reaches retrieval through the entity linker (entities named earlier in the dialogue);
+    - h_q reaches retrieval through the entity linker (entities named earlier in the dialogue; not for a
+      knowledge base with `focus_from_history = False`, such as a folder of documents, whose titles are no topic);
     - with `focus_entities` and linked entities, retrieval runs over those entities' snippets with q
       alone, their names removed (on DSTC11 dev, adding history text to a focused query lowers
       recall@5 from 0.44 to 0.30);
     - otherwise the query is q plus the last `history_turns` utterances of h_q, over all snippets;
     - the top `k` snippets become e;
     - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
-      neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`).
+      neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`);
+    - with `opinions` (issue 28, point 3), the reviews found for a linked entity are replaced by every review
+      sentence of it on the question's aspect, each with its stance, after a line that counts the reviews on each
+      side (`OpinionGatherer`, sentences of relevance >= `opinions_min_p`, at most `opinions_max_sentences` per
+      entity); the other evidence found (FAQs) comes first.
     """
 
     def __init__(
@@ -32,6 +38,9 @@ class KnowledgeConsolidator:
         focus_entities: bool = True,
         review_window: int = 0,
         faq_context: int = 0,
+        opinions: bool = False,
+        opinions_min_p: float = 0.3,
+        opinions_max_sentences: int = 6,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -46,7 +55,21 @@ class KnowledgeConsolidator:
         self.linker = EntityLinker(knowledge.entities)
         self.evidence_linker = (EvidenceLinker(knowledge, review_window, faq_context)
                                 if review_window or faq_context else None)
-        self.retriever.index([s.text for s in knowledge.snippets])
+        if not any(tokenize(s.text) for s in knowledge.snippets):
+            raise KnowledgeFormatError(f"{knowledge.source or 'the knowledge'}: no snippet has a word to search by "
+                                       "(only punctuation or stopwords)")
+        self.opinions = None
+        if opinions:
+            from augmenter.extras import ENCODER, require
+            from augmenter.knowledge.opinions import OpinionGatherer
+
+            require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER)
+            self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences)
+        index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
+        if index is not None:
+            index(self.retriever)
+        else:
+            self.retriever.index([s.text for s in knowledge.snippets])
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
         return self.linker.link(q, history)
@@ -60,6 +83,8 @@ class KnowledgeConsolidator:
     ) -> tuple[str, list[Snippet]]:
         """Return (the query used, the top-k snippets with their scores)."""
         hits = []
+        if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now
+            entities = [m for m in entities or () if m.in_query]
         if self.focus_entities and entities:
             # Within an entity's own snippets its name carries no signal: search without it.
             query = strip_names(q, [m.surface for m in entities])
@@ -69,6 +94,28 @@ class KnowledgeConsolidator:
             query = self.query(q, history)
             hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
+        if self.opinions is not None and self.focus_entities and entities:
+            evidence = self._with_opinions(query, evidence, entities)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence
+
+    def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention]) -> list[Snippet]:
+        """The evidence's non-review snippets, then per linked entity the count of its reviews on each side and its
+        review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without
+        any sentence on the aspect stay as they were."""
+        out = [s for s in evidence if s.doc_type != "review"]
+        gathered = set()
+        for m in list(dict.fromkeys((m.domain, m.entity_id) for m in entities))[:3]:
+            found = self.opinions.gather(query, *m)
+            if found is None:
+                continue
+            gathered.add(m)
+            ref = found.sentences[0]
+            out.append(Snippet(id=f"opinions:{ref.domain}:{ref.entity_id}", text=found.summary(), domain=ref.domain,
+                               entity_id=ref.entity_id, entity_name=ref.entity_name, doc_type="opinions",
+                               stance=found.split))
+            order = {"positive": 0, "negative": 1, "neutral": 2}
+            out += sorted(found.sentences, key=lambda s: order.get(s.stance or "neutral", 2))
+        out += [s for s in evidence if s.doc_type == "review" and (s.domain, s.entity_id) not in gathered]
+        return out

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from augmenter.extras import ENCODER, require
 from augmenter.memory import ClaimCheck, EvidenceRef, Verdict, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification import ClaimSplitter, EvidenceFinder
+from augmenter.verification.balance import one_sided
 from augmenter.verification.encoder import embed
 
 FEEDBACK_HEAD = "Some claims in the response are not backed by the knowledge:"
@@ -25,20 +27,24 @@ class ClaimsUtility:
     claim is refuted and at least `threshold` of its claims are SUPPORTED; `gate=False` gives feedback to every
     candidate with a claim that is not SUPPORTED, whatever the threshold. `splitter`: "sentences" (no LLM call)
     or "llm" (the `claims` prompt, sentence split as the fallback); `k`, `similarity`, `max_evidence`: the
-    per-claim evidence (see EvidenceFinder)."""
+    per-claim evidence (see EvidenceFinder). `balance`: a claim the verifier supports from reviews that the evidence
+    counts as mixed (the opinion gatherer's line) is not supported when it gives one side only, nor when it takes
+    the side no review on it takes (see augmenter.verification.balance)."""
 
     name = "claims"
     checks_claims = True  # the executor sends only candidates this utility verified (see Executor._send)
 
     def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
                  k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
-                 gate: bool = True, max_claims: int = 8):
+                 gate: bool = True, max_claims: int = 8, balance: bool = True):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
+        require("chat", "the claims check (utility=claims)", ENCODER, instead="utility=kf1 needs no extra")
         self.verifier = verifier
         self.splitter = ClaimSplitter(splitter, llm, prompts, max_claims=max_claims)
         self.finder = EvidenceFinder(consolidator, k=k, similarity=similarity, max_units=max_evidence)
-        self.threshold, self.gate, self.max_claims = threshold, gate, max_claims
+        self.threshold, self.gate, self.max_claims, self.balance = threshold, gate, max_claims, balance
+        self._stance = None
 
     def check(self, mem: WorkingMemory, candidate: str, claims: Optional[list[str]] = None) -> list[ClaimCheck]:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
@@ -51,13 +57,32 @@ class ClaimsUtility:
         for claim, pool in zip(claims, pools):
             found = self.finder.find(claim, mem, pool)
             judgement = self.verifier.judge(claim, [u.text for u, _ in found], context=mem.q)
-            refs = [EvidenceRef(id=found[i][0].id, text=found[i][0].text, similarity=round(found[i][1], 4))
+            refs = [EvidenceRef(id=found[i][0].id, text=found[i][0].text, similarity=round(found[i][1], 4),
+                                location=found[i][0].location, passage=found[i][0].passage)
                     for i in judgement.evidence if i < len(found)]
-            checks.append(ClaimCheck(claim=claim, verdict=judgement.verdict, p_supported=round(judgement.p_supported, 4),
-                                     evidence=refs, reason=judgement.reason))
+            verdict, p, reason = judgement.verdict, judgement.p_supported, judgement.reason
+            if verdict == Verdict.SUPPORTED and self.balance:
+                skew = one_sided(claim, [r.id for r in refs], mem, self._claim_stance(claim, mem))
+                if skew:
+                    verdict, p, reason = Verdict.NOT_ENOUGH_INFO, min(p, 0.5), skew
+            checks.append(ClaimCheck(claim=claim, verdict=verdict, p_supported=round(p, 4), evidence=refs,
+                                     reason=reason))
         checks += [ClaimCheck(claim=claim, verdict=Verdict.NOT_ENOUGH_INFO, p_supported=0.0,
                               reason=f"not checked: more than {self.max_claims} claims") for claim in unchecked]
         return checks
+
+    def _claim_stance(self, claim: str, mem: WorkingMemory, sure: float = 0.85):
+        """The claim's own stance (positive / negative / neutral) when the evidence holds an opinion count and the
+        stance model is at least `sure` of it (it is right on 80% of review clauses: a reversal is read only where
+        it is confident)."""
+        if not any(s.doc_type == "opinions" for s in mem.e):
+            return None
+        if self._stance is None:
+            from augmenter.knowledge.opinions import StanceModel
+
+            self._stance = StanceModel.load()
+        stance, p = self._stance.predict([claim])[0]
+        return stance if p >= sure else None
 
     @staticmethod
     def score_of(checks: list[ClaimCheck]) -> float:

@@ -1,4 +1,5 @@
-"""A utility plus conversational checks: KF1 or the claims utility (`base`) with the repetition and dodge checks.
+"""A utility plus conversational checks: KF1 or the claims utility (`base`) with the repetition, dodge and answers
+(does it answer what was asked) checks.
 
 The score is the base's score times each check's (a reply said nine times keeps its KF1 times a small repetition
 score); the candidate passes only when the base and every check pass; the feedback joins theirs. The claims of a
@@ -10,15 +11,16 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, Union
 
 from augmenter.memory import WorkingMemory
+from augmenter.utilities.answers import AnswersQuestion
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
 from augmenter.utilities.scorers import UtilityResult, utility_result
 
-CHECKS = ("repetition", "dodge")
+CHECKS = ("repetition", "dodge", "answers")
 
 
 class CombinedUtility:
-    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge") or callables
+    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge", "answers") or callables
     `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the repetition
     check's settings (see RepetitionUtility)."""
 
@@ -36,11 +38,19 @@ class CombinedUtility:
                 self.checks.append(RepetitionUtility(ngram, within_threshold, earlier_threshold, min_sentence_words))
             elif check == "dodge":
                 self.checks.append(DodgeUtility())
+            elif check == "answers":
+                self.checks.append(AnswersQuestion())
             else:
                 raise ValueError(f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
         if base is None and not self.checks:
             raise ValueError("a combined utility needs a base utility or at least one check")
         self.checks_claims = bool(getattr(base, "checks_claims", False))
+
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
+        """Whether a sentence is on the question, by the answers check (True without one): the executor sends only
+        such claims when it composes a reply from a failed candidate's supported claims."""
+        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        return check is None or check.on_topic(mem, sentence)
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
         parts = [utility_result(self.base(mem, candidate))] if self.base is not None else []

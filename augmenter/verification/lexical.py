@@ -107,6 +107,20 @@ def share_missing(items: set[str], evidence: set[str]) -> float:
     return len(items - evidence) / len(items) if items else 0.0
 
 
+_LEAD = re.compile(r"^\s*(while|although|though|even though|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_TURN = re.compile(r"\s*(?:;|,?\s+\bbut\b|,?\s+\bhowever\b,?|,?\s+\balthough\b|,?\s+\bthough\b|,?\s+\byet\b|"
+                   r",?\s+\bwhereas\b|,\s+\bwhile\b)\s+", re.IGNORECASE)
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence, cut where it turns ("..., but ...", "While X, Y", "; "): a review sentence often
+    praises one thing and complains about another."""
+    lead = _LEAD.match(sentence)
+    parts = [lead.group(2), lead.group(3)] if lead else [sentence]
+    out = [c.strip(" ,.") for p in parts for c in _TURN.split(p) if len(c.split()) >= 2]
+    return out or [sentence.strip()]
+
+
 _FAQ = re.compile(r"\bA:\s*(.*)$", re.DOTALL)
 _YES_NO = re.compile(r"^\s*(yes|no)\b[\s,.!;:-]*(.*)$", re.IGNORECASE | re.DOTALL)
 
@@ -115,13 +129,15 @@ def statements(text: str) -> list[tuple[str, bool]]:
     """What a piece of evidence states, each with whether it states it negatively. A FAQ with a yes/no answer states
     its question with that polarity and, when the answer goes on, the rest as it is: "Q: Is there free parking?
     A: No, parking costs 15 pounds." states "there is free parking" negatively and "parking costs 15 pounds"
-    affirmatively. A leading "Yes,"/"No," of any other text answers something else and is left out."""
+    affirmatively. A leading "Yes,"/"No," of any other text answers something else and is left out. Any other text
+    states each of its clauses ("The bathroom was clean but there was no shampoo" states a clean bathroom
+    affirmatively)."""
     faq = _FAQ.search(text)
     if not faq:
         yes_no = _YES_NO.match(text)  # "No, it is not open" states "it is not open"
         if yes_no and content_words(yes_no.group(2)):
             text = yes_no.group(2)
-        return [(text, negated(text))]
+        return [(part, negated(part)) for part in clauses(text)]
     answer, question = faq.group(1).strip(), text[: faq.start()]
     yes_no = _YES_NO.match(answer)
     if not yes_no:
@@ -132,11 +148,17 @@ def statements(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def polarity_against(claim: str, evidence: str) -> tuple[bool, bool, float]:
+def polarity_against(claim: str, evidence: str, ignore: frozenset = frozenset()) -> tuple[bool, bool, float]:
     """(the claim is negative, the evidence's statement closest to the claim is negative, the share of the claim's
-    content words that statement holds). A polarity difference means something only where that share is high."""
-    (claim_text, claim_negative), = statements(claim)[:1]
-    words = set(content_words(claim_text))
+    content words that statement holds). A polarity difference means something only where that share is high.
+    `ignore`: words that tell nothing here (the place's name: "The Acorn does not have a view" shares "Acorn" with
+    "No, the Acorn does not have a lift", which is no statement about a view)."""
+    claim_text = claim
+    yes_no = _YES_NO.match(claim)
+    if yes_no and content_words(yes_no.group(2)):
+        claim_text = yes_no.group(2)
+    claim_negative = negated(claim_text)
+    words = set(content_words(claim_text)) - ignore
     options = statements(evidence)
     closest = max(options, key=lambda o: len(words & set(content_words(o[0]))))
     overlap = len(words & set(content_words(closest[0]))) / len(words) if words else 0.0

@@ -39,7 +39,9 @@ _APOLOGY = re.compile(r"^\s*(?:i'm|i am|we're|we are)\s+(?:sorry|afraid)\W*(?:bu
 _CLAUSES = re.compile(r",?\s+\b(?:but|however|although|though|yet)\b|;|:", re.IGNORECASE)
 _POLITE = re.compile(r"^(i hope (this|that) helps|enjoy (your|the)|have a (great|nice|good|lovely)|great question|"
                      r"glad to help|happy to help|feel free|please (let me know|feel free|contact)|"
-                     r"(i'm|i am) (sorry|afraid)\W*$)", re.IGNORECASE)
+                     r"(i'm|i am) (sorry|afraid)\W*$|(i'm |i am |so |very )?sorry (for|about) (the|my|any) "
+                     r"(oversight|confusion|mistake|misunderstanding|error|inconvenience)\W*$|"
+                     r"(my )?apologies( for (the|my|any) \w+)?\W*$)", re.IGNORECASE)
 
 
 def is_abstention(sentence: str) -> bool:

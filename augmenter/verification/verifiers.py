@@ -72,7 +72,9 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     max_sim = float(sims[order[0]]) if order else 0.0
     number_conflict = bool(claim_numbers and top_numbers and not (claim_numbers & top_numbers))
     day_conflict = bool(claim_days and top_days and not (claim_days & top_days))
-    claim_negative, best_negative, overlap = lexical.polarity_against(claim, best) if best else (False, False, 0.0)
+    names = frozenset(w for unit in evidence for name in _ENTITY.findall(unit) for w in lexical.content_words(name))
+    claim_negative, best_negative, overlap = (lexical.polarity_against(claim, best, names) if best
+                                              else (False, False, 0.0))
     negation_conflict = bool(best) and claim_negative != best_negative and overlap >= 0.5
     features = {
         "max_sim": max_sim,
@@ -135,11 +137,14 @@ LABELS = {Verdict.SUPPORTED: "SUPPORTED", Verdict.REFUTED: "REFUTED", Verdict.NO
 
 
 def label_of(token: str) -> Optional[Verdict]:
-    """The label an answer token begins (two letters at least): "SUP" -> SUPPORTED, "RE" -> REFUTED, "NOT" or
-    "NO" -> NOT ENOUGH INFO (the prompt's three labels only: a "NO" is never read as REFUTED)."""
-    word = token.strip().strip("*\"'`.:").upper()
-    if len(word) < 2:
+    """The label an answer token begins: "SUP" or "S" -> SUPPORTED, "RE" or "R" -> REFUTED, "NOT", "NO" or "N" ->
+    NOT ENOUGH INFO (the prompt's three labels only: a "NO" is never read as REFUTED). One letter counts: Qwen's
+    tokenizer often starts "SUPPORTED" with the token "S", so ignoring one-letter tokens loses most of the label's
+    mass. The letter must be upper case ("I", "A", "s" start no label)."""
+    word = token.strip().strip("*\"'`.:")
+    if not word or (len(word) == 1 and not word.isupper()):
         return None
+    word = word.upper()
     for verdict, name in LABELS.items():
         if name.startswith(word) or word.startswith(name):
             return verdict

@@ -1,0 +1,156 @@
+"""Opinions on what the user asks about (issue 28, point 3): every review sentence of an entity on the question's
+aspect, each with its stance, and how many reviews praise and complain, so that the model is told how opinion is
+split instead of summarising whichever few sentences retrieval happened to find.
+
+- relevance: a stored logistic regression (`models/aspect.json`, fitted by bench/fit_opinions.py on DSTC11 dev turns
+  apart from the evaluation samples, gold review sentences as positives) over the question's MiniLM similarity to a
+  sentence, its gap to the entity's best sentence, their content words in common and its rank;
+- stance: a stored multinomial logistic regression on MiniLM embeddings of the clause most similar to the question
+  (`models/stance.json`, fitted on 1,200 review clauses labelled positive / negative / neutral by two labellers,
+  bench/labels/stance/), since a review sentence often praises one thing and complains about another.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from augmenter.errors import ConfigError
+from augmenter.memory import Snippet
+from augmenter.verification.encoder import embed
+from augmenter.verification.lexical import clauses, content_words
+from augmenter.verification.model import StoredModel
+
+STANCES = ("positive", "negative", "neutral")
+
+def _packaged(name: str) -> str:
+    path = Path(name)
+    if path.suffix == ".json":
+        if not path.is_file():
+            raise ConfigError(f"model file not found: {path}")
+        return path.read_text(encoding="utf-8")
+    packaged = resources.files("augmenter.knowledge") / "models" / f"{name}.json"
+    if not packaged.is_file():
+        raise ConfigError(f"no packaged model {name!r} in augmenter/knowledge/models/")
+    return packaged.read_text(encoding="utf-8")
+
+
+@dataclass
+class StanceModel:
+    """p(stance) = softmax(coef . embedding + intercept) over `classes`."""
+
+    classes: list[str]
+    coef: np.ndarray
+    intercept: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, name: str = "stance") -> "StanceModel":
+        try:
+            d = json.loads(_packaged(name))
+            model = cls(list(d["classes"]), np.asarray(d["coef"], dtype=np.float32),
+                        np.asarray(d["intercept"], dtype=np.float32), {k: d[k] for k in d if k not in ("coef",)})
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"stance model {name}: not a stored stance model ({exc})") from None
+        if model.coef.shape != (len(model.classes), 384) or set(model.classes) != set(STANCES):
+            raise ConfigError(f"stance model {name}: expected {len(STANCES)} x 384 weights for {', '.join(STANCES)}")
+        return model
+
+    def predict(self, texts: Sequence[str]) -> list[tuple[str, float]]:
+        """(stance, its probability) of each text."""
+        if not texts:
+            return []
+        z = embed(list(texts)) @ self.coef.T + self.intercept
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return [(self.classes[int(i)], float(row[i])) for row, i in zip(p, p.argmax(axis=1))]
+
+
+def relevance_features(query: str, sentences: Sequence[str]) -> np.ndarray:
+    """Per sentence: cosine to the query, its gap to the best sentence's, the share of the query's content words it
+    holds, and its rank by cosine (0: the best)."""
+    if not sentences:
+        return np.zeros((0, 4))
+    vectors = embed([query, *sentences])
+    sims = vectors[1:] @ vectors[0]
+    asked = set(content_words(query))
+    shared = np.array([len(asked & set(content_words(s))) / max(1, len(asked)) for s in sentences])
+    rank = np.empty(len(sims))
+    rank[np.argsort(-sims, kind="stable")] = np.arange(len(sims))
+    return np.column_stack([sims, sims - sims.max(), shared, rank])
+
+
+RELEVANCE_FEATURES = ["similarity", "gap_to_best", "shared_words", "rank"]
+
+
+@dataclass
+class Opinions:
+    """What one entity's reviews say on the question's aspect."""
+
+    entity_name: str
+    sentences: list[Snippet]  # the review sentences on the aspect, each with its `stance`, most relevant first
+    reviews: dict[str, int]  # reviews that are positive / negative / mixed / neutral on it
+
+    @property
+    def mentioned(self) -> int:
+        return sum(self.reviews.values())
+
+    @property
+    def split(self) -> str:
+        """"positive", "negative", "mixed" (reviews on both sides) or "neutral" (no review takes a side)."""
+        pos = self.reviews["positive"] + self.reviews["mixed"]
+        neg = self.reviews["negative"] + self.reviews["mixed"]
+        return "mixed" if pos and neg else "positive" if pos else "negative" if neg else "neutral"
+
+    def summary(self) -> str:
+        r = self.reviews
+        sides = [f"{r[k]} {k}" for k in ("positive", "negative", "mixed") if r[k]]
+        if not sides:
+            return f"{self.mentioned} review(s) mention this without praise or complaint."
+        said = ", ".join(sides[:-1]) + (" and " if len(sides) > 1 else "") + sides[-1]
+        return f"Reviews that mention this: {self.mentioned} ({said})."
+
+
+class OpinionGatherer:
+    """The review sentences of an entity on a question's aspect (relevance p >= `min_p`, at most `max_sentences`),
+    each with its stance, and the count of reviews per side (a review with sentences on both sides is mixed)."""
+
+    def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
+                 max_sentences: int = 6):
+        if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
+            raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
+        self.kb, self.min_p, self.max_sentences = kb, min_p, max_sentences
+        self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
+        self.stance = StanceModel.load(stance)
+
+    def gather(self, query: str, domain, entity_id) -> Optional[Opinions]:
+        reviews = [self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id)
+                   if self.kb.snippets[i].doc_type == "review"]
+        if not reviews or not query.strip():
+            return None
+        p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
+        keep = [i for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
+        if not keep:
+            return None
+        chosen = [reviews[int(i)] for i in keep]
+        focus = []
+        for s in chosen:  # the clause of each sentence that is about the aspect
+            parts = clauses(s.text)
+            focus.append(parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1
+                         else parts[0])
+        stances = [stance for stance, _ in self.stance.predict(focus)]
+        sentences = [s.model_copy(update={"stance": st, "score": round(float(p[int(i)]), 4)})
+                     for s, st, i in zip(chosen, stances, keep)]
+        sides: dict = {}
+        for s in sentences:
+            sides.setdefault(s.doc_id, set()).add(s.stance)
+        count = {"positive": 0, "negative": 0, "mixed": 0, "neutral": 0}
+        for found in sides.values():
+            found = found - {"neutral"}
+            count["mixed" if len(found) == 2 else next(iter(found)) if found else "neutral"] += 1
+        return Opinions(chosen[0].entity_name or str(entity_id), sentences, count)

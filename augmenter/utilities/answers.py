@@ -1,0 +1,90 @@
+"""Does the candidate answer what was asked (issue 28, point 4; WikiChat's "relevant" criterion)?
+
+- An answer must be about the question: the best of its sentences must be close to the question (names of places
+  left out) or to the evidence that is about the question (`topicality`), else it is off-topic.
+- "I don't know" is wrong when the evidence answers the question: a FAQ close to the question, or reviews the
+  opinion gatherer found on its aspect (`answering_evidence`).
+- "I don't know" followed by an answer contradicts itself.
+Each failure writes feedback that says what was asked and quotes what the knowledge says on it. Thresholds:
+bench/fit_answers.py (DSTC11 dev turns apart from the evaluation samples)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from augmenter.knowledge.linker import strip_names
+from augmenter.memory import Snippet, WorkingMemory
+from augmenter.utilities.scorers import UtilityResult
+from augmenter.verification.encoder import embed
+from augmenter.verification.splitter import is_abstention, is_claim, split_sentences
+
+OFF_TOPIC = 'The user asked: "{q}". The response does not answer that.'
+IDK_WRONG = "The response says the information is missing, but the knowledge answers the question."
+IDK_AND_ANSWER = ("The response says it does not have the information and then states facts. If the knowledge "
+                  "answers the question, answer it without saying you do not know; if not, say only that.")
+ON_IT = "What the knowledge says on it:"
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class AnswersQuestion:
+    """The check, as a utility: score 1 when the candidate answers, else the topicality it reached (0 for a wrong
+    "I don't know"), with feedback. `min_topicality`: the cosine a sentence needs to the question or to the
+    question's evidence; `min_faq`: the cosine a FAQ needs to the question to count as answering it."""
+
+    name = "answers"
+
+    def __init__(self, min_topicality: float = 0.45, min_faq: float = 0.55, quotes: int = 2):
+        if not (0.0 <= min_topicality <= 1.0 and 0.0 <= min_faq <= 1.0) or quotes < 0:
+            raise ValueError(f"answers check: thresholds are cosines in [0, 1] and quotes >= 0, got "
+                             f"{min_topicality}, {min_faq}, {quotes}")
+        self.min_topicality, self.min_faq, self.quotes = min_topicality, min_faq, quotes
+
+    @staticmethod
+    def question(mem: WorkingMemory) -> str:
+        """The question without the names of places (they match every sentence about the place)."""
+        return strip_names(mem.q, [m.surface for m in mem.entities]) or mem.q
+
+    def answering_evidence(self, mem: WorkingMemory) -> list[Snippet]:
+        """The evidence that answers the question: the opinion gatherer's review sentences on its aspect and FAQs
+        whose question is close to it."""
+        out = [s for s in mem.e if s.doc_type == "review" and s.stance]
+        faqs = [s for s in mem.e if s.doc_type == "faq"]
+        if faqs:
+            sims = embed([self.question(mem), *(s.text for s in faqs)])
+            out = [s for s, sim in zip(faqs, sims[1:] @ sims[0]) if sim >= self.min_faq] + out
+        return out
+
+    def topicality(self, mem: WorkingMemory, sentences: list[str], evidence: list[Snippet]) -> float:
+        """The best cosine of a sentence to the question or to the evidence that answers it."""
+        if not sentences:
+            return 0.0
+        targets = [self.question(mem), *(s.text for s in evidence)]
+        vectors = embed([*sentences, *targets])
+        return float(np.max(vectors[: len(sentences)] @ vectors[len(sentences):].T))
+
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
+        """Whether a sentence is on the question (its topicality reaches `min_topicality`)."""
+        return self.topicality(mem, [sentence], self.answering_evidence(mem)) >= self.min_topicality
+
+    def _quote(self, evidence: list[Snippet]) -> str:
+        return " ".join(f'"{_clip(s.render())}"' for s in evidence[: self.quotes])
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
+        sentences = split_sentences(candidate)
+        abstains = any(is_abstention(s) for s in sentences)
+        claims = [s for s in sentences if is_claim(s)]
+        evidence = self.answering_evidence(mem)
+        on_it = f" {ON_IT} {self._quote(evidence)}" if evidence and self.quotes else ""
+        if abstains and not claims:
+            return UtilityResult(0.0, IDK_WRONG + on_it) if evidence else UtilityResult(1.0)
+        if abstains:
+            return UtilityResult(0.5, IDK_AND_ANSWER + on_it)
+        if not claims:
+            return UtilityResult(1.0)
+        score = self.topicality(mem, claims, evidence)
+        if score < self.min_topicality:
+            return UtilityResult(score, OFF_TOPIC.format(q=_clip(mem.q)) + on_it)
+        return UtilityResult(1.0)

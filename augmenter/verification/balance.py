@@ -1,0 +1,37 @@
+"""Claims that summarise reviews, held against how the reviews on the question are split (issue 28, point 3; the
+labelling rules: "a summary of mixed reviews that picks one side only is S if at least one review says it and none
+says otherwise, else U"). The split comes from the opinion gatherer's line in the evidence (doc_type "opinions")."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+from augmenter.memory import WorkingMemory
+
+# words that say a claim speaks for part of the reviews, or for both sides
+HEDGE = re.compile(r"\b(most|many|some|several|a few|few|one|two|three|four|five|a couple|mixed|mostly|majority|"
+                   r"minority|others?|not all|not every|divided|split|varied|vary|varies|but|however|although|though|"
+                   r"while|whereas|yet|on the other hand)\b", re.IGNORECASE)
+
+
+def _opinion_entities(mem: WorkingMemory, cited: Iterable[str]) -> list:
+    sentences = {s.id: (s.domain, s.entity_id) for s in mem.e if s.doc_type == "review" and s.stance}
+    digests = {(s.domain, s.entity_id): s for s in mem.e if s.doc_type == "opinions"}
+    found = []
+    for ref in cited:
+        entity = sentences.get(ref) or next((k for k, d in digests.items() if d.id == ref), None)
+        if entity in digests and digests[entity] not in found:
+            found.append(digests[entity])
+    return found
+
+
+def one_sided(claim: str, cited: Iterable[str], mem: WorkingMemory, stance: Optional[str] = None) -> Optional[str]:
+    """Why a claim resting on reviews misstates how they are split (None if it does not): it gives one side of mixed
+    reviews without saying so, or (given the claim's own `stance`) it takes the side no review on it takes."""
+    for digest in _opinion_entities(mem, cited):
+        if digest.stance == "mixed" and not HEDGE.search(claim):
+            return f"the reviews on this are mixed ({digest.text.rstrip('.')}); the claim gives one side only"
+        if stance in ("positive", "negative") and digest.stance in ("positive", "negative") and stance != digest.stance:
+            return f"the reviews on this are {digest.stance} ({digest.text.rstrip('.')})"
+    return None

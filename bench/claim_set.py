@@ -1,0 +1,163 @@
+"""The labelled claim set of DSTC11 dev answers (issue 28, point 1): answers of four systems with two models on 60
+dev turns apart from the 200 the experiments are scored on, labelled claim by claim by two blind labellers each under
+bench/labels/rules.md, disagreements settled by a third.
+
+    # 1. the answers (8 runs: LLM only, + BM25, the paper's system, the claims system; 0.5B and 1.5B)
+    S="eval.limit=60 eval.seed=1 eval.exclude={limit:200,seed:0}"
+    augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/0.5b
+    augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/1.5b llm=local
+    # 2. the items (answers shuffled per item, the key apart) and the sheets
+    python bench/claim_set.py items --round dstc11-dev
+    python bench/claim_set.py render --round dstc11-dev          # rebuilds the sheets from items.jsonl alone
+    # 3. labels from two labellers (labels/labeller-1.jsonl, labeller-2.jsonl): the disputes for the third
+    python bench/claim_set.py disputes --round dstc11-dev
+    # 4. the third labeller's labels (labels/labeller-3.jsonl): the settled set, agreement and per-system figures
+    python bench/claim_set.py settle --round dstc11-dev
+
+Everything lives in bench/labels/<round>/: items.jsonl (the answers, no system), key.json (answer -> systems; never
+given to a labeller), sheets/ (what labellers read), labels/ (their files), settled.jsonl, report.json and report.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from math import sqrt
+from pathlib import Path
+
+from augmenter.audit import build_items, read_labels, settle, write_sheets
+from augmenter.audit.labels import agreement, disagree, write_labels
+from augmenter.audit.sheets import Answer, Item, read_items
+from augmenter.knowledge.base import load_dstc11
+from augmenter.storage import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = ROOT / "bench" / "labels"
+SAMPLE = "dstc11-dev-n60-seed1-minus-n200-seed0"
+SYSTEMS = {"llm_only": "table2_llm_only", "bm25": "table2_bm25", "paper": "table2_bm25_feedback",
+           "claims": "claims_bm25"}
+
+
+def default_runs(out: str = "runs/claim-set") -> dict[str, Path]:
+    return {f"{system}-{model}": ROOT / out / model / SAMPLE / run / "records.jsonl"
+            for model in ("0.5b", "1.5b") for system, run in SYSTEMS.items()}
+
+
+def knowledge(data_root: str):
+    root = Path(data_root) / "dstc11-track5"
+    return load_dstc11(root / "knowledge.json")
+
+
+def load_items(directory: Path) -> list[Item]:
+    key = json.loads((directory / "key.json").read_text())
+    items = []
+    for row in read_items(directory / "items.jsonl"):
+        answers = [Answer(a["rid"], a["text"], key[str(row["item"])][a["rid"]]) for a in row["answers"]]
+        items.append(Item(**{**row, "answers": answers}))
+    return items
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+    if n == 0:
+        return [0.0, 0.0]
+    p = k / n
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(100 * (centre - half), 1), round(100 * (centre + half), 1)]
+
+
+def per_system(items: list[Item], settled: dict) -> dict[str, dict]:
+    """Per system: answers, flawed (a C or U claim), contradicted, off-topic or wrong "I don't know", "I don't know"."""
+    out: dict[str, dict] = {}
+    for item in items:
+        for answer in item.answers:
+            label = settled.get((item.item, answer.rid))
+            if label is None:
+                continue
+            for system in answer.systems:
+                row = out.setdefault(system, {"answers": 0, "flawed": 0, "contradicted": 0, "misses_question": 0,
+                                              "idk": 0, "claims": 0})
+                row["answers"] += 1
+                row["flawed"] += label.flawed
+                row["contradicted"] += label.contradicted
+                row["misses_question"] += label.misses_the_question
+                row["idk"] += "idk" in label.flags
+                row["claims"] += len(label.claims)
+    for row in out.values():
+        n = row["answers"]
+        for k in ("flawed", "contradicted", "misses_question", "idk"):
+            row[f"{k}_percent"] = round(100 * row[k] / n, 1) if n else None
+            row[f"{k}_ci95"] = wilson(row[k], n)
+    return dict(sorted(out.items()))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("step", choices=("items", "render", "disputes", "settle"))
+    ap.add_argument("--round", default="dstc11-dev", help="the folder under bench/labels/")
+    ap.add_argument("--runs", help="NAME=records.jsonl,... (default: the eight claim-set runs under runs/claim-set)")
+    ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--per-sheet", type=int, default=6)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    directory = LABELS / args.round
+    directory.mkdir(parents=True, exist_ok=True)
+    if args.step == "items":
+        runs = dict(p.split("=", 1) for p in args.runs.split(",")) if args.runs else default_runs()
+        items = build_items(runs, seed=args.seed)
+        write_sheets(items, knowledge(args.data_root), directory / "sheets", per_sheet=args.per_sheet)
+        for name in ("items.jsonl", "key.json"):  # the key never stays beside the sheets
+            (directory / "sheets" / name).replace(directory / name)
+        print(f"{len(items)} items, {sum(len(i.answers) for i in items)} distinct answers "
+              f"({sum(len(a.systems) for i in items for a in i.answers)} with duplicates) -> {directory}")
+        return
+    items = load_items(directory)
+    if args.step == "render":
+        write_sheets(items, knowledge(args.data_root), directory / "sheets", per_sheet=args.per_sheet)
+        for name in ("items.jsonl", "key.json"):
+            (directory / "sheets" / name).unlink()
+        print(f"sheets rebuilt from {directory / 'items.jsonl'}")
+        return
+    expected = [(i.item, a.rid) for i in items for a in i.answers]
+    first, second = (read_labels(directory / "labels" / f"labeller-{n}.jsonl", expected) for n in (1, 2))
+    disputed = [k for k in expected if disagree(first[k], second[k])]
+    if args.step == "disputes":
+        lines = ["# Disputed answers: two labellers disagree (settle each under the rules)\n"]
+        for item, rid in disputed:
+            lines.append(f"## Item {item}, {rid}\nWhy: {'; '.join(disagree(first[(item, rid)], second[(item, rid)]))}")
+            for n, labels in ((1, first), (2, second)):
+                lines.append(f"Labeller {chr(64 + n)}: " + json.dumps(labels[(item, rid)].to_json(), ensure_ascii=False))
+            lines.append("")
+        write_atomic(directory / "disputes.md", "\n".join(lines))
+        print(f"{len(disputed)} of {len(expected)} answers disputed -> {directory / 'disputes.md'}")
+        return
+    third_path = directory / "labels" / "labeller-3.jsonl"
+    third = read_labels(third_path, disputed) if third_path.exists() else {}
+    settled, waiting = settle(first, second, third)
+    if waiting:
+        sys.exit(f"{len(waiting)} disputed answers have no third label yet ({third_path})")
+    write_labels(directory / "settled.jsonl", settled)
+    claims = [c for lab in settled.values() for c in lab.claims]
+    report = {"items": len(items), "dialogues": len({i.dialogue for i in items}), "answers_distinct": len(expected),
+              "answers_with_duplicates": sum(len(a.systems) for i in items for a in i.answers),
+              "claims": len(claims), "claims_by_label": {lab: sum(c.label == lab for c in claims) for lab in "SCU"},
+              "agreement": agreement(first, second).to_json(), "systems": per_system(items, settled)}
+    write_atomic(directory / "report.json", json.dumps(report, indent=1) + "\n")
+    rows = ["| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
+            "|---|---|---|---|---|---|"]
+    for system, r in report["systems"].items():
+        rows.append(f"| {system} | {r['answers']} | {r['flawed_percent']} {r['flawed_ci95']} | "
+                    f"{r['contradicted_percent']} | {r['misses_question_percent']} | {r['idk_percent']} |")
+    agree = report["agreement"]
+    text = (f"# Labelled claim set `{args.round}`\n\n{report['items']} items from {report['dialogues']} dialogues, "
+            f"{report['answers_distinct']} distinct answers ({report['answers_with_duplicates']} with duplicates), "
+            f"{report['claims']} claims (S/C/U {report['claims_by_label']}).\n\nAgreement of the two labellers: "
+            f"{agree['disputed']} of {agree['answers']} answers disputed; Cohen's kappa on 'flawed' "
+            f"{agree['flawed_kappa']}, on the {agree['claims_matched']} matched claims {agree['claim_kappa']} (S/C/U) "
+            f"and {agree['claim_kappa_supported_vs_not']} (S vs not).\n\n" + "\n".join(rows) + "\n")
+    write_atomic(directory / "report.md", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
