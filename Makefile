@@ -15,7 +15,7 @@ setup: $(VENV)/.installed chromium
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,eval,train,lucene,dev,serve,distributed]"
+	$(BIN)/python -m pip install --quiet -e ".[all,dev,docs]"
 	touch $@
 
 # The web chat's browser test drives Debian's chromium (Playwright's own browser download is not used): installed

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -20,11 +22,21 @@ from omegaconf.errors import OmegaConfBaseException
 from augmenter.agent import Agent, Executor
 from augmenter.config_schema import validate
 from augmenter.errors import AugmenterError, ConfigError
-from augmenter.eval.runner import Evaluator
-from augmenter.eval.tasks import build_task as eval_task
+from augmenter.extras import explain
 from augmenter.llm import CachedLLM, MeteredLLM, ResilientLLM, SamplingParams
+from augmenter.text import closest, did_you_mean
 
 GROUPS = ("llm", "retriever", "knowledge", "consolidator", "policy", "utility", "verifier", "prompt", "task")
+
+
+def _handbook() -> str:
+    from augmenter.documents.handbook import handbook_dir
+
+    return str(handbook_dir())
+
+
+if not OmegaConf.has_resolver("handbook"):  # ${handbook:}: the sample folder shipped with augmenter (task=docs)
+    OmegaConf.register_new_resolver("handbook", _handbook)
 
 
 def config_dir() -> Path:
@@ -48,14 +60,38 @@ def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictCon
         if "LexerNoViableAlt" in message or "mismatched input" in message:
             message += (" (an override's value has characters Hydra reads as syntax, such as > or spaces: quote it,"
                         " e.g. \"judge.known=['a>b']\")")
-        for group in GROUPS:
-            if f"'{group}/" in message or f"{group}=" in message:
-                message += f" (options for {group}: {', '.join(group_options(group))})"
-                break
-        raise ConfigError(message) from None
+        raise ConfigError(message + _hint(message, config_name, overrides)) from None
     except OmegaConfBaseException as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
     return cfg
+
+
+def _hint(message: str, config_name: str, overrides: Sequence[str]) -> str:
+    """What Hydra's error should have said: the closest valid option of a group (and its options), or the closest
+    setting of a key's node (or of another option of its group: `llm.default` is the fake LLM's)."""
+    found = re.search(r"Could not find '(\w+)/([^']*)'", message)
+    if found:
+        group, option = found.groups()
+        options = group_options(group)
+        return did_you_mean(option, options) + f" (options for {group}: {', '.join(options)})"
+    found = re.search(r"Could not override '([^']+)'", message)
+    if not found:
+        return ""
+    key = found.group(1)
+    parent, _, name = key.rpartition(".")
+    try:  # the config without that override: the keys it could have meant
+        cfg = compose(config_name, [o for o in overrides if o.lstrip("+~").split("=", 1)[0] != key])
+    except ConfigError:
+        return ""
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    hint = did_you_mean(name, node.keys()) if isinstance(node, DictConfig) else ""
+    if hint or not (config_dir() / parent).is_dir():
+        return hint
+    for option in group_options(parent):
+        other = closest(name, OmegaConf.load(config_dir() / parent / f"{option}.yaml").keys())
+        if other:
+            return f" (did you mean {other!r}? {parent}={option} has it)"
+    return ""
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -69,7 +105,12 @@ def _root_cause(exc: BaseException) -> BaseException:
 def instantiate(node: DictConfig, what: str, **available: Any) -> Any:
     """Instantiate a `_target_` node, passing those of `available` objects its target accepts."""
     try:
-        target = get_object(node._target_)
+        hydra_log = logging.getLogger("hydra.utils")  # it logs a failed import as ERROR: our one line says it
+        hydra_log.disabled, was = True, hydra_log.disabled
+        try:
+            target = get_object(node._target_)
+        finally:
+            hydra_log.disabled = was
         params = inspect.signature(target).parameters
         extras = {k: v for k, v in available.items() if k in params and k not in node}
         if not extras:
@@ -80,6 +121,8 @@ def instantiate(node: DictConfig, what: str, **available: Any) -> Any:
         cause = _root_cause(exc)
         if isinstance(cause, AugmenterError):
             raise cause from None
+        if isinstance(cause, ImportError) and explain(cause, what):
+            raise explain(cause, what) from None
         text = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
         if isinstance(cause, OmegaConfBaseException) and "Missing mandatory value" in text:
             text = f"a required value is not set: {text.split(':', 1)[-1].strip()}"
@@ -149,10 +192,14 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
 def build_task(cfg: DictConfig):
     """The eval task of an `eval` config (`eval.dataset`; DSTC11's with the configured knowledge base, which its
     gold labels refer to)."""
+    from augmenter.eval.tasks import build_task as eval_task  # the metrics' packages: augmenter[eval]
+
     knowledge = instantiate(cfg.knowledge, "knowledge") if cfg.eval.dataset == "dstc11" else None
     return eval_task(str(cfg.eval.dataset), cfg.data_root, str(cfg.eval.split), knowledge)
 
 
 def build_evaluator(cfg: DictConfig):
     """The evaluator of an `eval` config: its task built now, its agent when turns are left to answer."""
+    from augmenter.eval.runner import Evaluator
+
     return Evaluator(cfg, lambda: build_agent(cfg), build_task(cfg))

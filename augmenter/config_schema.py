@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import math
 import operator
-from typing import Annotated, Any, Callable, ClassVar, Optional, Union
+from typing import Annotated, Any, Callable, ClassVar, Optional, Union, get_args
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError
 from pydantic_core import PydanticCustomError
 
 from augmenter.errors import ConfigError
+from augmenter.text import did_you_mean
 
 
 def setting(allowed: str, ok: Callable[[Any], bool], null: bool = False) -> Any:
@@ -71,6 +72,12 @@ def _is_url(v: Any) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
+def _folder_name(v: Any) -> bool:
+    return isinstance(v, str) and v.strip() == v != "" and v not in (".", "..") and not any(
+        c in v for c in "/\\\0") and v.isprintable()
+
+
+FolderName = setting("a plain folder name (no /, \\, . or .., not empty)", _folder_name)
 Flag = setting("true or false", lambda v: isinstance(v, bool))
 Url = setting("an http(s):// URL", _is_url, null=True)
 Texts = setting("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
@@ -103,12 +110,14 @@ class Custom(Node):
 
 
 _TAGS: set[str] = {"custom"}  # the union tags pydantic puts into error locations
+_MODELS: dict[str, type[Node]] = {}  # the model of each tag
 
 
 def by_target(*models: type[Node], untargeted: Optional[type[Node]] = None) -> Any:
     """One of `models`, chosen by the node's `_target_` (`untargeted` for a node without one)."""
     tags = {m.TARGET: m for m in (*models, *([untargeted] if untargeted else []))}
     _TAGS.update(tags)
+    _MODELS.update(tags)
 
     def tag(node: Any) -> str:
         target = node.get("_target_") if isinstance(node, dict) else None
@@ -223,6 +232,21 @@ class JSONL(Node):
     path: filepath() = None
 
 
+class Documents(Node):
+    TARGET = "augmenter.documents.load_documents"
+    path: setting("a file, folder or glob, or a list of them", lambda v: (isinstance(v, str) and v.strip() != "")
+                  or (isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v))) = None
+    index_dir: filepath(null=True) = None
+    words: integer(ge=1, null=True) = None
+    overlap: integer(ge=0, null=True) = None
+    include: setting("a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                     null=True) = None
+    exclude: setting("a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                     null=True) = None
+    max_file_mb: number(gt=0) = None
+    update: Flag = None
+
+
 class DSTC7Facts(Node):
     TARGET = "augmenter.tasks.dstc7.load_facts"
     root: filepath() = None
@@ -234,7 +258,7 @@ class OTTQA(Node):
     max_passage_chars: Positive = None
 
 
-Knowledge = by_target(Demo, Demo2, DSTC11, JSONL, DSTC7Facts, OTTQA)
+Knowledge = by_target(Demo, Demo2, DSTC11, JSONL, Documents, DSTC7Facts, OTTQA)
 
 
 # policy
@@ -312,6 +336,7 @@ class Claims(Node):
     threshold: Share = None
     gate: Flag = None
     max_claims: Positive = None
+    balance: Flag = None
 
 
 class Combined(Node):
@@ -353,6 +378,9 @@ class Consolidator(Node):
     focus_entities: Flag = None
     review_window: Count = None
     faq_context: Count = None
+    opinions: Flag = None
+    opinions_min_p: number(ge=0, le=1) = None
+    opinions_max_sentences: Positive = None
 
 
 class TableText(Node):
@@ -401,11 +429,17 @@ class LLMGuard(Node):
     cooldown: number(ge=0) = None
 
 
+class EvalSample(Node):
+    limit: integer(ge=1) = None
+    seed: Count = None
+
+
 class Eval(Node):
     dataset: string(null=True) = None
     split: string(null=True) = None
     limit: integer(ge=0, null=True) = None
     seed: Count = None
+    exclude: Optional[EvalSample] = None
     knowledge: string() = None
     out_dir: filepath() = None
     restart: Flag = None
@@ -444,7 +478,7 @@ class T5Model(Node):
 
 
 class Train(Node):
-    name: string() = None
+    name: FolderName = None
     seed: Count = None
     seeds: Ints = None
     out_dir: filepath() = None
@@ -563,7 +597,7 @@ class Config(Node):
     sampling: Sampling = None
     executor: Executor = None
     llm_cache: LLMCache = None
-    name: string() = None
+    name: FolderName = None
     eval: Eval = None
     env: Env = None
     model: T5Model = None
@@ -584,6 +618,26 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
+def _model_in(annotation: Any) -> Optional[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next(filter(None, map(_model_in, get_args(annotation))), None)
+
+
+def _settings_at(loc: tuple) -> list[str]:
+    """The settings the node holding an error's last key may have (none known: [])."""
+    model: Optional[type[BaseModel]] = Config
+    for part in loc[:-1]:
+        if part in _MODELS:
+            model = _MODELS[part]
+        elif part == "custom" or model is None:
+            return []
+        elif not isinstance(part, int):
+            field = model.model_fields.get(part)
+            model = _model_in(field.annotation) if field else None
+    return [field.alias or name for name, field in model.model_fields.items()] if model else []
+
+
 def _message(error: dict) -> str:
     keys, owner = [], None
     for part in error["loc"]:
@@ -596,7 +650,8 @@ def _message(error: dict) -> str:
     key, shown = ".".join(keys), _show(error["input"])
     if error["type"] == "extra_forbidden":
         owner = owner or ".".join(keys[:-1]) or "the config"
-        return f"{key}={shown} is invalid: {owner} has no setting {keys[-1]!r}"
+        hint = did_you_mean(keys[-1], _settings_at(error["loc"]))
+        return f"{key}={shown} is invalid: {owner} has no setting {keys[-1]!r}{hint}"
     expected = error["msg"] if error["type"] == "not_allowed" else error["msg"].removeprefix("Input should be ")
     return f"{key}={shown} is invalid: expected {expected}"
 

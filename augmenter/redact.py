@@ -26,6 +26,12 @@ _FIELDS = re.compile(r"(\bbearer\s+|\bapi[_-]?key[\"']?\s*[:=]\s*[\"']?|\bpasswo
                      r"([A-Za-z0-9._~+/=\-]{6,})", re.IGNORECASE)
 
 
+def header_safe(value: str) -> bool:
+    """Whether `value` can travel in an HTTP header (printable ASCII): a key with other characters fails every
+    request it is sent with."""
+    return value.isascii() and value.isprintable()
+
+
 def register_secret(value: str | None) -> None:
     """Mask `value` wherever it appears from now on (ignored when empty or too short to be a key)."""
     if value and len(value) >= _MIN_SECRET:

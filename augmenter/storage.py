@@ -8,7 +8,9 @@ import os
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator, Optional
+
+from augmenter.errors import InputError
 
 
 @contextmanager
@@ -28,6 +30,19 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+def make_dir(path: str | Path, what: str) -> Path:
+    """Create folder `path` (and its parents) for `what` (e.g. "eval.out_dir"); InputError naming the file that is
+    in the way, or why it cannot be created."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file, not a folder" if blocker else f"cannot create it ({exc.strerror or exc})"
+        raise InputError(f"{what}: {path}: {why}") from None
+    return path
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
     """Write a whole file atomically (see `atomic_open`): text as UTF-8, or bytes."""
     with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as handle:
@@ -38,7 +53,13 @@ def read_jsonl(path: str | Path, on_bad: Callable[[int, str], None]) -> Iterator
     """(line number, object) for each line of `path` that holds a JSON object, blank lines skipped. For any other
     line (not UTF-8, not JSON, nested too deeply, not an object) `on_bad(line number, why)` is called: it raises to
     stop reading, or returns to skip the line. Lines end at "\\n" only, as JSON Lines says."""
-    with open(path, "rb") as source:
+    try:
+        source = open(path, "rb")
+    except IsADirectoryError:
+        raise InputError(f"{path} is a folder, not a JSON Lines file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with source:
         for n, raw in enumerate(source, 1):
             try:
                 text = raw.decode("utf-8")
@@ -48,7 +69,7 @@ def read_jsonl(path: str | Path, on_bad: Callable[[int, str], None]) -> Iterator
             except UnicodeDecodeError as exc:
                 why = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
             except json.JSONDecodeError as exc:
-                why = f"not valid JSON ({exc.msg})"
+                why = f"not valid JSON: {json_error(exc, n)}"
             except RecursionError:
                 why = "JSON nested too deeply"
             else:
@@ -57,6 +78,18 @@ def read_jsonl(path: str | Path, on_bad: Callable[[int, str], None]) -> Iterator
                     continue
                 why = "expected a JSON object"
             on_bad(n, why)
+
+
+_JSON_HINTS = {"Invalid control character": "a raw line break or tab inside a string: write it as \\n or \\t",
+               "Unterminated string": "a string runs to the end of the line: a raw line break inside it?"}
+
+
+def json_error(exc: json.JSONDecodeError, line: Optional[int] = None) -> str:
+    """Where and why a text is not valid JSON, whole: "line L, column C: <message>" (`line`: the text's line in
+    its file, for JSON Lines, where each line is parsed alone)."""
+    message = exc.msg.removesuffix(" starting at").removesuffix(" at")  # the position is given below
+    hint = next((f" ({why})" for start, why in _JSON_HINTS.items() if message.startswith(start)), "")
+    return f"line {exc.lineno if line is None else line}, column {exc.colno}: {message}{hint}"
 
 
 def content_hash(data: str | bytes | Iterable[str], length: int = 16) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from augmenter.redact import redact
 
@@ -25,3 +26,16 @@ def one_line(message: Any, limit: Optional[int] = None) -> str:
     breaks removed, at most `limit` characters (cut with "…")."""
     line = " ".join(strip_controls(redact(str(message))).split())
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
+
+
+def closest(word: str, choices: Iterable[str]) -> Optional[str]:
+    """The choice closest to `word` (difflib), or None when none is close."""
+    close = difflib.get_close_matches(word, [str(c) for c in choices if str(c) != word], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """" (did you mean 'x'?)" for the choice closest to `word`, or "" when none is close."""
+    match = closest(word, choices)
+    return f" (did you mean {match!r}?)" if match else ""
+

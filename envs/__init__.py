@@ -7,7 +7,10 @@ episodes can need, so training runs without the model. Everything here takes bui
 builds them from config through `augmenter.api.envs`, and `augmenter.policies.run_episode` plays an episode.
 """
 
-import gymnasium
+try:
+    import gymnasium
+except ModuleNotFoundError as exc:  # one line naming the extra, not a bare "No module named"
+    raise ModuleNotFoundError("augmenter.envs needs gymnasium: pip install 'augmenter[train]'", name=exc.name) from None
 
 from augmenter.envs.turn_env import TurnEnv
 from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, UserSimulator, UserTurn, load_chat_seeds

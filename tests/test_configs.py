@@ -6,7 +6,7 @@ import json
 import pytest
 from hydra.utils import get_object
 
-from augmenter.config import GROUPS, build_agent, build_llm, compose, group_options, instantiate
+from augmenter.config import GROUPS, build_agent, build_llm, compose, group_options, instantiate, build_utility
 from augmenter.errors import AugmenterError, ConfigError
 from augmenter.knowledge import KnowledgeBase, top_k
 from augmenter.llm import FakeLLM, SamplingParams
@@ -26,6 +26,7 @@ TURNS = {
     "dstc7_facts": ("Why was Grbac featured as sexiest athlete?", "Grbac was featured as the sexiest athlete in 1998.",
                     "grbac was featured as people ' s sexiest athlete in 1998"),
     "jsonl": ("Is the Spa open every day?", "The Spa is open daily.", "The Spa is open daily."),
+    "docs": ("When does the Spa open?", "The Spa opens at 9 am every day.", "The Spa opens at 9 am every day."),
     "ottqa": ("Who created the series in which the character of Robert , played by actor Nonso Anozie , appeared ?",
               "Lynda La Plante", "Lynda La Plante"),
 }
@@ -46,6 +47,10 @@ def _overrides(group, option, tmp_path, policy_file=None):
         kb = tmp_path / "kb.jsonl"
         kb.write_text(json.dumps({"entity": "Spa", "text": "The Spa is open daily."}) + "\n")
         extra.append(f"knowledge.path={kb}")
+    if knowledge == "docs":  # a folder of one Markdown page, indexed into tmp_path
+        (tmp_path / "docs").mkdir()
+        (tmp_path / "docs" / "spa.md").write_text("# Spa Guide\n\n## Hours\n\nThe Spa opens at 9 am every day.\n")
+        extra += [f"knowledge.path={tmp_path / 'docs'}", f"knowledge.index_dir={tmp_path / 'index'}"]
     return [f"{group}={option}", *extra]
 
 
@@ -103,6 +108,7 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
                                           "demo2": "augmenter.knowledge.demo.load_demo2_knowledge",
                                           "dstc11": "augmenter.knowledge.load_dstc11",
                                           "dstc7": "augmenter.tasks.dstc7.load_facts",
+                                          "docs": "augmenter.documents.load_documents",
                                           "ottqa": "augmenter.tasks.ottqa.load_corpus"}[option]
         return
     llm = build_llm(cfg) if group != "llm" else None
@@ -111,7 +117,8 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
     available = {"llm": llm, "prompts": prompts, "verifier": verifier}
     if group == "consolidator":
         available.update(knowledge=instantiate(cfg.knowledge, "knowledge"), retriever=instantiate(cfg.retriever, "r"))
-    obj = instantiate(cfg[group], group, **available)
+    obj = (build_utility(cfg.utility, **available) if group == "utility"  # a combined utility builds its base first
+           else instantiate(cfg[group], group, **available))
     target = get_object(cfg[group]._target_)
     if isinstance(target, type):  # a class: the object is one (loaders return their own types)
         assert isinstance(obj, target)

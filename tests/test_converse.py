@@ -257,11 +257,12 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
         assert r["turns"][1]["memory"]["h_q"][-1]["text"] == r["turns"][0]["response"]
     assert main(args) == 0 and _records(run) == records  # resumed: nothing left to do
     judged = ["judge", str(run), "judge.judges=[unieval]", "judge.progress=false", f"judge.out={tmp_path / 'judge'}",
-              f"llm_cache.dir={tmp_path / 'cache'}", "judge.max_tokens=60"]
+              f"llm_cache.dir={tmp_path / 'cache'}", "judge.max_tokens=60", "llm=local_small"]  # the system's model
     assert main(judged) == 0
     results = json.loads((tmp_path / "judge" / "results.json").read_text())
     row = results["unieval"]["table2_bm25_feedback"]
-    assert row["failed"] == 0 and row["judged"] + row["unparsed"] == 2
+    # every conversation is judged (wholly or in part), unparsed or found to copy the prompt's worked example
+    assert row["failed"] == 0 and row["judged"] + row["partial"] + row["unparsed"] + row.get("copied", 0) == 2
 
 
 # ---- the user simulator's guard: unusable messages written again, the human's own message as the fallback ---------

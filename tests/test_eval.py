@@ -128,7 +128,9 @@ def test_every_experiment_composes_and_builds(name, tmp_path):
     assert cfg.name == name and cfg.eval.dataset in ("dstc11", "dstc7", "ottqa")
     mem = build_agent(cfg).respond("Is there free parking?")
     assert bool(mem.e) == (not cfg.policy._target_.endswith("NoKnowledgePolicy"))
-    if cfg.utility._target_.endswith("ClaimsUtility"):  # the fake's reply states nothing the evidence supports
+    base = cfg.utility.get("base") or {}  # a combined utility's base (the grounded system's: claims)
+    if "ClaimsUtility" in (cfg.utility._target_[-13:], str(base.get("_target_", ""))[-13:]):
+        # the fake's reply states nothing the evidence supports
         assert mem.outcome == "abstained" and mem.response.startswith("I'm sorry, but the knowledge I have does not")
     else:  # scored, and sent as the best (the only) candidate there is
         assert mem.outcome == "answered" and mem.response == cfg.llm.default
@@ -253,3 +255,23 @@ def test_grid_and_report_end_to_end(tmp_path, capsys):
     assert all(s["score_metric"] == "KF1" and "score_per_turn" not in s for s in summaries.values())
     assert (tmp_path / "rep" / "fig5.png").stat().st_size > 1000
     assert main(["report", str(tmp_path / "nothing-here")]) == 2
+
+
+def test_eval_exclude_draws_a_sample_disjoint_from_another(tmp_path, dstc11_kb):
+    """eval.exclude={limit, seed}: the turns come from outside that sample (the labelled claim set's turns are apart
+    from the 200 the experiments are scored on), the same ones every time, in a directory of their own."""
+    from omegaconf import OmegaConf
+
+    from augmenter.eval.runner import run_dir, sample_turns
+    from augmenter.eval.tasks import build_task
+
+    task = build_task("dstc11", DATA, knowledge=dstc11_kb)
+    ev = OmegaConf.create({"limit": 60, "seed": 1, "exclude": {"limit": 200, "seed": 0}})
+    held = {t.id for t in task.turns(200, 0)}
+    drawn = [t.id for t in sample_turns(task, ev)]
+    assert len(drawn) == 60 == len(set(drawn)) and not set(drawn) & held
+    assert drawn == [t.id for t in sample_turns(task, ev)]
+    plain = [t.id for t in sample_turns(task, OmegaConf.create({"limit": 60, "seed": 1, "exclude": None}))]
+    assert plain != drawn and set(plain) & held  # without exclude the same seed overlaps the 200
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=60", "eval.seed=1", "eval.exclude={limit:200,seed:0}"))
+    assert run_dir(cfg).parent.name == "dstc11-dev-n60-seed1-minus-n200-seed0"

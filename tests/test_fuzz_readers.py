@@ -1,26 +1,42 @@
-"""Fuzzing (hypothesis): the eval records reader never fails and keeps exactly the records of a damaged file; the
-knowledge loaders fail only with KnowledgeFormatError (one line, exit 2), whatever their files hold."""
+"""Fuzzing (hypothesis): the eval records reader never fails on a damaged file (a crash's cut lines are skipped)
+and keeps exactly its records; a record of the wrong shape is one line naming the file, the line and the key, and
+whatever it reads, the run's summary (a resumed eval, `augmenter report`) is computed without a crash; `name`
+keeps a run inside its sample folder; the knowledge loaders fail only with KnowledgeFormatError (one line, exit
+2), whatever their files hold, and what they load can be searched."""
 
 import json
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from augmenter.errors import AugmenterError, KnowledgeFormatError
-from augmenter.eval.runner import read_records
+from augmenter.config import compose
+from augmenter.errors import AugmenterError, ConfigError, InputError, KnowledgeFormatError
+from augmenter.eval.records import SCORED, SHAPES
+from augmenter.eval.runner import read_records, run_dir, run_lock, summarize
 from augmenter.knowledge.base import load_dstc11, load_jsonl
+from augmenter.knowledge.consolidator import KnowledgeConsolidator
+from augmenter.knowledge.retrievers import BM25sRetriever
 
 FUZZ = settings(max_examples=200, deadline=None)
 
 values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
                       | st.text(max_size=12), lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=12)
-records = st.fixed_dictionaries({"dialogue_id": st.text(max_size=4)},
-                                optional={"status": st.sampled_from(["ok", "failed"]), "response": st.text(),
-                                          "memory": values})
+texts = st.lists(st.text(max_size=8), max_size=2)
+failed_records = st.fixed_dictionaries({"dialogue_id": st.text(max_size=4), "status": st.just("failed")},
+                                       optional={"error": st.text(max_size=8), "memory": st.none()})
+scored_records = st.fixed_dictionaries({
+    "dialogue_id": st.text(max_size=4), "status": st.just("ok"), "response": st.text(max_size=30),
+    "references": texts, "gold_knowledge": texts,
+    "metrics": st.dictionaries(st.sampled_from(["KF1", "BLEU-4"]), st.floats(0, 100) | st.none(), max_size=2),
+    "cost": st.fixed_dictionaries({"llm_calls": st.integers(0, 3), "knowledge_calls": st.integers(0, 2),
+                                   "turn_seconds": st.floats(0, 9)}),
+    "memory": st.fixed_dictionaries({"o": texts})}, optional={"outcome": st.sampled_from(["answered", "partial"])})
+records = failed_records | scored_records
 
 
 def _line(record: dict) -> bytes:
@@ -71,12 +87,58 @@ def test_read_records_keeps_exactly_the_records(lines, final_newline):
     assert read_records(_file(data)) == list(expected.values())
 
 
-def _loads(load, *paths):
-    """Run a loader; it may succeed or raise KnowledgeFormatError, nothing else."""
+@settings(max_examples=100, deadline=None)
+@given(st.lists(records, min_size=1, max_size=3), st.sampled_from(sorted({*SHAPES, *SCORED})), values)
+def test_a_record_of_the_wrong_shape_is_one_line_and_nothing_read_crashes_the_summary(good, key, value):
+    """`"metrics": "oops"` crashed a resumed eval and `augmenter report` (issue 29)."""
+    bad = {**good[-1], key: value}
+    path = _file(b"\n".join(map(_line, [*good[:-1], bad])) + b"\n")
     try:
-        load(*paths)
+        kept = read_records(path)
+    except InputError as exc:
+        assert str(exc).startswith(f"{path}:{len(good)}: ") and repr(key) in str(exc) and "\n" not in str(exc)
+        return
+    summary = summarize(kept, with_bertscore=False)  # what a resumed eval and the report compute
+    assert summary["turns"] == len(kept)
+
+
+def test_a_records_file_that_is_a_folder_is_one_line(tmp_path):
+    (tmp_path / "records.jsonl").mkdir()
+    with pytest.raises(InputError, match="records.jsonl is a folder, not a JSON Lines file$"):
+        read_records(tmp_path / "records.jsonl")
+
+
+@pytest.mark.parametrize("blocker", ["out", "out/sample"])
+def test_a_run_directory_behind_a_file_is_one_line_naming_the_setting(blocker, tmp_path):
+    (tmp_path / blocker).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / blocker).write_text("a file")
+    with pytest.raises(InputError, match=rf"^eval.out_dir: .*: {tmp_path / blocker} is a file, not a folder$"):
+        with run_lock(tmp_path / "out" / "sample" / "run", "eval.out_dir"):
+            pass
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=10) | st.sampled_from(["", ".", "..", "../../x", "/abs", "a/b", "ok_name", "a\\b", " x"]))
+def test_name_keeps_a_run_inside_its_sample_folder(name):
+    """`name=../../x` or an absolute name wrote outside eval.out_dir, `name=` into the sample folder itself."""
+    try:
+        cfg = compose("eval", [f"name={name}", "eval.out_dir=runs/eval"])
+    except ConfigError as exc:
+        assert "\n" not in str(exc)
+        return
+    path = run_dir(cfg)
+    assert path.parent.parent == Path("runs/eval") and path.name == str(cfg.name) not in ("", ".", "..")
+
+
+def _loads(load, *paths):
+    """Run a loader; it may succeed or raise KnowledgeFormatError, nothing else. What it loads is searched."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # numpy's "invalid value" on a base without words
+            kb = load(*paths)
+            KnowledgeConsolidator(kb, BM25sRetriever()).retrieve("is there a pool")
     except KnowledgeFormatError as exc:
-        assert isinstance(exc, AugmenterError) and str(exc)
+        assert isinstance(exc, AugmenterError) and str(exc) and "\n" not in str(exc)
 
 
 @FUZZ
@@ -89,8 +151,10 @@ keys = st.sampled_from(["text", "question", "answer", "id", "entity", "aliases",
 
 
 @FUZZ
-@given(st.lists(st.one_of(st.dictionaries(keys, values, max_size=6), values), max_size=6))
+@given(st.lists(st.one_of(st.dictionaries(keys, values | st.sampled_from(["", " ", "!!!", "the", "a pool"]),
+                                          max_size=6), values), max_size=6))
 def test_load_jsonl_on_garbled_rows(rows):
+    """A line `{"text": ""}` gave a numpy warning and "consolidator: max() arg is an empty sequence" (issue 29)."""
     _loads(load_jsonl, _file("\n".join(json.dumps(r) for r in rows).encode()))
 
 

@@ -14,13 +14,13 @@ SOURCES = {"augmenter": ROOT / "augmenter", "augmenter.envs": ROOT / "envs", "au
 LAYERS = [
     {"augmenter.cli", "augmenter.api", "augmenter.serve"},
     {"augmenter.config", "augmenter.config_schema"},
-    {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges"},
-    {"augmenter.agent", "augmenter.fingerprint"},
+    {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges", "augmenter.audit"},
+    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents"},
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
      "augmenter.tasks"},
     {"augmenter.memory"},
     {"augmenter.text"},
-    {"augmenter.errors", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
+    {"augmenter.errors", "augmenter.extras", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
 ]
 
 

@@ -100,7 +100,7 @@ def test_chat_defaults_to_the_assistant_prompt_and_the_papers_experiments_keep_t
     from augmenter.config import compose
 
     assert compose("chat", ["llm=fake"]).prompt.response == "assistant"
-    expected = {"table1": "news_chat", "table5": "wiki_qa"}
+    expected = {"table1": "news_chat", "table5": "wiki_qa", "grounded": "assistant"}  # grounded: issue 28's system
     for name in _experiments():
         cfg = compose("eval", [f"experiment={name}"])
         want = next((p for prefix, p in expected.items() if name.startswith(prefix)), "customer_service")
@@ -152,12 +152,11 @@ def test_chat_runs_on_demo2_with_the_fake_llm(tmp_path, monkeypatch):
 def test_drop_fewshot_leaks_keeps_the_sentences_of_the_turns_own():
     from augmenter.prompts.leakage import drop_fewshot_leaks
 
-    prompt = PromptTemplate.load("assistant")  # its second example ends "..., not how big it is."
+    prompt = PromptTemplate.load("assistant")  # its second example: "... two guests loved the colourful murals ..."
     allowed = "Is Avalon's room large? [AVALON] Review: The room was small."
-    text = ("I don't have that information. The knowledge only says that Avalon does not have a large room, "
-            "not how big it is.")
+    text = "Avalon's room was small. Two guests loved the colourful murals in the hall."
     kept, leaks = drop_fewshot_leaks(text, prompt, allowed)
-    assert leaks == ["not how big it is"] and kept == "I don't have that information."
+    assert leaks == ["two guests loved colourful murals in hall"] and kept == "Avalon's room was small."
     assert fewshot_leaks(kept, prompt, allowed) == []
     assert drop_fewshot_leaks("Avalon's room was small.", prompt, allowed) == ("Avalon's room was small.", [])
     # nothing of the turn's own left: empty

@@ -307,11 +307,17 @@ def test_bearer_auth_and_the_key_never_comes_back(monkeypatch, caplog):
     leaky = FakeLLM(responses=[f"The token is {KEY} today."], default=LLMError(f"upstream rejected key {KEY}"))
     shown = []
     with Background(make_app(llm=leaky, settings=settings)) as url:
-        for headers in ({}, {"Authorization": "Bearer wrong-token-123"}, {"Authorization": KEY}):
+        told = {}
+        for headers in ({}, {"Authorization": "Basic dXNlcjpwdw=="}, {"Authorization": "Bearer wrong-token-123"},
+                        {"Authorization": KEY}, {"Authorization": "Bearer " + KEY[:-1]}, {"Authorization": "Bearer"}):
             r = httpx.post(f"{url}/v1/chat/completions", json=ask(), headers=headers)
             assert r.status_code == 401 and "Authorization: Bearer" in r.json()["error"]["message"]
             assert r.headers["www-authenticate"] == "Bearer"
+            told.setdefault(r.json()["error"]["code"], set()).add(r.json()["error"]["message"])
             shown.append(r.text + str(r.headers))
+        # a missing key, a header that is no bearer token and a wrong key are told apart; every wrong key alike
+        assert {code: len(messages) for code, messages in told.items()} == {
+            "missing_api_key": 1, "invalid_authorization": 1, "invalid_api_key": 1}
         assert httpx.get(f"{url}/v1/models").status_code == 401
         for path in ("/healthz", "/readyz", "/"):
             r = httpx.get(url + path)

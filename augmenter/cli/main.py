@@ -16,11 +16,14 @@
                                                     simulator (resumable), e.g. converse.conversations=50
     augmenter judge RUN_DIR ... [overrides]         LLM judges over several systems' conversations: Bootstrap
                                                     Elo, GTEval, UniEval, WikiChat's scores, judge validity
+    augmenter index PATH... [--status]              index a folder of documents for knowledge=docs (re-run:
+                                                    only changed files are read); --status lists it
 
 Overrides are Hydra's `key=value` / `group=option`, e.g. `policy=self_ask utility=self_critique task=dstc11`, before,
-between or after the flags; `augmenter COMMAND --help` lists every config group with its options, and `--cfg job`
-prints the composed config (chat, eval, precompute, train). `-v` shows augmenter's debug log lines, `-q` only errors.
-Errors in configuration, data or input are printed as one line (exit code 2), never as a traceback.
+between or after the flags; `augmenter COMMAND --help` lists every config group with its options and the command's
+own settings with their defaults, and `--cfg job` prints the composed config (chat, eval, precompute, train). `-v`
+shows augmenter's debug log lines, `-q` only errors. Errors in configuration, data or input (a missing extra too)
+are printed as one line (exit code 2), never as a traceback; an unknown name suggests the closest valid one.
 """
 
 from __future__ import annotations
@@ -30,14 +33,25 @@ import codecs
 import json
 import logging
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, TextIO
 
 from augmenter.errors import AugmenterError, CircuitOpenError, InputError, LLMFatalError
+from augmenter.extras import explain, require
 
+DEMOS = {"travel": [], "docs": ["task=docs"]}  # `chat --demo NAME`: the overrides it starts from
 QUIT = {"quit", "exit", ":q"}  # typed or scripted, these end a chat without reaching the model
+# the extra each command needs beyond the core, and its modules checked (None: all); chat checks its parts as built
+EXTRAS = {"serve": ("serve", None), "eval": ("eval", None), "grid": ("eval", None), "report": ("eval", None),
+          "ground": ("eval", None), "converse": ("eval", None), "judge": ("eval", None), "precompute": ("train", None),
+          "train": ("train", None), "curve": ("train", ("matplotlib",)), "index": ("docs", None)}
+# the nodes of settings each command's --help lists with their defaults
+SETTINGS = {"chat": ("agent",), "serve": ("serve",), "eval": ("name", "eval"), "grid": ("eval",),
+            "precompute": ("precompute", "env"), "train": ("train", "env"), "converse": ("converse", "user_simulator"),
+            "judge": ("judge", "elo")}
 CONFIGS = {"chat": "chat", "eval": "eval", "grid": "eval", "ground": "eval", "precompute": "train", "train": "train",
            "serve": "serve", "converse": "converse", "judge": "judge"}
 
@@ -77,18 +91,32 @@ def _open_output(output: str | Path) -> TextIO:
         raise InputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 
-class _CommandParser(argparse.ArgumentParser):
+class _Parser(argparse.ArgumentParser):
+    """A parser whose "invalid choice" errors suggest the closest choice."""
+
+    def error(self, message: str):
+        from augmenter.text import did_you_mean
+
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if found:
+            message += did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+        super().error(message)
+
+
+class _CommandParser(_Parser):
     """A command's parser: its help ends with the config groups of its primary config (read only when shown)."""
 
-    def __init__(self, *args, config_name: Optional[str] = None, **kwargs):
+    def __init__(self, *args, config_name: Optional[str] = None, settings: Sequence[str] = (), **kwargs):
         super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
-        self.config_name = config_name
+        self.config_name, self.settings = config_name, settings
 
     def format_help(self) -> str:
         if self.config_name and self.epilog is None:
-            from augmenter.cli.groups import groups_help
+            from augmenter.cli.groups import groups_help, settings_help
 
             self.epilog = groups_help(self.config_name)
+            if self.settings:
+                self.epilog += "\n\n" + settings_help(self.config_name, self.settings)
         return super().format_help()
 
 
@@ -128,15 +156,16 @@ def _add_verbosity(parser: argparse.ArgumentParser, default) -> None:
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and each command's."""
-    parser = argparse.ArgumentParser(prog="augmenter", description=__doc__.split("\n\n")[0],
-                                     epilog="augmenter COMMAND --help lists the command's config groups and options.")
+    parser = _Parser(prog="augmenter", description=__doc__.split("\n\n")[0],
+                     epilog="augmenter COMMAND --help lists the command's config groups, options and settings.")
     parser.add_argument("--version", action="version", version=f"augmenter {_version()}")
     _add_verbosity(parser, 0)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
     commands: dict[str, argparse.ArgumentParser] = {}
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
-        commands[name] = sub.add_parser(name, help=summary, description=summary, config_name=CONFIGS.get(name))
+        commands[name] = sub.add_parser(name, help=summary, description=summary, config_name=CONFIGS.get(name),
+                                        settings=SETTINGS.get(name, ()))
         _add_verbosity(commands[name], argparse.SUPPRESS)  # after the command too; unset: the top level's
         if name in ("chat", "eval", "precompute", "train", "serve", "converse", "judge"):
             commands[name].add_argument("--cfg", choices=["job"],
@@ -147,7 +176,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     chat.add_argument("--trace", action="store_true", help="show actions, evidence, candidates, scores, feedback")
     chat.add_argument("--script", help="file of user utterances, one per line (non-interactive)")
     chat.add_argument("--output", help="write every turn's Working Memory as JSONL to this file")
-    chat.add_argument("--demo", action="store_true", help="run the built-in demo conversation")
+    chat.add_argument("--demo", nargs="?", const="travel", metavar="NAME",
+                      help="run a built-in demo conversation: travel (the default: hotels and restaurants) or docs "
+                           "(a staff handbook of Markdown, HTML, PDF and Word files; task=docs)")
     chat.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. policy=self_ask llm=openai")
     ev = command("eval", "run one system configuration over a data set (resumable) and score it")
     ev.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. experiment=table2_bm25 eval.limit=20")
@@ -182,8 +213,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     srv = command("serve", "serve the chat as an OpenAI-compatible API with a web chat page")
     srv.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. serve.port=8080 llm=openai")
     from augmenter.cli.conversations import add_commands
+    from augmenter.cli.documents import add_command as add_index
 
     add_commands(command)  # converse, judge
+    add_index(command)  # index
     return parser, commands
 
 
@@ -197,9 +230,21 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if "grid" in argv:
         argv = ["--ray=local" if a == "--ray" and "=" in (argv[i + 1:] or [""])[0] else a for i, a in enumerate(argv)]
     args, rest = parser.parse_known_args(argv)
+    if getattr(args, "demo", None) and args.demo not in DEMOS:  # `--demo key=value`: an override, not a demo's name
+        if "=" not in args.demo:
+            commands[args.command].error(f"no demo named {args.demo!r} (demos: {', '.join(DEMOS)})")
+        args.overrides.insert(0, args.demo)
+        args.demo = "travel"
+    if "paths" in args:  # index: paths after a flag come back unrecognised
+        args.paths += [a for a in rest if not a.startswith("-")]
+        rest = [a for a in rest if a.startswith("-")]
     stray = [a for a in rest if a.startswith("-") or "overrides" not in args]
     if stray:
-        commands[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
+        from augmenter.text import did_you_mean
+
+        known = [o for action in commands[args.command]._actions for o in action.option_strings]
+        hint = did_you_mean(stray[0].split("=")[0], known) if stray[0].startswith("-") else ""
+        commands[args.command].error(f"unrecognized arguments: {' '.join(stray)}{hint}")
     if "runs" in args and "overrides" in args:  # ground: run directories and overrides, told apart by "="
         tokens = args.runs + args.overrides + rest
         args.runs, args.overrides = [t for t in tokens if "=" not in t], [t for t in tokens if "=" in t]
@@ -305,7 +350,10 @@ def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO
                 finally:
                     if drafts is not None:
                         drafts.end()
-        except Exception as exc:  # recorded whatever it is; only a rejected key ends the session
+        except Exception as exc:  # recorded whatever it is; only a rejected key or a missing extra ends the session
+            missing_extra = explain(exc, "augmenter chat") if isinstance(exc, ImportError) else None
+            if missing_extra is not None:
+                raise missing_extra from None
             reason = str(exc) if isinstance(exc, AugmenterError) else f"crash: {type(exc).__name__}: {exc}"
             _write(sink, _record(session_id, turn, WorkingMemory(q=utterance, outcome="failed", warnings=[reason])))
             if isinstance(exc, LLMFatalError):
@@ -332,12 +380,16 @@ def chat(args: argparse.Namespace) -> int:
     from augmenter.config import build_agent, compose
 
     console = Console(highlight=False)
-    cfg = compose("chat", args.overrides)
+    cfg = compose("chat", [*DEMOS.get(args.demo or "", []), *args.overrides])
     trace = args.trace or bool(cfg.trace)
     script = args.script or cfg.script
     output = args.output or cfg.output
     scripted = read_script(script) if script else None  # fails early, before loading the model
-    if args.demo:
+    if args.demo == "docs":
+        from augmenter.documents.handbook import DEMO_SCRIPT
+
+        scripted = list(DEMO_SCRIPT)
+    elif args.demo:
         from augmenter.knowledge.demo import DEMO_SCRIPT
 
         scripted = list(DEMO_SCRIPT)
@@ -561,30 +613,39 @@ def serve(args: argparse.Namespace) -> int:
     """The service (augmenter.serve): the agents are built before anything listens, so errors are one line."""
     from augmenter.config import compose
 
-    try:
-        from augmenter.serve import run
-    except ImportError as exc:
-        raise AugmenterError(f"augmenter serve needs its extra: pip install 'augmenter[serve]' ({exc})") from None
+    from augmenter.serve import run
+
     print("loading knowledge and model...", file=sys.stderr)
     return run(compose("serve", args.overrides))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from augmenter.cli.conversations import converse, judge
+    from augmenter.cli.documents import index
     from augmenter.cli.log import setup_logging
 
     args = parse_args(argv)
     setup_logging(args.verbosity)
     try:
         if getattr(args, "cfg", None):
-            return show_config(CONFIGS[args.command], args.overrides)
+            return show_config(CONFIGS[args.command], [*DEMOS.get(getattr(args, "demo", None) or "", []),
+                                                       *args.overrides])
+        if args.command in EXTRAS:
+            extra, modules = EXTRAS[args.command]
+            require(extra, f"augmenter {args.command}", modules)
         return {"chat": chat, "eval": evaluate, "grid": run_grid, "report": report, "ground": ground,
                 "precompute": run_precompute, "train": run_train, "curve": curve, "serve": serve,
-                "converse": converse, "judge": judge}[args.command](args)
+                "converse": converse, "judge": judge, "index": index}[args.command](args)
     except AugmenterError as exc:
         from augmenter.cli.safe_text import one_line
 
         print(f"augmenter: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional package imported where no check expected it: still one line
+        missing_extra = explain(exc, f"augmenter {args.command}")
+        if missing_extra is None:
+            raise
+        print(f"augmenter: error: {missing_extra}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

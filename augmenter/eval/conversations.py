@@ -34,7 +34,7 @@ from augmenter.fingerprint import system_config
 from augmenter.memory import Snippet, Utterance, WorkingMemory
 from augmenter.prompts import PromptTemplate
 from augmenter.redact import redact, redact_data
-from augmenter.storage import content_hash, read_jsonl, write_atomic
+from augmenter.storage import content_hash, json_error, read_jsonl, write_atomic
 from augmenter.text import one_line
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
@@ -76,8 +76,10 @@ def chat_seeds(path: str | Path, opening: int = 2) -> list[ConversationSeed]:
     for n, row in read_jsonl(path, bad):
         try:
             conv = json.loads(row["conv-GT"]) if isinstance(row.get("conv-GT"), str) else row["conv-GT"]
-        except (KeyError, json.JSONDecodeError) as exc:
-            bad(n, f"no conv-GT list: {exc}")
+        except KeyError:
+            bad(n, "no conv-GT list")
+        except json.JSONDecodeError as exc:
+            bad(n, f"conv-GT is not valid JSON: {json_error(exc)}")
         if not isinstance(conv, list) or not all(isinstance(u, str) and u.strip() for u in conv):
             bad(n, "conv-GT is not a list of utterances")
         if len(conv) >= opening:
@@ -88,21 +90,26 @@ def chat_seeds(path: str | Path, opening: int = 2) -> list[ConversationSeed]:
     return seeds
 
 
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"DSTC11 split not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: {json_error(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSeed]:
     """DSTC11 dialogues (`logs.json` of a split; each dialogue once, its longest log plus the gold reply), opened by
     their first `opening` utterances (even: the user speaks first in DSTC11)."""
     if opening % 2:
         raise InputError(f"DSTC11 openings end with the assistant's utterance: converse.opening must be even, "
                          f"got {opening}")
-    path = Path(split_dir) / "logs.json"
-    try:
-        logs = json.loads(path.read_text(encoding="utf-8"))
-        labels_path = Path(split_dir) / "labels.json"
-        labels = json.loads(labels_path.read_text(encoding="utf-8")) if labels_path.exists() else [{}] * len(logs)
-    except FileNotFoundError:
-        raise InputError(f"DSTC11 split not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    path, labels_path = Path(split_dir) / "logs.json", Path(split_dir) / "labels.json"
+    logs = _read_json(path)
+    labels = _read_json(labels_path) if labels_path.exists() else [{}] * len(logs)
     longest: dict[str, tuple[int, list[Utterance]]] = {}
     for i, (turns, label) in enumerate(zip(logs, labels)):
         try:
@@ -216,7 +223,7 @@ class ConversationRunner:
 
     # -- running ---------------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        with run_lock(self.dir):
+        with run_lock(self.dir, "converse.out_dir"):
             check_config(self.dir, self.records_path, self.fingerprint, self.restart,
                          "set name=... or converse.restart=true")
             records = self.read()

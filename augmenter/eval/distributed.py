@@ -130,7 +130,7 @@ def run_grid(jobs: list[Job], build: Builder, shard_size: int = 20, retries: int
     with ExitStack() as locks:
         runs = []
         for job in jobs:
-            locks.enter_context(run_lock(job.evaluator.dir))
+            locks.enter_context(run_lock(job.evaluator.dir, "eval.out_dir"))
             runs.append(_Run(job, *job.evaluator.prepare()))
         tasks: dict = {}  # ObjectRef -> (run, shard, attempt)
         configs = {id(run): ray.put(run.job.config) for run in runs}

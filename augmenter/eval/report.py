@@ -18,7 +18,7 @@ from augmenter.eval.grounding import load_grounding
 from augmenter.eval.records import failure, read_records
 from augmenter.eval.runner import summarize
 from augmenter.eval.tasks import KINDS, GroundedDialogueTask
-from augmenter.storage import write_atomic
+from augmenter.storage import make_dir, write_atomic
 
 # (run name, row label, the paper's KF1 for that row or None)
 TABLE1 = [("table1_llm_only", "LLM only", 26.71), ("table1_gold", "+ gold fact", 57.44),
@@ -308,7 +308,7 @@ def render(runs: dict[str, dict], title: str) -> str:
 def write_report(sample_dir: Path, out_dir: Path, with_bertscore: bool = True) -> Path:
     """report.md, summaries.json and fig4.png / fig5.png (when their runs exist) in `out_dir`."""
     runs = load_runs(sample_dir, with_bertscore=with_bertscore)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(out_dir, "the report's folder (--out)")
     public = {name: {k: v for k, v in run.items() if k != "score_per_turn"} for name, run in runs.items()}
     write_atomic(out_dir / "summaries.json", json.dumps(public, indent=1))
     text = render(runs, f"Evaluation: {sample_dir.name}")

@@ -35,8 +35,8 @@ from augmenter.eval.tasks import GroundedDialogueTask, Task
 from augmenter.fingerprint import normalized, system_config
 from augmenter.memory import Snippet
 from augmenter.redact import redact, redact_data
-from augmenter.storage import write_atomic
-from augmenter.tasks.base import Turn
+from augmenter.storage import make_dir, write_atomic
+from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.text import one_line
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,22 @@ class KnowledgeAccess(str, Enum):
 def run_dir(cfg: DictConfig) -> Path:
     ev = cfg.eval
     sample = f"{ev.dataset}-{ev.split}-n{ev.limit or 'all'}-seed{ev.seed}"
+    exclude = ev.get("exclude")
+    if exclude:
+        sample += f"-minus-n{exclude.limit}-seed{exclude.seed}"
     return Path(ev.out_dir) / sample / str(cfg.name)
+
+
+def sample_turns(task: Task, ev) -> list[Turn]:
+    """The turns an eval runs: a seeded sample of `eval.limit` (all when null or 0); with `eval.exclude`
+    ({limit, seed}), drawn from the turns outside that sample (e.g. fitting on dev turns apart from the 200 that
+    the paper's experiments are scored on)."""
+    limit = None if ev.limit in (None, 0) else int(ev.limit)
+    exclude = ev.get("exclude")
+    if not exclude:
+        return task.turns(limit, ev.seed)
+    left_out = {t.id for t in task.turns(int(exclude.limit), exclude.seed)}
+    return seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
 
 
 def summarize(records: list[dict], with_bertscore: bool = True, task: Union[Task, type] = GroundedDialogueTask
@@ -77,9 +92,9 @@ def summarize(records: list[dict], with_bertscore: bool = True, task: Union[Task
     metrics = task.corpus_metrics(ok, with_bertscore=with_bertscore)
     cost_keys = [k for k in ok[0]["cost"] if all(k in r["cost"] for r in ok)]  # older records may lack some
     cost = {k: mean(r["cost"][k] for r in ok) for k in cost_keys}
-    cost["knowledge_used"] = mean(1.0 if r["cost"]["knowledge_calls"] else 0.0 for r in ok)
-    cost["candidates"] = mean(len(r["memory"]["o"]) for r in ok)
-    outcomes = {k: 100.0 * mean(r.get("outcome") == k for r in ok) for k in ("partial", "abstained")}
+    cost["knowledge_used"] = mean(1.0 if r["cost"].get("knowledge_calls") else 0.0 for r in ok)
+    cost["candidates"] = mean(len(r["memory"].get("o") or ()) for r in ok)
+    outcomes = {k: 100.0 * mean(r.get("outcome") == k for r in ok) for k in ("partial", "quoted", "abstained")}
     return {**counts, "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
 
 
@@ -99,14 +114,14 @@ def _busy(directory: Path, pid) -> ConfigError:
 
 
 @contextmanager
-def run_lock(directory: Path) -> Iterator[Path]:
+def run_lock(directory: Path, setting: str = "the run directory") -> Iterator[Path]:
     """Hold `<directory>/run.lock` for a run: one writer per run directory (two evals of the same run would
     interleave their records). An exclusive `flock`, so exactly one of simultaneous evals gets it and a killed
     run's lock is free at once; the holder's pid is written for the message. A bare pid of a live process (the
     lock of an older augmenter, which did not flock) is respected; any other lock file is taken over."""
     import fcntl  # POSIX only: the records and summaries (`read_records`, `summarize`) are read without it
 
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dir(directory, setting)  # `setting`: the key that names it, for the error line
     path = directory / "run.lock"
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -176,7 +191,7 @@ class Evaluator:
                           f"between 0 and 1), got {value!r}")
 
     def run(self) -> dict[str, Any]:
-        with run_lock(self.dir):
+        with run_lock(self.dir, "eval.out_dir"):
             return self._run()
 
     # -- `run` in steps, for a driver whose turns are answered elsewhere (augmenter.eval.distributed) ----------
@@ -187,7 +202,7 @@ class Evaluator:
         self._allowed_failures(1)
         self._check_resume()
         ev = self.cfg.eval
-        items = self.task.turns(None if ev.limit in (None, 0) else int(ev.limit), ev.seed)
+        items = sample_turns(self.task, ev)
         if not items:
             raise InputError("no turns to evaluate")
         records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
@@ -252,7 +267,7 @@ class Evaluator:
         """Answer `todo`, appending each turn's record (flushed, by this thread only) to the records file and to
         `records` as soon as it is done; `_save` puts them back in sample order."""
         key = self.task.score_metric
-        scores = [r["metrics"][key] for r in records.values() if not failure(r)]
+        scores = [r["metrics"][key] for r in records.values() if not failure(r) and r["metrics"].get(key) is not None]
         failed = 0
         bar = tqdm(total=total, initial=total - len(todo), desc=str(self.cfg.name), unit="turn",
                    disable=not self.cfg.eval.progress, dynamic_ncols=True)
@@ -262,7 +277,7 @@ class Evaluator:
                 sink.flush()
                 records[item.id] = record
                 if record["status"] == "ok":
-                    scores.append(record["metrics"][key])
+                    scores += [record["metrics"][key]] if record["metrics"].get(key) is not None else []
                 else:
                     failed += 1
                 bar.set_postfix({key: f"{mean(scores):.2f}" if scores else "n/a", "failed": failed,
@@ -341,7 +356,7 @@ class Evaluator:
             "status": "failed" if error else "ok",
             "error": one_line(error, 500) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
             "response": (mem.response or "") if mem else "",
-            "outcome": mem.outcome if mem else None,  # answered | partial | abstained ("I don't know") | failed
+            "outcome": mem.outcome if mem else None,  # answered | partial | quoted | abstained ("I don't know") | failed
             "citations": mem.citation_records() if mem else [],
             "references": item.references,
             "gold_knowledge": [s.text for s in item.gold],

@@ -62,7 +62,7 @@ class GroundedDialogueTask(_LoadedTask):
 
     @staticmethod
     def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
-        return corpus_metrics([r["response"] for r in records], [r["references"] for r in records],
+        return corpus_metrics([r["response"] for r in records], [r["references"] or [""] for r in records],
                               [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
 
 
@@ -83,7 +83,45 @@ class ShortAnswerTask(_LoadedTask):
         return metrics
 
 
-KINDS: dict[str, type] = {"dstc11": GroundedDialogueTask, "dstc7": GroundedDialogueTask, "ottqa": ShortAnswerTask}
+class DocumentQATask(_LoadedTask):
+    """Questions about a folder of documents (the sample handbook, `task=docs`): an answerable one is handled when
+    the reply holds its answer and cites its file (and page), an unanswerable one when augmenter refuses
+    (`score`, the headline: the share handled). See `augmenter.documents.handbook.judge_answer`."""
+
+    score_metric = "score"
+
+    def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
+        from augmenter.documents.handbook import judge_answer
+
+        verdict = judge_answer(turn.labels[0], memory)
+        metrics = {"score": 100.0 * verdict["handled"], **{k: float(verdict[k]) for k in
+                                                            ("answerable", "correct", "cited", "refused")}}
+        return TurnScore(metrics, None)
+
+    @staticmethod
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+        answerable = [r["metrics"] for r in records if r["metrics"]["answerable"]]
+        other = [r["metrics"] for r in records if not r["metrics"]["answerable"]]
+        share = lambda rows, f: 100.0 * mean(f(m) for m in rows) if rows else None  # noqa: E731
+        return {"score": mean(r["metrics"]["score"] for r in records),
+                "correct_with_citation": share(answerable, lambda m: m["correct"] and m["cited"]),
+                "correct": share(answerable, lambda m: m["correct"]),
+                "refused_answerable": share(answerable, lambda m: m["refused"]),
+                "refused_unanswerable": share(other, lambda m: m["refused"])}
+
+
+def handbook_turns(limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+    """The sample handbook's questions as turns (their answers as references, the question itself as the label)."""
+    from augmenter.documents.handbook import QUESTIONS
+    from augmenter.tasks.base import seeded_sample
+
+    turns = [Turn(id=f"handbook-{i}", q=q["q"], references=list(q["answer"]), labels=[q], knowledge_seeking=True)
+             for i, q in enumerate(QUESTIONS)]
+    return seeded_sample(turns, limit, seed)
+
+
+KINDS: dict[str, type] = {"dstc11": GroundedDialogueTask, "dstc7": GroundedDialogueTask, "ottqa": ShortAnswerTask,
+                          "handbook": DocumentQATask}
 
 
 def task_kind(dataset: str) -> type:
@@ -102,6 +140,8 @@ def build_task(dataset: str, data_root: str | Path, split: str = "dev", knowledg
             raise ConfigError("eval.dataset=dstc11 needs the DSTC11 knowledge base (task=dstc11)")
         return kind(dataset, lambda limit, seed: dstc11.load_turns(root / "dstc11-track5" / split, knowledge,
                                                                    True, limit, seed))
+    if dataset == "handbook":
+        return kind(dataset, handbook_turns)
     if dataset == "dstc7":
         return kind(dataset, lambda limit, seed: dstc7.load_turns(root / "dstc7-track2", limit, seed))
     return kind(dataset, lambda limit, seed: ottqa.load_questions(root / "ott-qa", limit, seed))

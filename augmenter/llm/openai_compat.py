@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from typing import Callable, NoReturn, Optional
 from urllib.parse import urlsplit
 
-from augmenter.errors import LLMError, LLMFatalError
+from augmenter.errors import ConfigError, LLMError, LLMFatalError
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
-from augmenter.redact import redact, register_secret
+from augmenter.redact import header_safe, redact, register_secret
 from augmenter.text import one_line
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -82,6 +82,11 @@ class OpenAICompatLLM:
         # shown in messages and the trace: no user:password@, no query string (where some services put keys)
         self.endpoint = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}".rstrip("/")
         self.api_key_env = api_key_env
+        key = os.environ.get(api_key_env) or ""
+        register_secret(key)
+        if not header_safe(key):  # said now, once, not as every turn's UnicodeEncodeError; the key is not shown
+            raise ConfigError(f"${api_key_env} holds characters an HTTP header cannot carry (not printable ASCII: "
+                              "an accent, a typographic quote or a line break?); set it to the key alone")
         self.timeout, self.deadline, self.max_retries, self.backoff = timeout, deadline, max_retries, backoff
         self._client = None
         self._no_stream = False

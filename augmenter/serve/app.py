@@ -10,7 +10,7 @@ import threading
 import time
 import traceback
 from importlib import resources
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Optional
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -66,6 +66,23 @@ def _turn_error(exc: BaseException) -> ApiError:
                     code="internal_error", kind="server_error")
 
 
+def _auth_error(sent: Optional[str], key: str) -> Optional[ApiError]:
+    """Why a request's Authorization header does not let it in (None: it does): no header, not a bearer token, or
+    a wrong token, told apart; nothing about the expected token is said."""
+    headers = {"WWW-Authenticate": "Bearer"}
+    if not (sent or "").strip():
+        return ApiError(401, "this server needs an API key: send the header Authorization: Bearer <key>",
+                        code="missing_api_key", headers=headers)
+    scheme, _, token = sent.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return ApiError(401, "the Authorization header is not a bearer token: send Authorization: Bearer <key>",
+                        code="invalid_authorization", headers=headers)
+    if not hmac.compare_digest(token.strip().encode("utf-8", "replace"), key.encode()):
+        return ApiError(401, "the API key sent (Authorization: Bearer <key>) is not this server's key",
+                        code="invalid_api_key", headers=headers)
+    return None
+
+
 def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> FastAPI:
     """The app around a built pool of agents (see `augmenter.serve.pool`)."""
     app = FastAPI(title="augmenter", docs_url=None, redoc_url=None, openapi_url=None)
@@ -80,11 +97,8 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
     @app.middleware("http")
     async def guard(request: Request, call_next):
         if request.url.path.startswith("/v1/") and settings.api_key and request.method != "OPTIONS":
-            sent = request.headers.get("authorization", "")
-            token = sent[7:].strip() if sent[:7].lower() == "bearer " else ""
-            if not hmac.compare_digest(token.encode(), settings.api_key.encode()):
-                error = ApiError(401, "this server needs an API key: send the header Authorization: Bearer <key>",
-                                 code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
+            error = _auth_error(request.headers.get("authorization"), settings.api_key)
+            if error is not None:
                 return JSONResponse(error.body(), error.status, headers=error.headers)
         response = await call_next(request)
         for name, value in SECURITY_HEADERS.items():

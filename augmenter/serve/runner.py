@@ -36,7 +36,11 @@ def _server(app, sock: socket.socket):
     return uvicorn.Server(config)
 
 
-def run(cfg, announce: Callable[[str], None] = print) -> int:
+def _announce(line: str) -> None:
+    print(line, flush=True)  # at once, also when stdout is a pipe or a log file
+
+
+def run(cfg, announce: Callable[[str], None] = _announce) -> int:
     """`augmenter serve`: bind, build the agents (errors come before anything listens), serve until Ctrl-C."""
     from omegaconf import OmegaConf
 

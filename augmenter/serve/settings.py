@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from augmenter.errors import ConfigError
-from augmenter.redact import register_secret
+from augmenter.redact import header_safe, register_secret
 
 MIN_KEY_CHARS = 8  # shorter tokens are guessable, and too short to be masked in logs
 
@@ -42,5 +42,8 @@ class ServeSettings:
                 raise ConfigError(f"serve.api_key_env={name!r}: ${name} {state}; put the token clients must send "
                                   "there, or set serve.api_key_env=null (no auth)")
             register_secret(key)
+            if not header_safe(key):
+                raise ConfigError(f"serve.api_key_env={name!r}: ${name} holds characters clients cannot send in an "
+                                  "HTTP header (not printable ASCII); use letters, digits and punctuation only")
         values["cors_origins"] = tuple(values.get("cors_origins") or ())
         return cls(api_key_env=name or None, api_key=key, **values)

@@ -9,6 +9,18 @@ from typing import Optional
 from augmenter.errors import InputError
 from augmenter.memory import Utterance
 from augmenter.tasks.base import Turn, seeded_sample
+from augmenter.storage import json_error
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"DSTC11 split not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: {json_error(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bool = False,
@@ -17,13 +29,7 @@ def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bo
     resolved into `gold` snippets when `knowledge`, the knowledge base, is given); optionally knowledge-seeking
     turns only, and a seeded sample of `limit` of them."""
     split_dir = Path(split_dir)
-    try:
-        logs = json.loads((split_dir / "logs.json").read_text(encoding="utf-8"))
-        labels = json.loads((split_dir / "labels.json").read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(f"DSTC11 split not found: {exc.filename}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{split_dir}: logs.json/labels.json are not valid JSON ({exc})") from None
+    logs, labels = (_read_json(split_dir / name) for name in ("logs.json", "labels.json"))
     if len(logs) != len(labels):
         raise InputError(f"{split_dir}: {len(logs)} logs but {len(labels)} labels")
     out = []

@@ -16,6 +16,7 @@ from augmenter.errors import InputError
 from augmenter.knowledge.chainer import TableTextCorpus
 from augmenter.knowledge.tables import Cell, Table
 from augmenter.tasks.base import Turn, seeded_sample
+from augmenter.storage import json_error
 
 
 def _read(path: Path):
@@ -23,8 +24,10 @@ def _read(path: Path):
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"OTT-QA file not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: {json_error(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def load_tables(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[str, Table]:
