@@ -432,6 +432,7 @@ class LLMGuard(Node):
 class EvalSample(Node):
     limit: integer(ge=1) = None
     seed: Count = None
+    exclude: Optional[Union["EvalSample", list["EvalSample"]]] = None  # the sample was itself drawn apart from these
 
 
 class Eval(Node):
@@ -439,7 +440,7 @@ class Eval(Node):
     split: string(null=True) = None
     limit: integer(ge=0, null=True) = None
     seed: Count = None
-    exclude: Optional[EvalSample] = None
+    exclude: Optional[Union[EvalSample, list[EvalSample]]] = None
     knowledge: string() = None
     out_dir: filepath() = None
     restart: Flag = None

@@ -275,3 +275,24 @@ def test_eval_exclude_draws_a_sample_disjoint_from_another(tmp_path, dstc11_kb):
     assert plain != drawn and set(plain) & held  # without exclude the same seed overlaps the 200
     cfg = compose("eval", _eval_args(tmp_path, "eval.limit=60", "eval.seed=1", "eval.exclude={limit:200,seed:0}"))
     assert run_dir(cfg).parent.name == "dstc11-dev-n60-seed1-minus-n200-seed0"
+
+
+def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path, dstc11_kb):
+    """A development sample apart from both the 200 scored turns and the claim set's 60 (drawn apart from the 200)."""
+    from omegaconf import OmegaConf
+
+    from augmenter.eval.runner import run_dir, sample_turns
+    from augmenter.eval.tasks import build_task
+
+    task = build_task("dstc11", DATA, knowledge=dstc11_kb)
+    claim_set = {"limit": 60, "seed": 1, "exclude": {"limit": 200, "seed": 0}}
+    held = {t.id for t in task.turns(200, 0)} | {t.id for t in sample_turns(task, OmegaConf.create(claim_set))}
+    assert len(held) == 260
+    ev = OmegaConf.create({"limit": 40, "seed": 2, "exclude": [{"limit": 200, "seed": 0}, claim_set]})
+    drawn = [t.id for t in sample_turns(task, ev)]
+    assert len(set(drawn)) == 40 and not set(drawn) & held
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=40", "eval.seed=2",
+                                     "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"))
+    assert run_dir(cfg).parent.name == "dstc11-dev-n40-seed2-minus-n200-seed0-minus-n60-seed1(minus-n200-seed0)"
+    with pytest.raises(ConfigError, match="eval.exclude"):
+        compose("eval", _eval_args(tmp_path, "eval.exclude=[{limit:0,seed:1}]"))

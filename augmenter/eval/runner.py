@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Callable, Iterator, Optional, Union
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from tqdm import tqdm
 
 from augmenter.agent import Agent
@@ -58,24 +58,39 @@ class KnowledgeAccess(str, Enum):
     GOLD = "gold"            # the data set's gold knowledge is given
 
 
+def _excluded(exclude) -> list:
+    """`eval.exclude` as a list of samples (it may be one sample, a list, or null)."""
+    if not exclude:
+        return []
+    return list(exclude) if isinstance(exclude, (list, ListConfig)) else [exclude]
+
+
+def _sample_name(sample) -> str:
+    inner = "".join(f"-minus{_sample_name(s)}" for s in _excluded(sample.get("exclude")))
+    return f"-n{sample.limit or 'all'}-seed{sample.seed}" + (f"({inner[1:]})" if inner else "")
+
+
 def run_dir(cfg: DictConfig) -> Path:
     ev = cfg.eval
     sample = f"{ev.dataset}-{ev.split}-n{ev.limit or 'all'}-seed{ev.seed}"
-    exclude = ev.get("exclude")
-    if exclude:
-        sample += f"-minus-n{exclude.limit}-seed{exclude.seed}"
+    excluded = _excluded(ev.get("exclude"))
+    if len(excluded) == 1 and not excluded[0].get("exclude"):  # the name the claim set's runs have always had
+        sample += f"-minus-n{excluded[0].limit}-seed{excluded[0].seed}"
+    else:
+        sample += "".join(f"-minus{_sample_name(s)}" for s in excluded)
     return Path(ev.out_dir) / sample / str(cfg.name)
 
 
 def sample_turns(task: Task, ev) -> list[Turn]:
     """The turns an eval runs: a seeded sample of `eval.limit` (all when null or 0); with `eval.exclude`
-    ({limit, seed}), drawn from the turns outside that sample (e.g. fitting on dev turns apart from the 200 that
-    the paper's experiments are scored on)."""
+    ({limit, seed}, or a list of them; each may have its own `exclude`: the sample it names was drawn apart from
+    those), drawn from the turns outside those samples (e.g. fitting on dev turns apart from the 200 that the
+    paper's experiments are scored on and from the labelled claim set's 60)."""
     limit = None if ev.limit in (None, 0) else int(ev.limit)
-    exclude = ev.get("exclude")
-    if not exclude:
+    excluded = _excluded(ev.get("exclude"))
+    if not excluded:
         return task.turns(limit, ev.seed)
-    left_out = {t.id for t in task.turns(int(exclude.limit), exclude.seed)}
+    left_out = {t.id for sample in excluded for t in sample_turns(task, sample)}
     return seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
 
 
