@@ -168,10 +168,15 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     """Everything a session needs, from one composed config. Built objects passed in replace the config's: `llm`,
     `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`);
     `callbacks` are called after every action (see `Agent`)."""
+    given = llm is not None
     llm = llm or build_llm(cfg)
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
     consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
+    if getattr(consolidator, "needs_llm", False):  # the opinion gatherer's judge (consolidator.opinions_stance=llm):
+        # a model instance of its own, so that its scoring passes and the response calls each keep their prompt's
+        # prefix in their own KV cache; its calls count in the same usage (the turn's trace and cost)
+        consolidator.use_llm(llm if given else llm.sharing_usage(build_llm(cfg).llm))
     prompts = instantiate(cfg.prompt, "prompt")
     if utility is None:
         verifier = instantiate(cfg.verifier, "verifier", llm=llm, prompts=prompts) if "verifier" in cfg else None

@@ -337,6 +337,7 @@ class Claims(Node):
     gate: Flag = None
     max_claims: Positive = None
     balance: Flag = None
+    max_missing: integer(ge=0, null=True) = None
 
 
 class Combined(Node):
@@ -381,6 +382,8 @@ class Consolidator(Node):
     opinions: Flag = None
     opinions_min_p: number(ge=0, le=1) = None
     opinions_max_sentences: Positive = None
+    opinions_stance: setting("model or llm", lambda v: v in ("model", "llm")) = None
+    opinions_min_related: number(ge=0, le=1) = None
 
 
 class TableText(Node):

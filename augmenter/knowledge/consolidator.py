@@ -41,6 +41,8 @@ class KnowledgeConsolidator:
         opinions: bool = False,
         opinions_min_p: float = 0.3,
         opinions_max_sentences: int = 6,
+        opinions_stance: str = "model",
+        opinions_min_related: float = 0.85,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -64,12 +66,22 @@ class KnowledgeConsolidator:
             from augmenter.knowledge.opinions import OpinionGatherer
 
             require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER)
+            if opinions_stance not in ("model", "llm"):
+                raise ValueError(f"opinions_stance must be model or llm, got {opinions_stance!r}")
             self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences)
+        self.opinions_stance, self.opinions_min_related = opinions_stance, opinions_min_related
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
         if index is not None:
             index(self.retriever)
         else:
             self.retriever.index([s.text for s in knowledge.snippets])
+
+    def use_llm(self, llm) -> None:
+        """The LLM the opinion gatherer's judge asks (with `opinions_stance="llm"`; the agent hands it over)."""
+        if self.needs_llm:
+            from augmenter.knowledge.review_judge import ReviewJudge
+
+            self.opinions.judge = ReviewJudge(llm, min_related=self.opinions_min_related)
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
         return self.linker.link(q, history)
@@ -78,10 +90,25 @@ class KnowledgeConsolidator:
         recent = [t.text for t in history[-self.history_turns:]] if self.history_turns > 0 else []
         return " ".join([*recent, q])
 
+    @property
+    def needs_llm(self) -> bool:
+        """Whether the opinion gatherer's judge asks an LLM (hand it one with `use_llm`)."""
+        return self.opinions is not None and self.opinions_stance == "llm"
+
     def retrieve(
         self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None
     ) -> tuple[str, list[Snippet]]:
         """Return (the query used, the top-k snippets with their scores)."""
+        return self._retrieve(q, history, entities, opinions=True)
+
+    def search(
+        self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None
+    ) -> tuple[str, list[Snippet]]:
+        """`retrieve` without the opinion gatherer: the snippets for a claim's evidence (the claims utility)."""
+        return self._retrieve(q, history, entities, opinions=False)
+
+    def _retrieve(self, q: str, history: Sequence[Utterance], entities: Optional[Sequence[EntityMention]],
+                  opinions: bool) -> tuple[str, list[Snippet]]:
         hits = []
         if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now
             entities = [m for m in entities or () if m.in_query]
@@ -94,20 +121,21 @@ class KnowledgeConsolidator:
             query = self.query(q, history)
             hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
-        if self.opinions is not None and self.focus_entities and entities:
-            evidence = self._with_opinions(query, evidence, entities)
+        if opinions and self.opinions is not None and self.focus_entities and entities:
+            evidence = self._with_opinions(query, evidence, entities, q)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence
 
-    def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention]) -> list[Snippet]:
+    def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
+                       question: Optional[str] = None) -> list[Snippet]:
         """The evidence's non-review snippets, then per linked entity the count of its reviews on each side and its
         review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without
         any sentence on the aspect stay as they were."""
         out = [s for s in evidence if s.doc_type != "review"]
         gathered = set()
         for m in list(dict.fromkeys((m.domain, m.entity_id) for m in entities))[:3]:
-            found = self.opinions.gather(query, *m)
+            found = self.opinions.gather(query, *m, question=question)
             if found is None:
                 continue
             gathered.add(m)

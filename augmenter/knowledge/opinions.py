@@ -118,33 +118,47 @@ class Opinions:
 
 class OpinionGatherer:
     """The review sentences of an entity on a question's aspect (relevance p >= `min_p`, at most `max_sentences`),
-    each with its stance, and the count of reviews per side (a review with sentences on both sides is mixed)."""
+    each with its stance, and the count of reviews per side (a review with sentences on both sides is mixed).
+
+    With a `judge` (`ReviewJudge`: the LLM), each candidate's stance is what it says about the question itself
+    (praise, complaint, or unrelated: dropped); without one, the stored clause classifier's stance of the clause
+    most similar to the question."""
 
     def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
-                 max_sentences: int = 6):
+                 max_sentences: int = 6, judge=None):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
-        self.kb, self.min_p, self.max_sentences = kb, min_p, max_sentences
+        self.kb, self.min_p, self.max_sentences, self.judge = kb, min_p, max_sentences, judge
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
-    def gather(self, query: str, domain, entity_id) -> Optional[Opinions]:
-        reviews = [self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id)
-                   if self.kb.snippets[i].doc_type == "review"]
-        if not reviews or not query.strip():
-            return None
-        p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
-        keep = [i for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
-        if not keep:
-            return None
-        chosen = [reviews[int(i)] for i in keep]
+    def _classified(self, query: str, chosen: list[Snippet]) -> list[str]:
         focus = []
         for s in chosen:  # the clause of each sentence that is about the aspect
             parts = clauses(s.text)
             focus.append(parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1
                          else parts[0])
-        stances = [stance for stance, _ in self.stance.predict(focus)]
-        sentences = [s.model_copy(update={"stance": st, "score": round(float(p[int(i)]), 4)})
+        return [stance for stance, _ in self.stance.predict(focus)]
+
+    def gather(self, query: str, domain, entity_id, question: Optional[str] = None) -> Optional[Opinions]:
+        """`query`: the question without the place's name (what relevance is measured against); `question`: as the
+        user asked it (what the judge reads; default `query`)."""
+        reviews = [self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id)
+                   if self.kb.snippets[i].doc_type == "review"]
+        if not reviews or not query.strip():
+            return None
+        p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
+        keep = [int(i) for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
+        if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
+            judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
+            keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
+            stances = [stance for stance, _ in judged if stance != "unrelated"]
+        if not keep:
+            return None
+        chosen = [reviews[i] for i in keep]
+        if self.judge is None:
+            stances = self._classified(query, chosen)
+        sentences = [s.model_copy(update={"stance": st, "score": round(float(p[i]), 4)})
                      for s, st, i in zip(chosen, stances, keep)]
         sides: dict = {}
         for s in sentences:

@@ -103,6 +103,13 @@ class MeteredLLM:
         self.params = params or SamplingParams()
         self._local = threading.local()
 
+    def sharing_usage(self, llm: LLM) -> "MeteredLLM":
+        """A meter over another backend (e.g. a second instance of a local model, with a KV cache of its own) that
+        counts into this one's usage: the calls of both show in the same trace and cost."""
+        other = MeteredLLM(llm, self.params)
+        other._local = self._local
+        return other
+
     @property
     def usage(self) -> Usage:
         """This thread's calls, tokens and seconds so far."""

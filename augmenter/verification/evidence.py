@@ -46,7 +46,8 @@ class EvidenceFinder:
 
     def pool(self, claim: str, mem: WorkingMemory) -> list[EvidenceUnit]:
         pool = units(mem.e)
-        retrieve = getattr(self.consolidator, "retrieve", None)
+        # a claim's own search: without the opinion gatherer where the consolidator can leave it out
+        retrieve = getattr(self.consolidator, "search", None) or getattr(self.consolidator, "retrieve", None)
         if self.k and retrieve is not None and mem.given is None:
             _, extra = retrieve(claim, (), mem.entities)
             seen = {u.text for u in pool}
