@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
-from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, quoted_reply
+from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
@@ -55,10 +55,11 @@ class Executor:
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
     Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
-    passed, `unsupported="supported_part"` sends only the supported claims of the best candidate (those on the
-    question, when the utility can tell: its `on_topic(memory, sentence)`), or, when none is, the reviews on the
-    question as the evidence counts them with a quote of each side (the opinion gatherer's), or else says that the
-    knowledge does not answer and what it did find (`mem.outcome`: answered, partial, quoted, abstained);
+    passed, `unsupported="supported_part"` answers in the knowledge's own words (the answer of the FAQ about the
+    question, when the utility can tell which: its `answering_faqs(memory)`, or which side the reviews on the
+    question take, quoted: `composed_reply`); else it sends only the supported claims of the best candidate (those
+    on the question, when the utility can tell: its `on_topic(memory, sentence)`); else it says that the knowledge
+    does not answer and what it did find (`mem.outcome`: answered, quoted, partial, abstained);
     `unsupported="best"` sends the best candidate that is not contradicted.
     `fewshot_guard=True`: a candidate's sentences that copy the response prompt's few-shot examples (a name or a
     phrase the turn's own query, history and evidence lack) are dropped before anything sees it, the raw reply kept
@@ -210,16 +211,23 @@ class Executor:
             elif index not in passing:
                 index = None
         if index is None:
-            self._answer_from_claims(mem, record, getattr(self.utility, "on_topic", None))
+            self._answer_from_knowledge(mem, record)
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
 
-    @staticmethod
-    def _answer_from_claims(mem: WorkingMemory, record: ActionRecord, on_topic=None) -> None:
-        """No candidate may be sent: the supported claims (on the question, with `on_topic`) of the candidate with the
-        most of them; else the reviews on the question quoted (`quoted_reply`); else a plain statement that the
-        knowledge does not answer (or says otherwise), with the best evidence found."""
+    def _answer_from_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        """No candidate may be sent: the knowledge's own answer (`composed_reply`: the answer of the FAQ about the
+        question, or which side the reviews on it take, quoted); else the supported claims on the question of the
+        candidate with the most of them; else a plain statement that the knowledge does not answer (or says
+        otherwise), with the best evidence found."""
+        faqs = getattr(self.utility, "answering_faqs", None)
+        composed = composed_reply(mem, faqs(mem) if faqs else ())
+        if composed:
+            mem.response, mem.outcome = composed, "quoted"
+            record.note = "no candidate passed: answered in the knowledge's own words"
+            return
+        on_topic = getattr(self.utility, "on_topic", None)
         keep = (lambda c: c.supported and on_topic(mem, c.claim)) if on_topic else (lambda c: c.supported)
         supported = [[c for c in checks if keep(c)] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
@@ -227,11 +235,6 @@ class Executor:
             mem.sent_claims = supported[best]
             mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
             record.note = f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
-            return
-        quoted = quoted_reply(mem)
-        if quoted:
-            mem.response, mem.outcome = quoted, "quoted"
-            record.note = "no candidate passed and none of its claims on the question is supported: quoted the reviews"
             return
         refuting = next((c.evidence[0] for checks in mem.checks for c in checks
                          if c.verdict == Verdict.REFUTED and c.evidence), None)

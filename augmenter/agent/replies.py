@@ -1,38 +1,84 @@
-"""The replies augmenter writes itself when no candidate of the model may be sent: the knowledge's own words on the
-question (the opinion gatherer's count of the reviews on each side, with a quote of each side), or a plain statement
-that the knowledge does not answer (or says otherwise), with what it does say."""
+"""The replies augmenter writes itself when no candidate of the model may be sent, from the knowledge's own words:
+the answer of the FAQ that is about the question, or which side the reviews on the question take, with a quote of
+each side (`composed_reply`); else a plain statement that the knowledge does not answer (or says otherwise)."""
 
 from __future__ import annotations
 
-from typing import Optional
+import re
+from typing import Optional, Sequence
 
 from augmenter.memory import Snippet, WorkingMemory
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
-QUOTED_HEAD = {"positive": "praise", "negative": "complaint", "neutral": "mention"}
+_FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
 
 
 def clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def quoted_reply(mem: WorkingMemory) -> Optional[str]:
-    """The reviews on the question as the evidence counts them, quoting the most relevant sentence of each side
-    ("Reviews of GONVILLE HOTEL that mention this: 3 (2 positive and 1 negative). Praise: "..." Complaint: "..."");
-    None when the evidence holds no such count."""
-    parts = []
-    for digest in (s for s in mem.e if s.doc_type == "opinions"):
+def faq_answer(snippet: Snippet) -> str:
+    """A FAQ's answer as a reply: the answer alone when it says what it answers ("Acorn Guest House has free WiFi."),
+    with its question when it is a bare yes or no."""
+    m = _FAQ.match(snippet.text)
+    if not m:
+        return snippet.text.strip()
+    answer, question = m.group("a").strip(), m.group("q").strip()
+    if len(answer.split()) <= 3:  # "Yes.", "No, sorry."
+        name = f"{snippet.entity_name}: " if snippet.entity_name else ""
+        return f'{name}"{question}" {answer}'
+    return answer
+
+
+def _quote(sentence: Snippet) -> str:
+    return f'"{clip(sentence.text.strip().rstrip(".!"))}"'
+
+
+_SMALL = {"and", "of", "the", "du", "de", "la", "le", "at", "in", "on", "by"}
+
+
+def display_name(name: str) -> str:
+    """A name written in capitals (DSTC11 writes every place so) in title case: "A and B Guest House"."""
+    if not name.isupper():
+        return name
+    words = name.lower().split()
+    return " ".join(w if i and w in _SMALL else w[:1].upper() + w[1:] for i, w in enumerate(words))
+
+
+def place_name(mem: WorkingMemory, snippet: Snippet) -> str:
+    """The entity's name as the linker knows it, else as the snippet has it, for display ("Lensfield Hotel")."""
+    linked = next((m.name for m in mem.entities if (m.domain, m.entity_id) == (snippet.domain, snippet.entity_id)),
+                  None)
+    return display_name(linked or snippet.entity_name or "")
+
+
+def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[str]:
+    """Which side the reviews of one entity on the question take, quoting each side's first sentence (the evidence
+    lists the most relevant first; `place`: the entity's name, to say where); None when no review takes a side."""
+    praise = [s for s in sentences if s.stance == "positive"]
+    complaint = [s for s in sentences if s.stance == "negative"]
+    at = f" at {place}" if place else ""
+    if praise and complaint:
+        return f"Guests are divided on this{at}: one wrote {_quote(praise[0])}, another {_quote(complaint[0])}"
+    if praise:
+        return f"Guests speak well of this{at}: one wrote {_quote(praise[0])}"
+    if complaint:
+        return f"Guests were not happy with this{at}: one wrote {_quote(complaint[0])}"
+    return None
+
+
+def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = ()) -> Optional[str]:
+    """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
+    question, best first), then, per entity the opinion gatherer counted reviews for, which side they take with a
+    quote of each side. None when the evidence holds neither."""
+    parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
+    digests = [s for s in mem.e if s.doc_type == "opinions"]
+    for digest in digests:
         sentences = [s for s in mem.e if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) ==
                      (digest.domain, digest.entity_id)]
-        quotes = []
-        for stance in ("positive", "negative"):
-            best: Optional[Snippet] = next((s for s in sentences if s.stance == stance), None)
-            if best is not None:
-                quotes.append(f'{QUOTED_HEAD[stance].capitalize()}: "{clip(best.text)}"')
-        if not quotes and sentences:
-            quotes.append(f'"{clip(sentences[0].text)}"')
-        name = digest.entity_name or "this place"
-        parts.append(f"{digest.text.replace('Reviews that mention this', f'Reviews of {name} that mention this')} "
-                     + " ".join(quotes))
+        named = len(digests) > 1 or not parts
+        said = opinion_sentence(sentences, place_name(mem, digest) if named else "")
+        if said:
+            parts.append(said.rstrip(".") + ".")
     return " ".join(parts) or None

@@ -1,0 +1,178 @@
+"""The answers check's two thresholds (augmenter/utilities/answers.py, issue 28 point 4), chosen on the labelled
+claim set's answers (bench/labels/dstc11-dev) with 5 folds by dialogue, and how well the check agrees with the
+labellers' flags:
+
+- `min_topicality`: an answer whose claims are all further than this from the question and from the evidence that
+  answers it is off-topic (labels: `off_topic`);
+- `min_faq`: a FAQ this close to the question answers it, so "I don't know" is wrong and a reply may quote it. The
+  labelled answers hold too few bare "I don't know"s to choose it (reported), so it is chosen on DSTC11's gold
+  knowledge instead: in dev turns apart from every held-out turn and dialogue (bench/fit_opinions.py's pool), the
+  evidence's nearest FAQ answers the question when a human answer used that very FAQ.
+
+Each turn's evidence is rebuilt as the checked system (experiment grounded_bm25) gathers it, the opinion gatherer's
+judge included (the embedded model; cached by the LLM cache, so a rerun is quick).
+
+    python bench/fit_answers.py [--round dstc11-dev] [overrides]    # -> bench/results/answers_check.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from augmenter.audit import dialogue_folds
+from augmenter.audit.labels import read_labels
+from augmenter.config import build_agent, compose
+from augmenter.memory import Utterance, WorkingMemory
+from augmenter.storage import write_atomic
+from augmenter.utilities.answers import AnswersQuestion
+from augmenter.verification.encoder import embed
+from augmenter.verification.splitter import is_abstention, is_claim, split_sentences
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from claim_set import LABELS, load_items  # noqa: E402
+
+GROUNDED = ["task=dstc11", "prompt=assistant", "utility=grounded", "consolidator.opinions=true",
+            "consolidator.opinions_stance=llm", "consolidator.opinions_min_p=0.15",
+            "consolidator.opinions_max_sentences=8", "llm_cache.enabled=true"]
+
+
+def rows_for(items, settled, agent) -> list[dict]:
+    """Per labelled answer: its flags, whether it says it does not know and states claims, its topicality, and the
+    best similarity of a FAQ of the evidence to the question (with whether reviews on the question take a side)."""
+    check = AnswersQuestion()
+    rows = []
+    for item in tqdm(items, desc="turns", unit="turn"):
+        mem = WorkingMemory(q=item.q, h_q=[Utterance(**u) for u in item.history])
+        agent.executor.observe(mem)
+        _, mem.e = agent.executor.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
+        faqs = [s for s in mem.e if s.doc_type == "faq"]
+        faq_sim = 0.0
+        if faqs:
+            vectors = embed([check.question(mem), *(s.text for s in faqs)])
+            faq_sim = float(np.max(vectors[1:] @ vectors[0]))
+        reviews = [s for s in mem.e if s.doc_type == "review" and s.stance in ("positive", "negative")]
+        for answer in item.answers:
+            label = settled.get((item.item, answer.rid))
+            if label is None:
+                continue
+            sentences = split_sentences(answer.text)
+            claims = [s for s in sentences if is_claim(s)]
+            evidence = check.answering_evidence(mem)
+            rows.append({"item": item.item, "rid": answer.rid, "dialogue": item.dialogue, "flags": label.flags,
+                         "abstains": any(is_abstention(s) for s in sentences), "claims": len(claims),
+                         "topicality": check.topicality(mem, claims, evidence) if claims else None,
+                         "faq_similarity": faq_sim, "review_sides": bool(reviews)})
+    return rows
+
+
+def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
+    """Per gold-labelled dev turn of the fitting pool (one per dialogue, at most `limit`): the similarity of the
+    evidence's nearest FAQ to the question, and whether a human answer used that FAQ."""
+    from fit_opinions import training_turns
+
+    from augmenter.audit import dialogue_key
+    from augmenter.tasks.base import seeded_sample
+
+    check = AnswersQuestion()
+    turns, held = training_turns(data_root, agent.executor.consolidator.kb)
+    held_dialogues = {dialogue_key(t.history, t.q) for t in held}
+    seen, pool = set(), []
+    for t in turns:
+        key = dialogue_key(t.history, t.q)
+        if key not in held_dialogues and key not in seen and t.gold:
+            seen.add(key)
+            pool.append(t)
+    rows = []
+    for t in tqdm(seeded_sample(pool, limit, 0), desc="gold turns", unit="turn"):
+        mem = WorkingMemory(q=t.q, h_q=list(t.history))
+        agent.executor.observe(mem)
+        _, mem.e = agent.executor.consolidator.search(mem.q, mem.h_q, mem.entities)
+        faqs = [s for s in mem.e if s.doc_type == "faq"]
+        if not faqs:
+            continue
+        vectors = embed([check.question(mem), *(s.text for s in faqs)])
+        sims = vectors[1:] @ vectors[0]
+        best = int(np.argmax(sims))
+        rows.append({"dialogue": dialogue_key(t.history, t.q), "similarity": float(sims[best]),
+                     "answers": faqs[best].id in {g.id for g in t.gold}})
+    return rows
+
+
+def _balanced(y: np.ndarray, pred: np.ndarray) -> float:
+    from sklearn.metrics import balanced_accuracy_score
+
+    return float(balanced_accuracy_score(y, pred)) if len(set(y)) > 1 else float((y == pred).mean())
+
+
+def cross_validated(score: np.ndarray, y: np.ndarray, groups: list[str], grid, below: bool) -> dict:
+    """A threshold per fold chosen on the training folds (flag when score < t if `below`, else >= t), the
+    out-of-fold predictions' balanced accuracy, and the threshold chosen on all of them."""
+    folds = np.array(dialogue_folds(groups, 5, seed=0))
+    flag = (lambda s, t: s < t) if below else (lambda s, t: s >= t)
+    pred, chosen = np.zeros(len(y), dtype=bool), []
+    for f in range(5):
+        train = folds != f
+        best = max(grid, key=lambda t: _balanced(y[train], flag(score[train], t)))
+        chosen.append(round(float(best), 3))
+        pred[~train] = flag(score[~train], best)
+    whole = max(grid, key=lambda t: _balanced(y, flag(score, t)))
+    tp, fp = int((pred & y).sum()), int((pred & ~y).sum())
+    return {"n": int(len(y)), "positives": int(y.sum()), "balanced_accuracy_cv": round(_balanced(y, pred), 4),
+            "flagged_of_positives": f"{tp} of {int(y.sum())}", "flagged_of_negatives": f"{fp} of {int((~y).sum())}",
+            "threshold_per_fold": chosen, "threshold_on_all": round(float(whole), 3)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--round", default="dstc11-dev")
+    ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--gold-turns", type=int, default=600, help="fitting-pool turns for min_faq (one per dialogue)")
+    ap.add_argument("overrides", nargs="*")
+    args = ap.parse_args()
+    directory = LABELS / args.round
+    items, settled = load_items(directory), read_labels(directory / "settled.jsonl")
+    agent = build_agent(compose("chat", [f"data_root={args.data_root}", *GROUNDED, *args.overrides]))
+    rows = rows_for(items, settled, agent)
+    from sklearn.metrics import roc_auc_score
+
+    stating = [r for r in rows if r["claims"] and not r["abstains"]]
+    y_off = np.array(["off_topic" in r["flags"] for r in stating])
+    top = np.array([r["topicality"] for r in stating])
+    off = cross_validated(top, y_off, [r["dialogue"] for r in stating], np.round(np.arange(0.2, 0.8, 0.025), 3), True)
+    off["auc_of_low_topicality"] = round(float(roc_auc_score(y_off, -top)), 4)
+    idk = [r for r in rows if r["abstains"] and not r["claims"]]
+    y_idk = np.array(["idk_wrong" in r["flags"] for r in idk])
+    # "I don't know" is wrong when a FAQ is this close, or reviews on the question take a side
+    score = np.array([1.0 if r["review_sides"] else r["faq_similarity"] for r in idk])
+    wrong = cross_validated(score, y_idk, [r["dialogue"] for r in idk], np.round(np.arange(0.3, 0.9, 0.025), 3), False)
+    gold = faq_rows(agent, Path(args.data_root), args.gold_turns)
+    y_faq = np.array([r["answers"] for r in gold])
+    sims = np.array([r["similarity"] for r in gold])
+    answering = cross_validated(sims, y_faq, [r["dialogue"] for r in gold], np.round(np.arange(0.3, 0.9, 0.025), 3),
+                                False)
+    answering["auc"] = round(float(roc_auc_score(y_faq, sims)), 4)
+    answering["by_threshold"] = {f"{t:.2f}": {"precision": round(float(y_faq[sims >= t].mean()), 3) if (sims >= t).any()
+                                              else None, "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3)}
+                                 for t in np.round(np.arange(0.45, 0.86, 0.05), 2)}
+    both = [r for r in rows if r["abstains"] and r["claims"]]
+    result = {"command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]), "round": args.round,
+              "answers": len(rows), "off_topic (min_topicality)": off,
+              "idk_wrong (labelled answers; too few to choose min_faq)": wrong,
+              "the nearest FAQ answers (min_faq, DSTC11 gold)": answering,
+              "idk_then_answer": {"answers": len(both),
+                                  "labelled_self_contradiction": sum("self_contradiction" in r["flags"] for r in both),
+                                  "labelled_self_contradiction_elsewhere":
+                                      sum("self_contradiction" in r["flags"] for r in rows if r not in both)}}
+    write_atomic(ROOT / "bench" / "results" / "answers_check.json", json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
