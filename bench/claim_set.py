@@ -6,6 +6,8 @@ bench/labels/rules.md, disagreements settled by a third.
     S="eval.limit=60 eval.seed=1 eval.exclude={limit:200,seed:0}"
     augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/0.5b
     augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/1.5b llm=local
+    # 1b. (a later round) answers of systems an earlier round labelled, as records: controls to mix in
+    python bench/claim_set.py controls --from dstc11-dev --systems bm25-1.5b,claims-1.5b --out runs/claim-set/controls
     # 2. the items (answers shuffled per item, the key apart) and the sheets
     python bench/claim_set.py items --round dstc11-dev
     python bench/claim_set.py render --round dstc11-dev          # rebuilds the sheets from items.jsonl alone
@@ -13,6 +15,22 @@ bench/labels/rules.md, disagreements settled by a third.
     python bench/claim_set.py disputes --round dstc11-dev
     # 4. the third labeller's labels (labels/labeller-3.jsonl): the settled set, agreement and per-system figures
     python bench/claim_set.py settle --round dstc11-dev
+
+Round 2 (`dstc11-dev-r2`, issue 28 point 6): the checked system (experiment grounded_bm25) on the same 60 turns with
+each model, beside two round-1 systems' answers as controls (labellers stay blind to which answers are new; the two
+rounds' labels of the controls measure their agreement), labelled by new labellers with the same brief:
+
+    augmenter eval experiment=grounded_bm25 $S eval.out_dir=runs/claim-set/1.5b
+    augmenter eval experiment=grounded_bm25 $S eval.out_dir=runs/claim-set/0.5b llm=local_small \
+        consolidator.opinions_stance=model consolidator.opinions_min_p=0.3 consolidator.opinions_max_sentences=6
+    python bench/claim_set.py controls --from dstc11-dev --systems bm25-1.5b,claims-1.5b --out runs/claim-set/controls
+    python bench/claim_set.py items --round dstc11-dev-r2 --per-sheet 10 --runs grounded-1.5b=runs/claim-set/1.5b/\
+dstc11-dev-n60-seed1-minus-n200-seed0/grounded_bm25/records.jsonl,grounded-0.5b=runs/claim-set/0.5b/\
+dstc11-dev-n60-seed1-minus-n200-seed0/grounded_bm25/records.jsonl,dstc11-dev:bm25-1.5b=runs/claim-set/controls/\
+dstc11-dev-bm25-1.5b.jsonl,dstc11-dev:claims-1.5b=runs/claim-set/controls/dstc11-dev-claims-1.5b.jsonl
+
+(the 0.5B model judges review sentences badly, 60% of their sides right: bench/results/opinion_pairs-local_small.json,
+so its run keeps the stored classifier.)
 
 Everything lives in bench/labels/<round>/: items.jsonl (the answers, no system), key.json (answer -> systems; never
 given to a labeller), sheets/ (what labellers read), labels/ (their files), settled.jsonl, report.json and report.md.
@@ -58,6 +76,32 @@ def load_items(directory: Path) -> list[Item]:
     return items
 
 
+def write_controls(source: str, systems: list[str], out: Path) -> dict[str, Path]:
+    """Records (as an eval writes them, enough for `build_items`) of `systems`' answers in an earlier round, so a
+    new round can show them beside new answers: labellers stay blind to which answers are new, and the earlier
+    labels of these answers measure how the two rounds' labellers agree."""
+    items = load_items(LABELS / source)
+    paths = {}
+    for system in systems:
+        rows = []
+        for item in items:
+            answer = next((a for a in item.answers if system in a.systems), None)
+            if answer is None:
+                continue
+            rows.append({"dialogue_id": item.dialogue_id, "status": "ok", "error": None, "response": answer.text,
+                         "outcome": None, "citations": [], "references": [], "gold_knowledge": [],
+                         "gold_ids": item.gold_ids, "metrics": {}, "cost": {},
+                         "memory": {"q": item.q, "h_q": item.history,
+                                    "entities": [{"domain": d, "entity_id": e} for d, e in item.entities]}})
+        if not rows:
+            sys.exit(f"{source} has no answer of {system!r} (its systems: see {LABELS / source / 'key.json'})")
+        path = out / f"{source}-{system}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, "".join(json.dumps(r) + "\n" for r in rows))
+        paths[f"{source}:{system}"] = path
+    return paths
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
     if n == 0:
         return [0.0, 0.0]
@@ -93,13 +137,20 @@ def per_system(items: list[Item], settled: dict) -> dict[str, dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("items", "render", "disputes", "settle"))
+    ap.add_argument("step", choices=("controls", "items", "render", "disputes", "settle"))
+    ap.add_argument("--from", dest="source", help="controls: the earlier round")
+    ap.add_argument("--systems", help="controls: its systems, comma-separated")
+    ap.add_argument("--out", default="runs/claim-set/controls", help="controls: where their records go")
     ap.add_argument("--round", default="dstc11-dev", help="the folder under bench/labels/")
     ap.add_argument("--runs", help="NAME=records.jsonl,... (default: the eight claim-set runs under runs/claim-set)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--per-sheet", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if args.step == "controls":
+        for name, path in write_controls(args.source, args.systems.split(","), ROOT / args.out).items():
+            print(f"{name}={path}")
+        return
     directory = LABELS / args.round
     directory.mkdir(parents=True, exist_ok=True)
     if args.step == "items":

@@ -112,9 +112,125 @@ def test_a_faq_that_answers_counts_as_answering_evidence():
     faq = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq",
                   entity_name="GRAND MERIDIAN HOTEL")
     gym = Snippet(id="g", text="Q: Do you have a gym? A: The fitness centre is open 24 hours.", doc_type="faq")
-    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym], consolidated=True)
+    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym], consolidated=True,
+                        entities=[EntityMention(domain="hotel", entity_id=1, name="Grand Meridian Hotel",
+                                                surface="grand meridian hotel", in_query=True)])
     check = AnswersQuestion()
     assert [s.id for s in check.answering_evidence(mem)] == ["f"]
     assert not check(mem, "I don't have that information.").passed
     assert not check(mem, "The fitness centre is open 24 hours.").passed  # off-topic
     assert check(mem, "No, parking costs 15 pounds per day.").passed
+
+
+# ---- the LLM as judge of each review sentence on the question; replies in the knowledge's own words --------------
+def _scripted_judge_llm(labels: dict[str, dict[str, float]]):
+    """A fake LLM whose first-token label probabilities depend on the review sentence in the prompt."""
+    import math
+
+    from augmenter.llm.base import Completion
+    from augmenter.llm.fake import FakeLLM
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        probs = labels.get(sentence, {"Un": 0.9, "Pr": 0.05, "Com": 0.05})
+        return Completion(text=max(probs, key=probs.get), top_logprobs=[{k: math.log(v) for k, v in probs.items()}])
+
+    return FakeLLM(default=reply)
+
+
+def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentences():
+    from augmenter.knowledge.review_judge import ReviewJudge, label_of
+
+    assert [label_of(t) for t in ("Pr", " praise", "Com", "U", "u", "The")] == \
+        ["praise", "praise", "complaint", "unrelated", None, None]
+    llm = _scripted_judge_llm({"The room was clean, not a spot anywhere.": {"Pr": 0.85, "Com": 0.1, "Un": 0.05},
+                               "Also, it is quite noisy.": {"Com": 0.6, "Pr": 0.3, "Un": 0.1},
+                               "We stayed in May.": {"Un": 0.7, "Pr": 0.25, "Com": 0.05}})
+    judge = ReviewJudge(llm, min_related=0.8)
+    judged = judge.judge("Is it clean and quiet?", ["The room was clean, not a spot anywhere.",
+                                                   "Also, it is quite noisy.", "We stayed in May."])
+    assert [s for s, _ in judged] == ["positive", "negative", "unrelated"]
+    assert judged[0][1] == pytest.approx(0.95) and judged[2][1] == pytest.approx(0.30)
+    assert "Customer: Is it clean and quiet?" in llm.calls[0][-1]["content"]  # the question, as the user asked it
+    with pytest.raises(ValueError):
+        ReviewJudge(llm, min_related=1.5)
+
+
+def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
+    from augmenter.knowledge.review_judge import ReviewJudge
+
+    kb = _kb()
+    # the judge says the sentence a classifier reads as a complaint ("stray hairs ... dirty") is praise: it wins
+    llm = _scripted_judge_llm({REVIEWS[0][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
+                               REVIEWS[2][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
+                               REVIEWS[4][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05}})
+    found = OpinionGatherer(kb, min_p=0.15, max_sentences=8, judge=ReviewJudge(llm)).gather(
+        "Are the bathrooms clean?", "hotel", 1, question="Are the bathrooms at the Lensfield clean?")
+    assert {s.text for s in found.sentences} == {REVIEWS[0][1], REVIEWS[2][1], REVIEWS[4][1]}  # unrelated dropped
+    assert {s.stance for s in found.sentences} == {"positive"} and found.split == "positive"
+    assert all("Lensfield" in call[-1]["content"] for call in llm.calls)
+
+
+def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
+    from augmenter.agent.replies import composed_reply, faq_answer
+
+    kb, found = gathered
+    mem = _memory(kb, found)
+    reply = composed_reply(mem)
+    assert reply == ('Guests are divided on this at Lensfield Hotel: one wrote "The bathroom was really clean and '
+                     'smelled fresh", another "There were stray hairs in the bathroom and the shower was dirty".')
+    assert "Reviews that mention this" not in reply  # no counts the gathered sentences may not bear out
+    parking = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq")
+    assert faq_answer(parking) == "No, parking costs 15 pounds per day."
+    bare = Snippet(id="b", text="Q: Do you allow pets? A: No.", doc_type="faq", entity_name="ACORN GUEST HOUSE")
+    assert faq_answer(bare) == 'ACORN GUEST HOUSE: "Do you allow pets?" No.'
+    both = composed_reply(mem, [parking])
+    assert both.startswith("No, parking costs 15 pounds per day. Guests are divided on this: one wrote")
+    assert composed_reply(WorkingMemory(q="Is there a pool?", e=[kb.snippets[-1]], consolidated=True)) is None
+
+
+def test_the_grounded_system_answers_from_the_knowledge_when_its_draft_fails(demo_kb):
+    """End to end with the fake LLM: a draft that embellishes fails the check and is not sent; the reply is the FAQ's
+    answer, in the knowledge's own words, with no revision call."""
+    from augmenter.config import build_agent, compose
+
+    cfg = compose("chat", ["llm=fake", "utility=grounded", "agent.max_llm_calls=1",
+                           "llm.default='Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.'"])
+    mem = build_agent(cfg).respond("Does the Grand Meridian Hotel have a pool?")
+    assert len(mem.o) == 1 and mem.outcome == "quoted" and "rooftop" not in mem.response
+    faq = next(s for s in mem.e if s.doc_type == "faq" and "pool" in s.text.lower())
+    assert mem.response.startswith(faq.text.split("A:")[-1].strip())
+
+
+def test_a_claim_resting_on_a_faq_is_not_held_to_the_reviews_balance(gathered):
+    kb, found = gathered
+    mem = _memory(kb, found, q="Is there a laundry at the Lensfield Hotel?")
+    reviews = [s.id for s in found.sentences]
+    assert one_sided("The Lensfield Hotel has a laundry room.", ["hotel:1:faq:0", *reviews], mem) is None
+    assert one_sided("The Lensfield Hotel has clean bathrooms.", [*reviews, "hotel:1:faq:0"], mem) is not None
+
+
+def test_containment_names_the_words_a_claim_adds_and_comparatives_are_never_free():
+    from augmenter.verification.verifiers import missing_words
+
+    pool = ["[GRAND MERIDIAN HOTEL] Q: Is there a pool? A: There is an indoor heated pool open from 7 am to 10 pm."]
+    assert missing_words("Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.", pool,
+                         "Does the Grand Meridian Hotel have a pool?") == ["huge", "rooftop", "bar"]
+    assert missing_words("There is an indoor heated pool.", pool, "Is there a pool?") == []
+    # the question's words are free, but not its comparatives: a ranking of places must be in the knowledge
+    wok = ["[GOLDEN WOK] They also offer a nice outdoor dining area."]
+    assert missing_words("The outdoor dining area is nice.", wok, "Is the outdoor dining area nice?") == []
+    assert missing_words("The Golden Wok has the nicer outdoor dining area.", wok,
+                         "Which has a nicer outdoor dining area?") == ["nicer"]
+
+
+def test_the_grounded_utility_does_not_support_an_embellished_claim(demo_kb):
+    from augmenter.config import build_agent, compose
+
+    agent = build_agent(compose("chat", ["llm=fake", "utility=grounded"]))
+    mem = agent.begin("Does the Grand Meridian Hotel have a pool?")
+    agent.executor.execute(agent.policy.next_action(mem), mem)  # consolidate
+    checks = agent.executor.utility.base.check(mem, "The Grand Meridian Hotel has a rooftop pool with a bar.")
+    assert checks[0].verdict == Verdict.NOT_ENOUGH_INFO and checks[0].reason.endswith("rooftop, bar")
+    feedback = agent.executor.utility.base.feedback(checks)
+    assert "(the knowledge does not say: rooftop, bar)" in feedback

@@ -12,6 +12,7 @@ from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification import ClaimSplitter, EvidenceFinder
 from augmenter.verification.balance import one_sided
 from augmenter.verification.encoder import embed
+from augmenter.verification.verifiers import missing_words
 
 FEEDBACK_HEAD = "Some claims in the response are not backed by the knowledge:"
 FEEDBACK_TAIL = ("Rewrite the response using only facts from the knowledge. If the knowledge does not answer the "
@@ -29,16 +30,22 @@ class ClaimsUtility:
     or "llm" (the `claims` prompt, sentence split as the fallback); `k`, `similarity`, `max_evidence`: the
     per-claim evidence (see EvidenceFinder). `balance`: a claim the verifier supports from reviews that the evidence
     counts as mixed (the opinion gatherer's line) is not supported when it gives one side only, nor when it takes
-    the side no review on it takes (see augmenter.verification.balance)."""
+    the side no review on it takes (see augmenter.verification.balance). `max_missing`: a claim is SUPPORTED only if
+    at most this many of the words it adds (not the question's, not the place's name) are missing from its evidence
+    (None: no such gate): "a heated rooftop pool with a bar" against "an indoor heated pool" adds "rooftop" and
+    "bar", whatever the verifier's similarity says."""
 
     name = "claims"
     checks_claims = True  # the executor sends only candidates this utility verified (see Executor._send)
 
     def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
                  k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
-                 gate: bool = True, max_claims: int = 8, balance: bool = True):
+                 gate: bool = True, max_claims: int = 8, balance: bool = True, max_missing: Optional[int] = None):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
+        if max_missing is not None and max_missing < 0:
+            raise ValueError(f"max_missing is a number of words >= 0 (or null: no containment gate), got {max_missing}")
+        self.max_missing = max_missing
         require("chat", "the claims check (utility=claims)", ENCODER, instead="utility=kf1 needs no extra")
         self.verifier = verifier
         self.splitter = ClaimSplitter(splitter, llm, prompts, max_claims=max_claims)
@@ -61,6 +68,11 @@ class ClaimsUtility:
                                 location=found[i][0].location, passage=found[i][0].passage)
                     for i in judgement.evidence if i < len(found)]
             verdict, p, reason = judgement.verdict, judgement.p_supported, judgement.reason
+            if verdict == Verdict.SUPPORTED and self.max_missing is not None:
+                added = missing_words(claim, [u.text for u, _ in found], mem.q)
+                if len(added) > self.max_missing:
+                    verdict, p = Verdict.NOT_ENOUGH_INFO, min(p, 0.5)
+                    reason = f"the knowledge does not say: {', '.join(added)}"
             if verdict == Verdict.SUPPORTED and self.balance:
                 skew = one_sided(claim, [r.id for r in refs], mem, self._claim_stance(claim, mem))
                 if skew:
@@ -105,7 +117,8 @@ class ClaimsUtility:
                 why = f" ({c.reason})" if c.reason else ""
                 lines.append(f'- "{c.claim}" is contradicted by the knowledge{why}.{quote}')
             elif c.verdict == Verdict.NOT_ENOUGH_INFO:
-                lines.append(f'- "{c.claim}" is not in the knowledge.')
+                why = f" ({c.reason})" if c.reason else ""
+                lines.append(f'- "{c.claim}" is not in the knowledge{why}.')
         lines.append(FEEDBACK_TAIL)
         return "\n".join(lines)
 

@@ -9,10 +9,10 @@ from typing import Iterable, Optional
 
 from augmenter.memory import WorkingMemory
 
-# words that say a claim speaks for part of the reviews, or for both sides
-HEDGE = re.compile(r"\b(most|many|some|several|a few|few|one|two|three|four|five|a couple|mixed|mostly|majority|"
-                   r"minority|others?|not all|not every|divided|split|varied|vary|varies|but|however|although|though|"
-                   r"while|whereas|yet|on the other hand)\b", re.IGNORECASE)
+# words that say a claim gives both sides of the reviews (a contrast, or that opinion is split): "one said", "some
+# guests" or "most" alone still give one side, which the rules call unsupported when the reviews are mixed
+HEDGE = re.compile(r"\b(mixed|divided|split|varied|vary|varies|disagree|others?|not all|not every|but|however|"
+                   r"although|though|while|whereas|yet|on the other hand)\b", re.IGNORECASE)
 
 
 def _opinion_entities(mem: WorkingMemory, cited: Iterable[str]) -> list:
@@ -28,7 +28,12 @@ def _opinion_entities(mem: WorkingMemory, cited: Iterable[str]) -> list:
 
 def one_sided(claim: str, cited: Iterable[str], mem: WorkingMemory, stance: Optional[str] = None) -> Optional[str]:
     """Why a claim resting on reviews misstates how they are split (None if it does not): it gives one side of mixed
-    reviews without saying so, or (given the claim's own `stance`) it takes the side no review on it takes."""
+    reviews without saying so, or (given the claim's own `stance`) it takes the side no review on it takes. A claim
+    whose best evidence (the first of `cited`) is a FAQ rests on the FAQ, not on the reviews: None."""
+    cited = list(cited)
+    faqs = {s.id for s in mem.e if s.doc_type == "faq"}
+    if cited and cited[0] in faqs:
+        return None
     for digest in _opinion_entities(mem, cited):
         if digest.stance == "mixed" and not HEDGE.search(claim):
             return f"the reviews on this are mixed ({digest.text.rstrip('.')}); the claim gives one side only"

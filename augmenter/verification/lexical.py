@@ -31,6 +31,20 @@ were be been being have has had having do does did doing i me my we our you your
 their what which who whom this that these those am would could also yes as there's it's i'm you're 's im youre its
 theres ive weve theyre youve""".split())
 
+# comparatives and superlatives (stemmed, as content_words gives them): a ranking of places is a claim of its own
+COMPARATIVES = frozenset("""best better worst wors most least more less nicer nicest cheaper cheapest larger largest
+bigger biggest quieter quietest cleaner cleanest closer closest greater greatest higher highest lower lowest finer
+finest superior prefer favourit""".split())
+
+# words that attribute, count or name the kind of place rather than state a fact about it (stemmed): free in a
+# claim's containment ("guests found it quiet: one said ..." adds nothing the reviews must hold)
+FRAMING = frozenset(stem for stem in Stemmer.Stemmer("english").stemWords("""review reviews reviewer reviewers guest
+guests customer customers visitor visitors diner diners patron patrons people person someone everyone one two three
+four five six several many others other said say says saying wrote write writes written mention mentions mentioned
+describe describes described state stated report reported find finds found felt feel feels thought think thinks
+mixed divided opinion opinions agree agrees disagree disagree experience hotel hotels restaurant restaurants place
+places guesthouse establishment knowledge theyve shes hes thats whats""".split()))
+
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)?")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,:]\d+)?)(?:\s*(am\b|pm\b|a\.m\.|p\.m\.|%|percent\b))?", re.IGNORECASE)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z'’]+(?:\s+[A-Z][a-z'’]+)*)")
@@ -46,10 +60,13 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def stem_words(words: list[str]) -> list[str]:
+    return _stemmer().stemWords(words)
+
+
 def content_words(text: str) -> list[str]:
     """Stemmed tokens that carry content (stopwords and negations left out)."""
-    words = [w for w in tokens(text) if w not in STOPWORDS and w not in _NEGATIONS]
-    return _stemmer().stemWords(words)
+    return stem_words([w for w in tokens(text) if w not in STOPWORDS and w not in _NEGATIONS])
 
 
 def numbers(text: str) -> set[str]:

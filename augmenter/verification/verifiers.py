@@ -46,6 +46,28 @@ def _bigrams(words: list[str]) -> set[tuple[str, str]]:
     return set(zip(words, words[1:]))
 
 
+def new_words(claim: str, evidence: Sequence[str], context: str = "") -> list[str]:
+    """The claim's content words (stemmed) that it does not get for free: not the question's (`context`), nor in the
+    name of an entity the evidence is about ("[NAME] ...")."""
+    asked = set(lexical.content_words(context)) | {w for unit in evidence for name in _ENTITY.findall(unit)
+                                                   for w in lexical.content_words(name)}
+    return [w for w in lexical.content_words(claim) if w not in asked]
+
+
+def missing_words(claim: str, evidence: Sequence[str], context: str = "") -> list[str]:
+    """The words a claim adds to the knowledge, each once, in the claim's order ("rooftop", "bar" in "a heated
+    rooftop pool with a bar" against "an indoor heated pool"): its new words (`new_words`) that no evidence text
+    holds, less the words that attribute or count rather than state (`lexical.FRAMING`: "guests found", "one
+    said", "reviews are mixed"). The question's comparatives are not free: "Which one has the best decor?" answered
+    "X has the best decor" claims a ranking the knowledge must state."""
+    held = {w for unit in evidence for w in lexical.content_words(unit)}
+    comparatives = {w for w in lexical.content_words(claim) if w in lexical.COMPARATIVES}
+    missing = {w for w in new_words(claim, evidence, context) if w not in held and w not in lexical.FRAMING}
+    missing |= comparatives - held
+    surface = [t for t in lexical.tokens(claim) if t not in lexical.STOPWORDS]  # the claim's own words, for feedback
+    return list(dict.fromkeys(t for t, stem in zip(surface, lexical.stem_words(surface)) if stem in missing))
+
+
 def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict[str, float], list[int], Optional[str]]:
     """The fast verifier's features, the evidence order by similarity (best first) and the lexical conflict found.
     (The claim's length is deliberately not a feature: in labelled sets it tells more about how the set was made
@@ -56,11 +78,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     the question or the place's name earns nothing."""
     sims = similarities(claim, list(evidence)) if evidence else np.zeros(0)
     order = [int(i) for i in np.argsort(-sims, kind="stable")]
-    # words the claim gets for free: the question's, and the names of the entities the evidence is about ("[NAME]")
-    asked = set(lexical.content_words(context)) | {w for unit in evidence for name in _ENTITY.findall(unit)
-                                                   for w in lexical.content_words(name)}
     words = lexical.content_words(claim)
-    new = [w for w in words if w not in asked] or words
+    new = new_words(claim, evidence, context) or words
     best = evidence[order[0]] if order else ""
     top3 = " ".join(evidence[i] for i in order[:3])
     everything = " ".join(evidence)
