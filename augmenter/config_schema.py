@@ -280,6 +280,10 @@ class AlwaysUse(Preset):
     TARGET = "augmenter.policies.AlwaysUsePolicy"
 
 
+class Grounded(Preset):
+    TARGET = "augmenter.policies.GroundedPolicy"
+
+
 class SelfAsk(Node):
     TARGET = "augmenter.policies.SelfAskPolicy"
     feedback: Flag = None
@@ -291,7 +295,7 @@ class Trained(Node):
     greedy: Flag = None
 
 
-Policy = by_target(Rules, Preset, NoKnowledge, AlwaysUse, SelfAsk, Trained)
+Policy = by_target(Rules, Preset, NoKnowledge, AlwaysUse, Grounded, SelfAsk, Trained)
 
 
 # prompt
@@ -384,6 +388,7 @@ class Consolidator(Node):
     opinions_max_sentences: Positive = None
     opinions_stance: setting("model or llm", lambda v: v in ("model", "llm")) = None
     opinions_min_related: number(ge=0, le=1) = None
+    opinions_min_about: number(ge=0, le=1, null=True) = None
 
 
 class TableText(Node):

@@ -14,7 +14,9 @@ sentences that the relevance model scores at least 0.15 (at most 8) plus the gol
 
 `evaluate` measures the opinion gatherer's two ways of telling a sentence's stance on the question, as they ship:
 the stored clause classifier (no LLM) and `ReviewJudge` (the LLM's label probabilities; its `min_related` threshold
-chosen on training folds, 5 folds by dialogue), and the seconds per sentence; judgments are cached in
+chosen on training folds, 5 folds by dialogue), its yes/no pass on whether a sentence speaks to exactly what
+was asked (`ReviewJudge.about`; `min_about` chosen on the training folds for F0.5), and the seconds per sentence;
+judgments are cached in
 runs/bench/opinion_pairs/ (resumable).
 """
 
@@ -182,6 +184,16 @@ def evaluate(args) -> None:
                 done[r["pair"]] = {"pair": r["pair"], "p": d, "seconds": time.perf_counter() - start}
                 sink.write(json.dumps(done[r["pair"]]) + "\n")
                 sink.flush()
+    about_cache = cache.with_name(cache.stem + "-about-" + hashlib.sha256(
+        PromptTemplate.source("review_about").encode()).hexdigest()[:10] + ".jsonl")
+    about = ({json.loads(line)["pair"]: json.loads(line)["p"] for line in about_cache.read_text().splitlines()}
+             if about_cache.exists() else {})
+    with open(about_cache, "a", encoding="utf-8") as sink:
+        for r in rows:
+            if r["pair"] not in about:
+                about[r["pair"]] = judge.about(r["question"], r["sentence"])
+                sink.write(json.dumps({"pair": r["pair"], "p": about[r["pair"]]}) + "\n")
+                sink.flush()
     code = {"praise": 0, "complaint": 1, "mixed": 1, "unrelated": 2}
     y = np.array([code[r["stance"]] for r in rows])
     related = y != 2
@@ -205,6 +217,24 @@ def evaluate(args) -> None:
                 "praise_complaint_swaps": int(cm[0, 1] + cm[1, 0]),
                 "confusion (rows: labelled praise, complaint or mixed, unrelated)": cm.tolist()}
 
+    from sklearn.metrics import fbeta_score
+
+    p_about = np.array([about[r["pair"]] for r in rows])
+    f_half = lambda y_true, flagged: fbeta_score(y_true, flagged, beta=0.5, zero_division=0)
+    kept_cv, chosen_about = np.zeros(len(rows), dtype=bool), []
+    for f in range(5):  # min_about chosen on the training folds for F0.5: a quote had better be right than found
+        train = folds != f
+        best = max(grid, key=lambda t: f_half(related[train], p_about[train] >= t))
+        chosen_about.append(float(best))
+        kept_cv[~train] = p_about[~train] >= best
+    about_result = {"auc_related": round(float(roc_auc_score(related, p_about)), 4),
+                    "min_about_per_fold": chosen_about,
+                    "min_about_on_all": float(max(grid, key=lambda t: f_half(related, p_about >= t))),
+                    "precision_cv": round(float(related[kept_cv].mean()), 4),
+                    "recall_cv": round(float(kept_cv[related].mean()), 4),
+                    "by_threshold": {f"{t:.2f}": {"precision": round(float(related[p_about >= t].mean()), 3),
+                                                  "recall": round(float((p_about >= t)[related].mean()), 3)}
+                                     for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95) if (p_about >= t).any()}}
     by_turn: dict = {}
     for r, label in zip(rows, y):
         by_turn.setdefault(r["turn"], []).append((label, r["relevance"]))
@@ -218,6 +248,7 @@ def evaluate(args) -> None:
                         "relevance_model": round(float(roc_auc_score(related, relevance)), 4)},
         "llm_judge_cv": {**scored(pred), "min_related_per_fold": chosen, "min_related_on_all": float(whole)},
         "classifier_with_relevance_0.15": scored(np.where(relevance >= 0.15, classifier, 2)),
+        "about (yes/no: does the sentence speak to exactly what was asked)": about_result,
         "candidates": {"related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
                        "turns": len(by_turn),
                        "turns_with_both_sides": sum(len({l for l, _ in v if l != 2}) == 2 for v in by_turn.values()),

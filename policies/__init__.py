@@ -8,6 +8,7 @@ from augmenter.policies.env_policies import Episode, EnvPolicy, MemoryPolicy, Ra
 from augmenter.policies.rules import (
     PREDICATES,
     AlwaysUsePolicy,
+    GroundedPolicy,
     LLMAugmenterPolicy,
     NoKnowledgePolicy,
     RulePolicy,
@@ -15,7 +16,7 @@ from augmenter.policies.rules import (
 )
 
 __all__ = ["Episode", "EnvPolicy", "MemoryPolicy", "RandomPolicy", "run_episode", "AlwaysUsePolicy",
-           "LLMAugmenterPolicy", "NoKnowledgePolicy", "PREDICATES", "RulePolicy", "SelfAskPolicy"]
+           "GroundedPolicy", "LLMAugmenterPolicy", "NoKnowledgePolicy", "PREDICATES", "RulePolicy", "SelfAskPolicy"]
 
 
 def __getattr__(name: str):

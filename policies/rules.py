@@ -16,6 +16,7 @@ holds. Predicates:
 | has_feedback | the latest verified candidate failed its utility (f is set) |
 | contradicted | a claim of the latest verified candidate is refuted by the knowledge (claims utility) |
 | claims_supported | the latest verified candidate was claim-checked and every claim is supported |
+| reviews_answer | the evidence holds review sentences that take a side on the question (the opinion gatherer's) |
 | asked_need_knowledge | the self-ask question was asked this turn |
 | needs_knowledge | the LLM said it needs external knowledge |
 | query_matches:REGEX | q matches the (case-insensitive) regular expression |
@@ -47,6 +48,8 @@ PREDICATES: dict[str, Predicate] = {
     "has_feedback": lambda m: m.feedback is not None,
     "contradicted": lambda m: m.contradicted,
     "claims_supported": lambda m: m.claims_supported,
+    "reviews_answer": lambda m: any(s.doc_type == "opinions" and s.stance in ("positive", "negative", "mixed")
+                                    for s in m.e),
     "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
     "needs_knowledge": lambda m: bool(m.needs_knowledge),
 }
@@ -146,6 +149,24 @@ class LLMAugmenterPolicy(RulePolicy):
     name = "llm_augmenter"
     RULES = (
         {"if": "not consolidated", "then": "consolidate_knowledge"},
+        {"if": "not has_candidate", "then": "call_llm"},
+        {"if": "unverified_candidate", "then": "verify_utility"},
+        {"if": "contradicted", "then": "call_llm"},
+        {"if": "has_feedback", "then": "call_llm"},
+        {"then": "send"},
+    )
+
+
+class GroundedPolicy(RulePolicy):
+    """The checked system's policy (issue 28): when reviews speak to the question, the answer is theirs, quoted (no
+    draft: a small model's summaries of reviews it cannot all see were the checked system's main flaw); otherwise
+    the paper's loop: draft, verify, revise while the budget lasts, send (a failed draft: the knowledge's own words).
+    Sending with no candidate is allowed only when the executor can answer from the knowledge (see Agent)."""
+
+    name = "grounded"
+    RULES = (
+        {"if": "not consolidated", "then": "consolidate_knowledge"},
+        {"if": "reviews_answer and not has_candidate", "then": "send"},
         {"if": "not has_candidate", "then": "call_llm"},
         {"if": "unverified_candidate", "then": "verify_utility"},
         {"if": "contradicted", "then": "call_llm"},

@@ -177,15 +177,15 @@ def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
     kb, found = gathered
     mem = _memory(kb, found)
     reply = composed_reply(mem)
-    assert reply == ('Guests are divided on this at Lensfield Hotel: one wrote "The bathroom was really clean and '
-                     'smelled fresh", another "There were stray hairs in the bathroom and the shower was dirty".')
-    assert "Reviews that mention this" not in reply  # no counts the gathered sentences may not bear out
+    # a quote of each side, attributed to one guest each, and no verdict of its own ("divided", "speak well")
+    assert reply == ('At Lensfield Hotel, one guest wrote: "The bathroom was really clean and smelled fresh"; '
+                     'another: "There were stray hairs in the bathroom and the shower was dirty".')
     parking = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq")
     assert faq_answer(parking) == "No, parking costs 15 pounds per day."
     bare = Snippet(id="b", text="Q: Do you allow pets? A: No.", doc_type="faq", entity_name="ACORN GUEST HOUSE")
     assert faq_answer(bare) == 'ACORN GUEST HOUSE: "Do you allow pets?" No.'
     both = composed_reply(mem, [parking])
-    assert both.startswith("No, parking costs 15 pounds per day. Guests are divided on this: one wrote")
+    assert both.startswith('No, parking costs 15 pounds per day. One guest wrote: "The bathroom was really clean')
     assert composed_reply(WorkingMemory(q="Is there a pool?", e=[kb.snippets[-1]], consolidated=True)) is None
 
 
@@ -234,3 +234,49 @@ def test_the_grounded_utility_does_not_support_an_embellished_claim(demo_kb):
     assert checks[0].verdict == Verdict.NOT_ENOUGH_INFO and checks[0].reason.endswith("rooftop, bar")
     feedback = agent.executor.utility.base.feedback(checks)
     assert "(the knowledge does not say: rooftop, bar)" in feedback
+
+
+def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
+    """The yes/no pass: each side's sentences are walked in relevance order until one speaks to exactly what was
+    asked; a side with none is dropped, so the reply never sets an off-aspect complaint against the praise."""
+    import math
+
+    from augmenter.knowledge.review_judge import ReviewJudge
+    from augmenter.llm.base import Completion
+    from augmenter.llm.fake import FakeLLM
+
+    stance = {REVIEWS[0][1]: "Pr", REVIEWS[2][1]: "Pr", REVIEWS[4][1]: "Com", REVIEWS[5][1]: "Com"}
+    about = {REVIEWS[0][1]: 0.3, REVIEWS[2][1]: 0.95, REVIEWS[4][1]: 0.2, REVIEWS[5][1]: 0.1}
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        if "Answer Yes or No" in messages[0]["content"]:
+            p = about.get(sentence, 0.0)
+            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(max(p, 1e-6)), "No": math.log(max(1 - p, 1e-6))}])
+        label = stance.get(sentence, "Un")
+        return Completion(text=label, top_logprobs=[{label: math.log(0.95), "Un": math.log(0.05)}])
+
+    kb = _kb()
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8)
+    found = OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge).gather("Are the bathrooms clean?", "hotel", 1)
+    texts = [s.text for s in found.sentences]
+    assert REVIEWS[0][1] not in texts and REVIEWS[2][1] in texts  # the first praise does not speak to it: dropped
+    assert {s.stance for s in found.sentences} == {"positive"} and found.split == "positive"  # no complaint passed
+
+
+def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
+    """When reviews speak to the question the grounded policy sends their own words, no LLM call for a draft; when
+    none does, the paper's loop drafts as before."""
+    from augmenter.config import build_agent, compose
+
+    cfg = compose("chat", ["llm=fake", "utility=grounded", "policy=grounded", "agent.max_llm_calls=1",
+                           "consolidator.opinions=true", "llm.default='A draft.'"])
+    agent = build_agent(cfg)
+    mem = agent.respond("Is the pool at the Grand Meridian Hotel nice?")
+    assert any(s.doc_type == "opinions" for s in mem.e)  # the demo's review of the pool was gathered
+    assert mem.o == [] and mem.llm_calls == 0 and mem.outcome == "quoted"
+    assert mem.response == 'At Grand Meridian Hotel, a guest wrote: "The kids loved the pool".'
+    # no review speaks to check-in: the model drafts; "A draft." is not in the knowledge, and the FAQ answers instead
+    plain = agent.respond("What time is check-in at the Grand Meridian Hotel?")
+    assert plain.o == ["A draft."] and plain.llm_calls == 1
+    assert plain.outcome == "quoted" and plain.response == "Check-in starts at 2 pm and check-out is at 11 am."

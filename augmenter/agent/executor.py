@@ -216,6 +216,14 @@ class Executor:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
 
+    def answers_from_knowledge(self, mem: WorkingMemory) -> bool:
+        """Whether the knowledge's own words answer the question (a reply `composed_reply` can write): a checked
+        utility's executor may then send without a candidate of the model."""
+        if not (any(mem.checks) or getattr(self.utility, "checks_claims", False)):
+            return False
+        faqs = getattr(self.utility, "answering_faqs", None)
+        return composed_reply(mem, faqs(mem) if faqs else ()) is not None
+
     def _answer_from_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
         """No candidate may be sent: the knowledge's own answer (`composed_reply`: the answer of the FAQ about the
         question, or which side the reviews on it take, quoted); else the supported claims on the question of the

@@ -21,7 +21,8 @@ class Agent:
     Budget: at most `max_llm_calls` LLM calls (of any kind) per turn — once reached, a request for another
     call sends the best candidate instead; a turn without any candidate may still make its first
     response call. At most `max_steps` actions per turn. Invalid choices are replaced, and the trace says so:
-    sending with no candidate calls the LLM first; verifying with nothing new to verify sends.
+    sending with no candidate calls the LLM first (unless the executor can answer in the knowledge's own words:
+    `Executor.answers_from_knowledge`); verifying with nothing new to verify sends.
     Queries longer than `max_query_chars` are cut (with a warning in the memory).
     `policy` may be a plain function of the memory; each of `callbacks` is called as `callback(memory, record)`
     after every action (for a UI, logging or streaming); a callback with an `on_text(memory, text)` method also
@@ -40,7 +41,7 @@ class Agent:
         self.max_query_chars = max_query_chars
 
     def _admissible(self, action: Action, mem: WorkingMemory) -> tuple[Action, Optional[str]]:
-        if action == Action.SEND and not mem.has_candidate:
+        if action == Action.SEND and not mem.has_candidate and not self.executor.answers_from_knowledge(mem):
             return Action.CALL_LLM, "nothing to send yet: called the LLM first"
         if action == Action.VERIFY_UTILITY and not mem.has_unverified_candidate:
             if not mem.has_candidate:

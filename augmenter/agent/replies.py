@@ -1,6 +1,7 @@
-"""The replies augmenter writes itself when no candidate of the model may be sent, from the knowledge's own words:
-the answer of the FAQ that is about the question, or which side the reviews on the question take, with a quote of
-each side (`composed_reply`); else a plain statement that the knowledge does not answer (or says otherwise)."""
+"""The replies augmenter writes itself, from the knowledge's own words, when no candidate of the model may be sent
+(or, with the grounded policy, when reviews speak to the question): the answer of the FAQ that is about the
+question, and what the reviews on it say, a quote of each side (`composed_reply`); else a plain statement that the
+knowledge does not answer (or says otherwise)."""
 
 from __future__ import annotations
 
@@ -54,24 +55,24 @@ def place_name(mem: WorkingMemory, snippet: Snippet) -> str:
 
 
 def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[str]:
-    """Which side the reviews of one entity on the question take, quoting each side's first sentence (the evidence
-    lists the most relevant first; `place`: the entity's name, to say where); None when no review takes a side."""
-    praise = [s for s in sentences if s.stance == "positive"]
-    complaint = [s for s in sentences if s.stance == "negative"]
-    at = f" at {place}" if place else ""
-    if praise and complaint:
-        return f"Guests are divided on this{at}: one wrote {_quote(praise[0])}, another {_quote(complaint[0])}"
-    if praise:
-        return f"Guests speak well of this{at}: one wrote {_quote(praise[0])}"
-    if complaint:
-        return f"Guests were not happy with this{at}: one wrote {_quote(complaint[0])}"
-    return None
+    """What the reviews of one entity say on the question, in their own words: the first sentence of each side
+    (the evidence lists the most relevant first), quoted and attributed to one guest each, with no verdict of its
+    own ("guests are divided", "guests speak well of it" are claims about reviews the gatherer may not all have
+    seen); `place`: the entity's name, to say where. None when no review takes a side."""
+    quotes = [next((s for s in sentences if s.stance == side), None) for side in ("positive", "negative")]
+    quotes = [q for q in quotes if q is not None]
+    if not quotes:
+        return None
+    at = f"At {place}, " if place else ""
+    if len(quotes) == 1:
+        return f"{at}a guest wrote: {_quote(quotes[0])}"
+    return f"{at}one guest wrote: {_quote(quotes[0])}; another: {_quote(quotes[1])}"
 
 
 def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = ()) -> Optional[str]:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
-    question, best first), then, per entity the opinion gatherer counted reviews for, which side they take with a
-    quote of each side. None when the evidence holds neither."""
+    question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
+    `opinion_sentence`). None when the evidence holds neither."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     for digest in digests:
@@ -80,5 +81,5 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = ()) -
         named = len(digests) > 1 or not parts
         said = opinion_sentence(sentences, place_name(mem, digest) if named else "")
         if said:
-            parts.append(said.rstrip(".") + ".")
+            parts.append(said[0].upper() + said[1:].rstrip(".") + ".")
     return " ".join(parts) or None

@@ -140,6 +140,22 @@ class OpinionGatherer:
                          else parts[0])
         return [stance for stance, _ in self.stance.predict(focus)]
 
+    def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
+        """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
+        order; the sentences before it, which do not, are dropped), and a side with no such sentence dropped whole:
+        the sentence a reply quotes for a side, and the side itself, are then on the question."""
+        out_keep, out_stances = [], []
+        for side in ("positive", "negative"):
+            mine = [i for i, st in zip(keep, stances) if st == side]
+            lead = next((k for k, i in enumerate(mine)
+                         if self.judge.about(question, reviews[i].text) >= self.judge.min_about), None)
+            if lead is not None:
+                out_keep += mine[lead:]
+                out_stances += [side] * len(mine[lead:])
+        order = {i: n for n, i in enumerate(keep)}  # back in relevance order
+        pairs = sorted(zip(out_keep, out_stances), key=lambda pair: order[pair[0]])
+        return [i for i, _ in pairs], [st for _, st in pairs]
+
     def gather(self, query: str, domain, entity_id, question: Optional[str] = None) -> Optional[Opinions]:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the
         user asked it (what the judge reads; default `query`)."""
@@ -153,6 +169,8 @@ class OpinionGatherer:
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
+            if getattr(self.judge, "min_about", None) is not None:
+                keep, stances = self._verified(question or query, reviews, keep, stances)
         if not keep:
             return None
         chosen = [reviews[i] for i in keep]

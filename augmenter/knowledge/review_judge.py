@@ -10,7 +10,7 @@ embedded 1.5B model tells praise from complaint in 95% of the related sentences 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Optional, Sequence
 
 from augmenter.llm.base import SamplingParams
 from augmenter.prompts.engine import PromptTemplate
@@ -28,13 +28,18 @@ def label_of(token: str):
 
 class ReviewJudge:
     """`judge(question, sentences)` -> (stance, p) per sentence: "positive" or "negative" with the probability of
-    being related to the question, or "unrelated" when that probability is below `min_related`."""
+    being related to the question, or "unrelated" when that probability is below `min_related`. `about(question,
+    sentence)`: a second, yes/no pass on whether a sentence speaks to exactly what was asked, for the sentence a
+    reply will quote (`min_about`: the probability it needs; None: not asked)."""
 
-    def __init__(self, llm, prompt: str = "review_stance", min_related: float = 0.85, top_logprobs: int = 20):
-        if not 0.0 <= min_related <= 1.0:
-            raise ValueError(f"min_related is a probability in [0, 1], got {min_related}")
-        self.llm, self.min_related = llm, min_related
+    def __init__(self, llm, prompt: str = "review_stance", min_related: float = 0.85, top_logprobs: int = 20,
+                 about_prompt: str = "review_about", min_about: Optional[float] = None):
+        for name, value in (("min_related", min_related), ("min_about", min_about)):
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} is a probability in [0, 1], got {value}")
+        self.llm, self.min_related, self.min_about = llm, min_related, min_about
         self.prompt = PromptTemplate.load(prompt)
+        self.about_prompt = PromptTemplate.load(about_prompt)
         self.params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=top_logprobs)
 
     def distribution(self, question: str, sentence: str) -> dict[str, float]:
@@ -50,6 +55,22 @@ class ReviewJudge:
             mass = {k: float(k == name) for k in LABELS} if name else {k: 1 / 3 for k in LABELS}
         total = sum(mass.values())
         return {k: v / total for k, v in mass.items()}
+
+    def about(self, question: str, sentence: str) -> float:
+        """P(the sentence speaks to exactly what was asked), from the Yes/No answer's first token (prompt
+        `review_about`); 0.5 when neither is seen."""
+        out = self.llm.complete(self.about_prompt.render(q=question, sentence=sentence), self.params)
+        yes = no = 0.0
+        for token, logprob in ((out.top_logprobs or [{}])[0]).items():
+            word = token.strip().strip("*\"'`.:").lower()
+            if word in ("yes", "ye", "y"):
+                yes += math.exp(logprob)
+            elif word in ("no", "n"):
+                no += math.exp(logprob)
+        if not yes + no:  # a backend without log-probabilities: the answer word itself
+            word = out.text.strip().lower()
+            return 1.0 if word.startswith("yes") else 0.0 if word.startswith("no") else 0.5
+        return yes / (yes + no)
 
     def judge(self, question: str, sentences: Sequence[str]) -> list[tuple[str, float]]:
         out = []
