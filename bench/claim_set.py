@@ -145,6 +145,7 @@ def main() -> None:
     ap.add_argument("--runs", help="NAME=records.jsonl,... (default: the eight claim-set runs under runs/claim-set)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--per-sheet", type=int, default=6)
+    ap.add_argument("--turns", type=int, help="items: a seeded sample of this many of the turns every run answered")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.step == "controls":
@@ -155,7 +156,7 @@ def main() -> None:
     directory.mkdir(parents=True, exist_ok=True)
     if args.step == "items":
         runs = dict(p.split("=", 1) for p in args.runs.split(",")) if args.runs else default_runs()
-        items = build_items(runs, seed=args.seed)
+        items = build_items(runs, seed=args.seed, limit=args.turns)
         write_sheets(items, knowledge(args.data_root), directory / "sheets", per_sheet=args.per_sheet)
         for name in ("items.jsonl", "key.json"):  # the key never stays beside the sheets
             (directory / "sheets" / name).replace(directory / name)

@@ -75,6 +75,8 @@ def test_sheets_hide_the_systems_and_show_identical_answers_once(tmp_path, demo_
     assert "alpha" not in public and "systems" not in public
     with pytest.raises(InputError, match="at least two runs"):
         build_items({"alpha": runs["alpha"]})
+    one = build_items(runs, seed=0, limit=1)  # a seeded sample of the common turns, the same every time
+    assert len(one) == 1 and one[0].dialogue_id in ("1", "2") and one == build_items(runs, seed=0, limit=1)
 
 
 def _label_line(item, rid, *labels, flags=()):

@@ -210,14 +210,17 @@ def test_a_claim_resting_on_a_faq_is_not_held_to_the_reviews_balance(gathered):
     assert one_sided("The Lensfield Hotel has clean bathrooms.", [*reviews, "hotel:1:faq:0"], mem) is not None
 
 
-def test_containment_names_the_words_a_claim_adds_and_comparatives_are_never_free():
+def test_containment_names_the_words_a_claim_adds_and_frees_the_questions_only_in_affirmations():
     from augmenter.verification.verifiers import missing_words
 
     pool = ["[GRAND MERIDIAN HOTEL] Q: Is there a pool? A: There is an indoor heated pool open from 7 am to 10 pm."]
     assert missing_words("Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.", pool,
                          "Does the Grand Meridian Hotel have a pool?") == ["huge", "rooftop", "bar"]
     assert missing_words("There is an indoor heated pool.", pool, "Is there a pool?") == []
-    # the question's words are free, but not its comparatives: a ranking of places must be in the knowledge
+    assert missing_words("There is no nice view.", pool, "Is there a nice view?") == ["nice", "view"]
+    # an affirmation may paraphrase the question; a negation, or a ranking of places, must be in the knowledge
+    assert missing_words("Yes, they sell alcoholic beverages.", ["[GRAFTON] Q: Do you serve alcohol? A: Yes."],
+                         "Do they sell alcoholic beverages?") == []
     wok = ["[GOLDEN WOK] They also offer a nice outdoor dining area."]
     assert missing_words("The outdoor dining area is nice.", wok, "Is the outdoor dining area nice?") == []
     assert missing_words("The Golden Wok has the nicer outdoor dining area.", wok,
@@ -280,3 +283,29 @@ def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     plain = agent.respond("What time is check-in at the Grand Meridian Hotel?")
     assert plain.o == ["A draft."] and plain.llm_calls == 1
     assert plain.outcome == "quoted" and plain.response == "Check-in starts at 2 pm and check-out is at 11 am."
+
+
+def test_a_negative_faq_about_something_else_does_not_support_a_negative_claim():
+    """Measured outside the project: 'The Acorn Guest House does not have a nice view of the city' passed, supported
+    by 'No, the Acorn Guest House does not have a lift' (two negatives, the place's name in common)."""
+    from augmenter.utilities import ClaimsUtility
+
+    lift = Snippet(id="hotel:1:faq:3", text="Q: Is there a lift? A: No, the Acorn Guest House does not have a lift.",
+                   domain="hotel", entity_id=1, entity_name="ACORN GUEST HOUSE", doc_type="faq", doc_id=3)
+    mem = WorkingMemory(q="Is there a nice view of the city from the Acorn Guest House?", e=[lift], given=[lift],
+                        consolidated=True, entities=[EntityMention(domain="hotel", entity_id=1, name="Acorn Guest House",
+                                                                   surface="acorn guest house", in_query=True)])
+    check = ClaimsUtility(FastVerifier(), max_missing=0).check(
+        mem, "The Acorn Guest House does not have a nice view of the city.")[0]
+    assert check.verdict == Verdict.NOT_ENOUGH_INFO and "view" in check.reason
+
+
+def test_half_of_a_but_review_sentence_is_not_refuted_by_the_other_half():
+    """Measured outside the project: 'The bathroom was clean' refuted by 'The bathroom was clean but the rest of
+    the room wasn't' (the negation of the other clause read as the claim's)."""
+    verifier = FastVerifier()
+    judged = verifier.judge("The bathroom was clean.",
+                            ["[FINCHES] The bathroom was clean but the rest of the room wasn't."])
+    assert judged.verdict != Verdict.REFUTED and judged.reason is None
+    assert verifier.judge("The bathroom was not clean.",
+                          ["[FINCHES] The bathroom was clean but the rest of the room wasn't."]).verdict == Verdict.REFUTED

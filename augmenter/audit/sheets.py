@@ -16,6 +16,7 @@ from augmenter.eval.records import failure, read_records
 from augmenter.errors import InputError
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.storage import read_jsonl, write_atomic
+from augmenter.tasks.base import seeded_sample
 
 
 @dataclass
@@ -54,9 +55,11 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int = 4) -> list[Item]:
-    """Items of the turns every run answered (status ok), by dialogue id; `runs`: system name -> records.jsonl.
-    Entities shown: the gold knowledge's, then the ones linked in the turn (up to `max_entities`)."""
+def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int = 4,
+                limit: Optional[int] = None) -> list[Item]:
+    """Items of the turns every run answered (status ok), by dialogue id; `runs`: system name -> records.jsonl;
+    `limit`: a seeded sample of that many of those turns (the same for every system). Entities shown: the gold
+    knowledge's, then the ones linked in the turn (up to `max_entities`)."""
     if len(runs) < 2:
         raise InputError("a side-by-side sheet needs at least two runs")
     by_system: dict[str, dict[str, dict]] = {}
@@ -70,7 +73,8 @@ def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int
         raise InputError("the runs answered no turn in common: were they run on the same sample?")
     rng = random.Random(seed)
     items = []
-    for n, did in enumerate(sorted(common, key=lambda d: (len(d), d)), start=1):
+    chosen = seeded_sample(sorted(common, key=lambda d: (len(d), d)), limit, seed)
+    for n, did in enumerate(chosen, start=1):
         first = next(iter(by_system.values()))[did]
         memory = first.get("memory") or {}
         history = [{"speaker": u["speaker"], "text": u["text"]} for u in memory.get("h_q", [])]

@@ -26,7 +26,8 @@ class KnowledgeConsolidator:
     - with `opinions` (issue 28, point 3), the reviews found for a linked entity are replaced by every review
       sentence of it on the question's aspect, each with its stance, after a line that counts the reviews on each
       side (`OpinionGatherer`, sentences of relevance >= `opinions_min_p`, at most `opinions_max_sentences` per
-      entity); the other evidence found (FAQs) comes first.
+      entity; only for the places the question names when it names any, else for up to three linked ones); the
+      other evidence found (FAQs) comes first.
     """
 
     def __init__(
@@ -137,7 +138,8 @@ class KnowledgeConsolidator:
         any sentence on the aspect stay as they were."""
         out = [s for s in evidence if s.doc_type != "review"]
         gathered = set()
-        for m in list(dict.fromkeys((m.domain, m.entity_id) for m in entities))[:3]:
+        named = [m for m in entities if m.in_query]  # the places the question names, when it names any
+        for m in list(dict.fromkeys((m.domain, m.entity_id) for m in named or entities))[:3]:
             found = self.opinions.gather(query, *m, question=question)
             if found is None:
                 continue

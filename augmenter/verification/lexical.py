@@ -32,9 +32,9 @@ their what which who whom this that these those am would could also yes as there
 theres ive weve theyre youve""".split())
 
 # comparatives and superlatives (stemmed, as content_words gives them): a ranking of places is a claim of its own
-COMPARATIVES = frozenset("""best better worst wors most least more less nicer nicest cheaper cheapest larger largest
-bigger biggest quieter quietest cleaner cleanest closer closest greater greatest higher highest lower lowest finer
-finest superior prefer favourit""".split())
+COMPARATIVES = frozenset("""best better worst wors least less nicer nicest cheaper cheapest larger largest bigger
+biggest quieter quietest cleaner cleanest closer closest greater greatest higher highest lower lowest finer finest
+superior prefer favourit""".split())
 
 # words that attribute, count or name the kind of place rather than state a fact about it (stemmed): free in a
 # claim's containment ("guests found it quiet: one said ..." adds nothing the reviews must hold)

@@ -56,14 +56,18 @@ def new_words(claim: str, evidence: Sequence[str], context: str = "") -> list[st
 
 def missing_words(claim: str, evidence: Sequence[str], context: str = "") -> list[str]:
     """The words a claim adds to the knowledge, each once, in the claim's order ("rooftop", "bar" in "a heated
-    rooftop pool with a bar" against "an indoor heated pool"): its new words (`new_words`) that no evidence text
-    holds, less the words that attribute or count rather than state (`lexical.FRAMING`: "guests found", "one
-    said", "reviews are mixed"). The question's comparatives are not free: "Which one has the best decor?" answered
-    "X has the best decor" claims a ranking the knowledge must state."""
+    rooftop pool with a bar" against "an indoor heated pool"): its content words that no evidence text holds, less
+    the names of the places the evidence is about ("[NAME] ..."), the words that attribute or count rather than
+    state (`lexical.FRAMING`: "guests found", "one said"), and the question's (`context`) unless the claim is
+    negated: "Do they sell alcoholic beverages?" answered "Yes, they sell alcoholic beverages" against "they serve
+    alcohol" paraphrases the question, but "There is no nice view" answering "Is there a nice view?" states what
+    the knowledge must hold (a FAQ that "there is no lift" does not). The question's comparatives are never free:
+    "Which is best?" answered "X is best" claims a ranking the knowledge must state."""
     held = {w for unit in evidence for w in lexical.content_words(unit)}
-    comparatives = {w for w in lexical.content_words(claim) if w in lexical.COMPARATIVES}
-    missing = {w for w in new_words(claim, evidence, context) if w not in held and w not in lexical.FRAMING}
-    missing |= comparatives - held
+    free = {w for unit in evidence for name in _ENTITY.findall(unit) for w in lexical.content_words(name)}
+    if not lexical.negated(claim):
+        free |= {w for w in lexical.content_words(context) if w not in lexical.COMPARATIVES}
+    missing = {w for w in lexical.content_words(claim) if w not in held and w not in free and w not in lexical.FRAMING}
     surface = [t for t in lexical.tokens(claim) if t not in lexical.STOPWORDS]  # the claim's own words, for feedback
     return list(dict.fromkeys(t for t, stem in zip(surface, lexical.stem_words(surface)) if stem in missing))
 

@@ -1,0 +1,102 @@
+"""End to end on the 200 scored DSTC11 dev turns (issue 28, point 7): per system, KF1, LLM calls, seconds per turn,
+outcomes, and the share of sent answers judged flawed twice: by the shipped check against the whole knowledge of the
+entities involved, and (when a labelled round exists) by blind labellers.
+
+    python bench/sent_answers.py [--runs runs/e2e] [--labels dstc11-dev-e2e]   # -> bench/results/sent_answers.json
+
+The check: each sent answer's claims (its sentences that state something) judged as the grounded utility judges a
+claim (fast verifier, containment, the balance of reviews), against every FAQ and review sentence of the gold and
+linked entities; an answer is flagged when a claim is not supported or the answers check fails it. The labels: the
+round's settled labels of the answers of each system (bench/claim_set.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from augmenter.audit.labels import read_labels
+from augmenter.config import build_agent, compose
+from augmenter.eval.records import failure, read_records
+from augmenter.memory import EntityMention, Utterance, WorkingMemory
+from augmenter.storage import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from claim_set import LABELS, load_items, wilson  # noqa: E402
+
+SAMPLE = "dstc11-dev-n200-seed0"
+
+
+def runs(root: Path, sample: str = SAMPLE) -> dict[str, Path]:
+    """system-model -> records.jsonl of every run under root/<model>/<sample>/<system>/."""
+    return {f"{path.parent.name}-{path.parents[2].name}": path
+            for path in sorted(root.glob(f"*/{sample}/*/records.jsonl"))}
+
+
+def checked(records: list[dict], agent) -> list[bool]:
+    """Whether the shipped check flags each sent answer against the whole knowledge of its entities."""
+    utility = agent.executor.utility
+    kb = agent.executor.consolidator.kb
+    flags = []
+    for r in tqdm(records, desc="check", unit="answer", leave=False):
+        memory = r.get("memory") or {}
+        entities = {(m["domain"], m["entity_id"]) for m in memory.get("entities", [])}
+        entities |= {tuple(i.split(":")[:2]) for i in r.get("gold_ids", [])}
+        evidence = [kb.snippets[i] for d, e in entities for i in kb.rows_of(d, int(e) if str(e).isdigit() else e)]
+        mem = WorkingMemory(q=memory.get("q", ""), h_q=[Utterance(**u) for u in memory.get("h_q", [])], e=evidence,
+                            consolidated=True, given=evidence,
+                            entities=[EntityMention(**m) for m in memory.get("entities", [])])
+        flags.append(not utility(mem, r["response"]).passed)
+    return flags
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", default=str(ROOT / "runs" / "e2e"))
+    ap.add_argument("--sample", default=SAMPLE, help="the runs' sample folder")
+    ap.add_argument("--labels", default="dstc11-dev-e2e", help="the labelled round of these answers (if any)")
+    ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
+    args = ap.parse_args()
+    agent = build_agent(compose("chat", ["task=dstc11", f"data_root={args.data_root}", "llm=fake", "utility=grounded"]))
+    labelled = LABELS / args.labels
+    items = load_items(labelled) if (labelled / "settled.jsonl").exists() else []
+    settled = read_labels(labelled / "settled.jsonl") if items else {}
+    out = {}
+    for system, path in runs(Path(args.runs), args.sample).items():
+        records = read_records(path)
+        ok = [r for r in records if failure(r) is None]
+        summary = json.loads((path.parent / "summary.json").read_text()) if (path.parent / "summary.json").exists() else {}
+        flags = checked(ok, agent)
+        row = {"turns": len(records), "answered_ok": len(ok),
+               "KF1": round(summary.get("metrics", {}).get("KF1", float("nan")), 2),
+               "llm_calls_per_turn": round(statistics.mean(r["cost"].get("llm_calls", 0) for r in ok), 2),
+               "seconds_per_turn_median": round(statistics.median(r["cost"].get("turn_seconds") or 0.0 for r in ok), 2),
+               "outcomes": {o: sum(r.get("outcome") == o for r in ok) for o in
+                            ("answered", "quoted", "partial", "abstained")},
+               "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1)}
+        mine = [(item, a) for item in items for a in item.answers if system in a.systems]
+        if mine:
+            labels = [settled[(item.item, a.rid)] for item, a in mine]
+            n = len(labels)
+            for name, test in (("flawed", lambda x: x.flawed), ("contradicted", lambda x: x.contradicted),
+                               ("misses_question", lambda x: x.misses_the_question),
+                               ("idk", lambda x: "idk" in x.flags)):
+                k = sum(test(x) for x in labels)
+                row[f"labelled_{name}_percent"] = round(100 * k / n, 1)
+                row[f"labelled_{name}_ci95"] = wilson(k, n)
+            row["labelled_answers"] = n
+        out[system] = row
+    result = {"command": "python bench/sent_answers.py " + " ".join(sys.argv[1:]), "systems": out}
+    name = "sent_answers" + ("" if args.sample == SAMPLE else f"-{args.sample}")
+    write_atomic(ROOT / "bench" / "results" / f"{name}.json", json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
