@@ -1,4 +1,5 @@
-"""Text made safe to show or log: terminal control sequences stripped, and messages on one masked line."""
+"""Text made safe to show or log (terminal control sequences stripped, messages on one masked line), and text
+normalised for comparing words (ParlAI's answer normalisation, which KF1 and the few-shot guard share)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,13 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     match = closest(word, choices)
     return f" (did you mean {match!r}?)" if match else ""
 
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = re.compile(r"[!\"#$%&()*+,\-./:;<=>?@\[\]\\^`{|}~_']")
+
+
+def normalize_answer(text: str) -> str:
+    """ParlAI's normalize_answer: lower-case, punctuation to spaces, drop articles, squeeze whitespace."""
+    text = _PUNCTUATION.sub(" ", text.lower())
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())

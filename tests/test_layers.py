@@ -98,6 +98,32 @@ def test_no_import_cycles():
     assert cycles == []
 
 
+def test_no_import_cycles_between_sub_packages():
+    """Siblings of one layer may import each other, but never both ways, not even through a third."""
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    edges: dict[str, set[str]] = {}
+    for a, targets in _graph().items():
+        for b in targets:
+            if package(a) != package(b):
+                edges.setdefault(package(a), set()).add(package(b))
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += edges.get(node, ())
+        return False
+
+    cycles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if reaches(b, a)})
+    assert cycles == []
+
+
 def _is_package_of(package: str, module: str) -> bool:
     """Importing a package's own __init__ (its re-exports) from inside it is not a cycle of interest."""
     return module.startswith(package + ".")

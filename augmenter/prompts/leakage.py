@@ -23,7 +23,7 @@ import re
 from typing import Any, Sequence
 
 from augmenter.prompts.engine import PromptTemplate
-from augmenter.utilities.kf1 import normalize_answer
+from augmenter.text import normalize_answer
 from augmenter.verification.splitter import split_sentences
 
 _BRACKETED = re.compile(r"\[([^\[\]\n]{2,60})\]")

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Iterable
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = re.compile(r"[!\"#$%&()*+,\-./:;<=>?@\[\]\\^`{|}~_']")
+from augmenter.text import normalize_answer
 
-
-def normalize_answer(text: str) -> str:
-    """ParlAI's normalize_answer: lower-case, punctuation to spaces, drop articles, squeeze whitespace."""
-    text = _PUNCTUATION.sub(" ", text.lower())
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+__all__ = ["f1_score", "knowledge_f1", "normalize_answer", "prec_recall_f1", "token_recall"]
 
 
 def prec_recall_f1(pred_items: list[str], gold_items: list[str]) -> tuple[float, float, float]:
