@@ -30,11 +30,12 @@ import numpy as np
 from tqdm import tqdm
 
 from augmenter.config import build_llm, compose
+from augmenter.errors import InputError
 from augmenter.eval.factcheck import cross_validate, metrics, pairwise_accuracy, threshold_cv
 from augmenter.memory import Verdict
 from augmenter.prompts import PromptEngine
 from augmenter.storage import write_atomic
-from augmenter.tasks.factcheck import load_felm, load_halueval_qa, load_wikibio
+from augmenter.tasks.factcheck import claim_set
 from augmenter.verification import LLMVerifier
 from augmenter.verification.encoder import similarities
 from augmenter.verification.splitter import split_sentences
@@ -50,13 +51,11 @@ PUBLISHED = {
 
 
 def load(name: str, data: Path, seed: int):
-    if name == "wikibio":
-        return load_wikibio(data / "wikibio-gpt3-hallucination")
-    if name == "felm":
-        return load_felm(data / "felm", domain="wk")
-    if name == "halueval":
-        return load_halueval_qa(data / "halueval", n=2000, seed=seed)
-    raise SystemExit(f"unknown data set {name!r}")
+    """The published claim set (HaluEval: a seeded sample of 2,000 rows, two answers each)."""
+    try:
+        return claim_set(name, data).claims(limit=2000 if name == "halueval" else None, seed=seed)
+    except InputError as e:
+        raise SystemExit(str(e)) from None
 
 
 def evidence_units(item, max_units: int) -> list[str]:

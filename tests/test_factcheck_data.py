@@ -14,7 +14,9 @@ from augmenter.errors import AugmenterError, InputError
 from augmenter.eval.factcheck import (
     choose_threshold, cross_validate, fit_and_save, fit_pipeline, load_model, metrics, pairwise_accuracy, threshold_cv,
 )
-from augmenter.tasks.factcheck import halueval_rest, load_felm, load_halueval_qa, load_wikibio
+from augmenter.tasks.factcheck import (
+    ClaimSet, claim_set, halueval_rest, load_felm, load_halueval_qa, load_wikibio,
+)
 
 
 def _need(path):
@@ -72,6 +74,28 @@ def test_halueval_sample_and_rest_are_disjoint():
     assert not {it.group for it in rest} & set(by_group)
     limited = halueval_rest(root, n=2000, seed=0, limit=100)
     assert len(limited) == 200 and [it.id for it in limited] == [it.id for it in rest[:200]]
+
+
+def test_every_claim_set_samples_whole_groups_with_the_one_sampling_helper(dstc11_kb):
+    """The fact-check task behind one protocol: a seeded sample of whole groups, reproducible, in file order."""
+    from augmenter.tasks.dstc11_claims import DSTC11Claims
+
+    sets = [claim_set(name, DATA) for name in ("wikibio", "felm", "halueval")]
+    sets.append(DSTC11Claims(DATA / "dstc11-track5", dstc11_kb))
+    for cs in sets:
+        assert isinstance(cs, ClaimSet)
+        sample = cs.claims(limit=5, seed=3)
+        groups = list(dict.fromkeys(it.group for it in sample))
+        assert len(groups) == 5, cs.name
+        assert [it.id for it in cs.claims(limit=5, seed=3)] == [it.id for it in sample]
+        assert {it.group for it in cs.claims(limit=5, seed=4)} != set(groups)
+    everything = claim_set("wikibio", DATA).claims()
+    assert [it.id for it in everything] == [it.id for it in load_wikibio(DATA / "wikibio-gpt3-hallucination")]
+    # HaluEval's 2,000-row sample is the one the verifier benchmarks were measured on
+    assert [it.id for it in claim_set("halueval", DATA).claims(limit=2000, seed=0)] == \
+        [it.id for it in load_halueval_qa(DATA / "halueval", n=2000, seed=0)]
+    with pytest.raises(InputError, match="unknown claim set"):
+        claim_set("fever", DATA)
 
 
 def test_loaders_report_missing_and_malformed_files(tmp_path):

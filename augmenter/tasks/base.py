@@ -24,11 +24,14 @@ class Turn:
     labels: list[dict] = field(default_factory=list)  # DSTC11: gold knowledge references, resolved into `gold`
 
 
-def seeded_sample(items: Sequence[T], limit: Optional[int], seed: Optional[int]) -> list[T]:
+def seeded_sample(items: Sequence[T], limit: Optional[int], seed: Optional[int],
+                  rng: Optional[random.Random] = None) -> list[T]:
     """`limit` of `items` drawn with `random.Random(seed)` (seed None: unseeded), kept in their original order;
-    all of them when `limit` is None or not smaller than their number."""
+    all of them when `limit` is None or not smaller than their number. `rng`: draw from this generator instead of a
+    new one, so that one seed fixes both the sample and what the caller draws after it."""
     if limit is None or limit >= len(items):
         return list(items)
     if limit < 0:
         raise ValueError(f"a sample size must be >= 0, got {limit}")
-    return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), limit))]
+    rng = rng or random.Random(seed)
+    return [items[i] for i in sorted(rng.sample(range(len(items)), limit))]

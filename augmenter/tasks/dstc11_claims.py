@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Collection, Optional
 
+from augmenter.tasks.base import seeded_sample
 from augmenter.tasks.dstc11 import load_turns
 from augmenter.tasks.factcheck import LabelledClaim
 from augmenter.verification.lexical import DAYS
@@ -50,14 +51,13 @@ def perturb(sentence: str, rng: random.Random) -> Optional[str]:
 
 
 def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = (),
-                  limit: Optional[int] = None, seed: int = 0) -> list[LabelledClaim]:
+                  limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
     """Labelled claims from the gold responses of knowledge-seeking turns whose index is not in `exclude`."""
     rng = random.Random(seed)  # one stream for the sample and the perturbations (so one seed fixes both)
     excluded = set(exclude)
     turns = [t for t in load_turns(Path(root) / split, knowledge_base, knowledge_seeking_only=True)
              if int(t.id) not in excluded and t.references]
-    if limit is not None and limit < len(turns):
-        turns = [turns[i] for i in sorted(rng.sample(range(len(turns)), limit))]
+    turns = seeded_sample(turns, limit, seed, rng)
     evidence = {t.id: [s.render() for s in t.gold] for t in turns}
     items: list[LabelledClaim] = []
     for t in turns:
@@ -92,3 +92,15 @@ def _siblings(knowledge_base, refs: list[dict], rng: random.Random, n: int = 3) 
     rows = [knowledge_base.snippets[i] for i in knowledge_base.rows_of(gold[0].domain, gold[0].entity_id)]
     pool = [s for s in rows if (s.doc_type, s.doc_id) not in taken]
     return [s.render() for s in rng.sample(pool, min(n, len(pool)))]
+
+
+class DSTC11Claims:
+    """`dstc11_claims` as a `ClaimSet`: its groups are turns, so `claims(limit, seed)` samples `limit` turns."""
+
+    name = "dstc11-synthetic"
+
+    def __init__(self, root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = ()):
+        self.root, self.knowledge_base, self.split, self.exclude = root, knowledge_base, split, exclude
+
+    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
+        return dstc11_claims(self.root, self.knowledge_base, self.split, self.exclude, limit, seed)

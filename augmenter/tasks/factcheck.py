@@ -9,13 +9,16 @@
   row's knowledge as evidence.
 
 Items of one `group` (a bio, a FELM response, a HaluEval row) must stay in one cross-validation fold.
+
+Each set is also a `ClaimSet` (`claim_set(name, data_root)`): the fact-check task's side of the task protocol, its
+claims a seeded sample of whole groups drawn with the one sampling helper (`augmenter.tasks.base.seeded_sample`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Callable, Optional, Protocol, Union, runtime_checkable
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl
@@ -160,3 +163,44 @@ def halueval_rest(root: Union[str, Path], n: int = 2000, seed: int = 0,
     if limit is not None:
         rest = rest[:limit]
     return _halueval_items(rows, rest)
+
+
+@runtime_checkable
+class ClaimSet(Protocol):
+    """A set of labelled claims: the fact-check task. `claims(limit, seed)`: a seeded sample of `limit` whole groups
+    (bios, responses, rows; None: all), in their original order."""
+
+    name: str
+
+    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]: ...
+
+
+class PublishedClaimSet:
+    """A published set read whole by `load(root)` and sampled by group."""
+
+    def __init__(self, name: str, root: Union[str, Path], load: Callable[[Union[str, Path]], list[LabelledClaim]]):
+        self.name, self.root, self._load = name, root, load
+
+    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
+        items = self._load(self.root)
+        groups = list(dict.fromkeys(it.group for it in items))
+        chosen = set(seeded_sample(groups, limit, seed))
+        return [it for it in items if it.group in chosen]
+
+
+def _halueval_all(root: Union[str, Path]) -> list[LabelledClaim]:
+    _, rows = _halueval_rows(root)
+    return _halueval_items(rows, range(len(rows)))
+
+
+CLAIM_SETS = {"wikibio": ("wikibio-gpt3-hallucination", load_wikibio),
+              "felm": ("felm", load_felm),
+              "halueval": ("halueval", _halueval_all)}
+
+
+def claim_set(name: str, data_root: Union[str, Path]) -> ClaimSet:
+    """The published claim set `name` (wikibio, felm: its world-knowledge domain, halueval: QA) under `data_root`."""
+    if name not in CLAIM_SETS:
+        raise InputError(f"unknown claim set {name!r} (known: {', '.join(CLAIM_SETS)})")
+    folder, load = CLAIM_SETS[name]
+    return PublishedClaimSet(name, Path(data_root) / folder, load)
