@@ -505,3 +505,81 @@ def test_an_empty_folder_is_a_clear_error(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="hold no text augmenter can read"):
         load_documents(str(tmp_path / "empty"), str(tmp_path / "ix"))
+
+
+# ---- a reader's library not installed -------------------------------------------------------------------------------
+def test_a_missing_reader_library_is_one_line_at_start_up_naming_the_extra(folder, tmp_path, monkeypatch, capsys):
+    import pypdf
+
+    from augmenter.extras import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # pypdf not installed: find_spec finds nothing, import fails
+    index = tmp_path / "index"
+    assert main(["index", str(folder), "--index-dir", str(index)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("augmenter: error: augmenter index needs pypdf, which the 'docs' extra brings: "
+                   "pip install 'augmenter[docs]'\n")
+    with pytest.raises(MissingExtra, match=r"^reading manuals/deep/bikes.pdf needs pypdf, which the 'docs' extra "
+                                           r"brings: pip install 'augmenter\[docs\]'$"):
+        load_documents(str(folder), str(index))  # knowledge=docs in chat, serve, eval and the API
+    assert IndexStore(index).current() is None  # stopped before anything was read or written, not a skip
+    script = tmp_path / "turns.txt"
+    script.write_text("When does the kitchen open?\n", encoding="utf-8")
+    code = main(["chat", "knowledge=docs", f"knowledge.path={folder}", f"knowledge.index_dir={index}", "llm=fake",
+                 "utility=kf1", "--script", str(script)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("augmenter: error: reading manuals/deep/bikes.pdf needs pypdf") and "augmenter[docs]" in err
+    monkeypatch.setitem(sys.modules, "pypdf", pypdf)
+    update_index([folder], index, warn=quiet)  # built with pypdf; without it, only files to read again need it
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    (folder / "notes.txt").write_text("The wifi password changed.\n", encoding="utf-8")
+    assert {s.location.path for s in load_documents(str(folder), str(index)).snippets} >= {"manuals/deep/bikes.pdf"}
+    make_pdf(folder / "new.pdf", [("New", "A new page.")])
+    (folder / "new.htm").write_text(HTML, encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "selectolax", None)
+    with pytest.raises(MissingExtra, match=r"^reading new.htm and 1 other file needs selectolax, pypdf, which"):
+        update_index([folder], index, warn=quiet)
+
+
+def test_a_file_skipped_because_a_library_was_missing_is_read_again_next_time(folder, tmp_path, monkeypatch):
+    import pypdf
+
+    import augmenter.extras
+
+    index = tmp_path / "index"
+    real = augmenter.extras.find_spec
+    # a broken install: pypdf's files are found (the start-up check passes) but importing it fails
+    monkeypatch.setattr(augmenter.extras, "find_spec", lambda name: real("json") if name == "pypdf" else real(name))
+    monkeypatch.setitem(sys.modules, "pypdf", None)
+    lines = []
+    first = update_index([folder], index, warn=lines.append)
+    assert first.skipped == {"manuals/deep/bikes.pdf": "reading it needs pypdf, which the 'docs' extra brings: "
+                                                      "pip install 'augmenter[docs]'"}
+    assert [line for line in lines if "bikes.pdf" in line] == [
+        f"{folder / 'manuals/deep/bikes.pdf'}: reading it needs pypdf, which the 'docs' extra brings: "
+        "pip install 'augmenter[docs]'; skipped"]
+    still = update_index([folder], index, warn=quiet)  # still missing: read again, skipped again, nothing changed
+    assert list(still.skipped) == ["manuals/deep/bikes.pdf"] and not still.written and still.unchanged == 5
+    monkeypatch.setitem(sys.modules, "pypdf", pypdf)  # installed now: the unchanged file is read, not kept as skipped
+    fixed = update_index([folder], index, warn=quiet)
+    assert fixed.changed == ["manuals/deep/bikes.pdf"] and not fixed.skipped and fixed.documents == 5
+    kb = load_documents(str(folder), str(index), update=False)
+    assert any("4 bar" in s.text for s in kb.snippets)
+
+
+def test_an_index_that_remembered_a_failed_import_as_a_skip_reads_the_file_again(folder, tmp_path):
+    import json
+
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    store = IndexStore(index)
+    generation = store.current()
+    manifest = generation.manifest  # as an older augmenter wrote it: the import error kept as the file's reason
+    entry = manifest["documents"].pop("manuals/deep/bikes.pdf")
+    manifest["skipped"]["manuals/deep/bikes.pdf"] = {
+        **{k: entry[k] for k in ("size", "mtime_ns", "sha")},
+        "reason": "could not be read (ModuleNotFoundError: No module named 'pypdf')"}
+    (generation.directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    report = update_index([folder], index, warn=quiet)
+    assert report.changed == ["manuals/deep/bikes.pdf"] and not report.skipped and report.documents == 5

@@ -1,7 +1,9 @@
 """`update_index`: bring the index of a folder up to date. Only files added or changed (by content hash, looked at
 when the size or modification time differs) are read again; chunks of unchanged files are kept; deleted files
 drop out. The new state is written aside and swapped in (see `store`); a file that cannot be read is skipped
-with one warning line, and the rest are indexed."""
+with one warning line, and the rest are indexed. A reader's library that is not installed stops the update before
+any file is read (one line naming the 'docs' extra); a file skipped because a library was found missing only while
+reading it (MissingLibrary) is not remembered as skipped: the next run reads it again."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from augmenter.documents.bm25 import Terms, TermsBuilder, save_bm25
-from augmenter.documents.model import Unreadable
-from augmenter.documents.readers import read_document
+from augmenter.documents.model import MissingLibrary, Unreadable
+from augmenter.documents.readers import read_document, require_readers
 from augmenter.documents.scan import Candidate, scan
 from augmenter.documents.splitter import DEFAULT_OVERLAP, DEFAULT_WORDS, split_document
 from augmenter.documents.store import IndexBusy, IndexStore, default_index_dir
@@ -86,6 +88,9 @@ def _process(candidate: Candidate, words: int, overlap: int, known_sha: Optional
     try:
         document = read_document(candidate.rel, data)
         chunks = _chunk_records(candidate.rel, document, words, overlap)
+    except MissingLibrary as exc:
+        entry["retry"] = True  # not the file's fault: read again next time
+        return entry, [], str(exc)
     except Unreadable as exc:
         return entry, [], str(exc)
     except MemoryError:
@@ -133,16 +138,23 @@ def update_index(paths: Sequence[str | Path], index_dir: Optional[str | Path] = 
         todo = []
         for candidate in found.files:
             before = old_docs.get(candidate.rel) or old_skips.get(candidate.rel)
-            if before and (before["size"], before["mtime_ns"]) == (candidate.size, candidate.mtime_ns):
+            if before and (before["size"], before["mtime_ns"]) == (candidate.size, candidate.mtime_ns) \
+                    and not _retry(before):
                 _keep(candidate.rel, before, documents, skipped_entries, chunks_by_file)
             else:
                 todo.append(candidate)
+        require_readers(c.rel for c in todo)  # a missing library: one line naming the extra, before any reading
         bar = _progress(todo, progress)
         for candidate in bar:
             before = old_docs.get(candidate.rel)
             entry, chunks, reason = _process(candidate, words, overlap, (before or {}).get("sha"))
             if chunks is None:  # touched, not changed
                 _keep(candidate.rel, {**before, **entry}, documents, skipped_entries, chunks_by_file)
+                continue
+            skipped_before = old_skips.get(candidate.rel)
+            if reason and skipped_before and skipped_before.get("sha") == entry.get("sha") \
+                    and skipped_before["reason"] == reason:  # skipped again for the same reason: not a change
+                skipped_entries[candidate.rel] = {**entry, "reason": reason}
                 continue
             if reason:
                 skipped_entries[candidate.rel] = {**entry, "reason": reason}
@@ -184,6 +196,14 @@ def update_index(paths: Sequence[str | Path], index_dir: Optional[str | Path] = 
             report.generation = previous.directory.name
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _retry(entry: dict) -> bool:
+    """Whether a file skipped before is read again though unchanged: a library was missing when it was read (or,
+    in an index written before that was told apart, its reason is a failed import)."""
+    reason = entry.get("reason") or ""
+    return bool(entry.get("retry")) or reason.startswith(("could not be read (ModuleNotFoundError",
+                                                          "could not be read (ImportError"))
 
 
 def _keep(rel: str, entry: dict, documents: dict, skipped: dict, chunks_by_file: dict) -> None:

@@ -12,6 +12,11 @@ class Unreadable(Exception):
     """A file that cannot be indexed; the message is the one-line reason (e.g. "encrypted PDF: needs a password")."""
 
 
+class MissingLibrary(Unreadable):
+    """A file that could be read if a library the 'docs' extra brings were installed (e.g. cryptography for an
+    AES-encrypted PDF). The file is skipped this time but not remembered as skipped: the next run reads it again."""
+
+
 @dataclass
 class Block:
     """A paragraph, list item, table row or code block: its text, the headings above it (the title not among them),

@@ -10,10 +10,12 @@ import io
 import logging
 import re
 
-from augmenter.documents.model import Block, Document, Unreadable, clean, title_from_name
+from augmenter.documents.model import Block, Document, MissingLibrary, Unreadable, clean, title_from_name
 
 _HYPHEN = re.compile(r"(\w)-\n(\w)")
 _PAGE_NUMBER = re.compile(r"^(page )?\d+( (of|/) \d+)?$", re.IGNORECASE)  # page furniture, left out
+_NEEDS_CRYPTOGRAPHY = ("encrypted PDF (AES): reading it needs cryptography, which the 'docs' extra brings: "
+                       "pip install 'augmenter[docs]'")
 
 
 def _outline(reader) -> list[tuple[int, tuple[str, ...]]]:
@@ -48,16 +50,13 @@ def read_pdf(data: bytes, name: str) -> Document:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about odd but readable files are not ours
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            try:
-                opened = reader.decrypt("")
-            except DependencyError:
-                raise Unreadable("encrypted PDF (AES): reading it needs the cryptography package") from None
-            if not opened:
-                raise Unreadable("encrypted PDF: it needs a password")
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise Unreadable("encrypted PDF: it needs a password")
         pages = list(reader.pages)
     except Unreadable:
         raise
+    except DependencyError:  # pypdf decrypts AES (when it opens the file) with the cryptography package
+        raise MissingLibrary(_NEEDS_CRYPTOGRAPHY) from None
     except FileNotDecryptedError:
         raise Unreadable("encrypted PDF: it needs a password") from None
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
@@ -76,6 +75,8 @@ def read_pdf(data: bytes, name: str) -> Document:
     for index, page in enumerate(pages):
         try:
             text = page.extract_text() or ""
+        except DependencyError:
+            raise MissingLibrary(_NEEDS_CRYPTOGRAPHY) from None
         except Exception:  # noqa: BLE001 (one broken page does not lose the others)
             bad_pages.append(index + 1)
             continue
