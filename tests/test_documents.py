@@ -441,6 +441,34 @@ def test_every_bad_file_is_one_warning_line_and_the_rest_is_indexed(folder, tmp_
     assert "Private" not in " ".join(s.text for s in kb.snippets)
 
 
+def test_a_non_utf8_file_counts_in_the_summary_and_bad_symlinks_are_one_warning_each(folder, tmp_path, capsys):
+    (folder / "latin1.txt").write_bytes("Caf\xe9 opens at 8.".encode("cp1252"))
+    (folder / "dangling.md").symlink_to(tmp_path / "nowhere.md")  # a broken symlink
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "private.md").write_text("# Private\n\nThe safe code is 1234.\n", encoding="utf-8")
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)  # a symlink to a folder outside
+    lines = []
+    report = update_index([folder], tmp_path / "index", warn=lines.append)
+    assert report.documents == 6 and report.noted == {"latin1.txt": [
+        "not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252"]}
+    assert report.skipped == {"dangling.md": "a broken symlink", "linked": "a symlink to a folder: not followed"}
+    assert sorted(lines) == sorted([
+        f"{folder / 'dangling.md'}: a broken symlink; skipped",
+        f"{folder / 'linked'}: a symlink to a folder: not followed; skipped",
+        f"{folder / 'latin1.txt'}: not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252"])
+    summary = report.summary()
+    assert summary.startswith("6 documents, ") and "2 skipped (see the warnings)" in summary
+    assert "1 read with a warning (1 not UTF-8, read as Windows-1252; see the warnings)" in summary
+    kb = load_documents(str(folder), str(tmp_path / "index"), update=False)
+    assert "Café opens at 8." in [s.text for s in kb.snippets]
+    assert "1234" not in " ".join(s.text for s in kb.snippets)
+    assert main(["index", str(folder), "--index-dir", str(tmp_path / "index")]) == 0  # unchanged: still counted
+    out, err = capsys.readouterr()
+    assert "1 read with a warning (1 not UTF-8" in out and "0 added, 0 changed, 0 deleted, 6 unchanged" in out
+    assert err.count("warning: ") == 3
+
+
 def test_an_aes_encrypted_pdf_with_an_empty_password_is_read(tmp_path):
     path = make_pdf(tmp_path / "open.pdf", [("Rules", "Anyone may read this.")], owner_password="owner")
     doc = read_document("open.pdf", path.read_bytes())

@@ -47,6 +47,7 @@ class Report:
     deleted: list[str] = field(default_factory=list)
     unchanged: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    noted: dict[str, list[str]] = field(default_factory=dict)  # indexed, with a warning each (e.g. not UTF-8)
     unsupported: dict[str, int] = field(default_factory=dict)
     hidden: int = 0
     written: bool = False
@@ -57,6 +58,11 @@ class Report:
         done = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.deleted)} deleted",
                 f"{self.unchanged} unchanged"]
         parts.append(", ".join(done))
+        if self.noted:
+            decoded = [n for notes in self.noted.values() for n in notes if n.startswith("not UTF-8")]
+            encodings = ", ".join(sorted({n.rpartition("read as ")[2] for n in decoded}))
+            what = f"{len(decoded)} not UTF-8, read as {encodings}; " if decoded else ""
+            parts.append(f"{len(self.noted)} read with a warning ({what}see the warnings)")
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped (see the warnings)")
         if self.unsupported:
@@ -171,6 +177,8 @@ def update_index(paths: Sequence[str | Path], index_dir: Optional[str | Path] = 
         for rel, entry in sorted(documents.items()):
             for note in entry.get("notes") or []:
                 warn(f"{found.root / rel}: {note}")
+            if entry.get("notes"):
+                report.noted[rel] = list(entry["notes"])
         report.documents = len(documents)
         report.chunks = sum(entry["chunks"] for entry in documents.values())
         changed = (previous is None or not same or report.added or report.changed or report.deleted
