@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from augmenter.config import compose
 from augmenter.errors import AugmenterError, ConfigError, InputError, KnowledgeFormatError
 from augmenter.eval.records import SCORED, SHAPES
+from augmenter.eval.report import load_runs
 from augmenter.eval.runner import read_records, run_dir, run_lock, summarize
+from augmenter.eval.tasks import KINDS
 from augmenter.knowledge.base import load_dstc11, load_jsonl
 from augmenter.knowledge.consolidator import KnowledgeConsolidator
 from augmenter.knowledge.retrievers import BM25sRetriever
@@ -100,6 +102,35 @@ def test_a_record_of_the_wrong_shape_is_one_line_and_nothing_read_crashes_the_su
         return
     summary = summarize(kept, with_bertscore=False)  # what a resumed eval and the report compute
     assert summary["turns"] == len(kept)
+
+
+ALL_METRICS = sorted({k for kind in KINDS.values() for k in kind.metric_keys} | {"BLEU-4"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(KINDS)), st.lists(st.dictionaries(st.sampled_from(ALL_METRICS), st.floats(0, 100),
+                                                                 max_size=len(ALL_METRICS)), min_size=1, max_size=3))
+def test_records_without_their_tasks_metrics_are_one_line_and_the_report_never_crashes(dataset, metrics):
+    """A valid-shape record whose metrics lack what its task scores with (`"metrics": {}`) crashed `augmenter
+    report` and the short-answer and document tasks' summaries with a KeyError."""
+    task = KINDS[dataset]
+    lines = [{"dialogue_id": str(i), "status": "ok", "response": "r", "references": ["a"], "gold_knowledge": ["k"],
+              "metrics": m, "cost": {"llm_calls": 1}, "memory": {"o": ["r"]}} for i, m in enumerate(metrics)]
+    sample = Path(tempfile.mkdtemp()) / f"{dataset}-dev-n3-seed0"
+    (sample / "run").mkdir(parents=True)
+    path = sample / "run" / "records.jsonl"
+    path.write_bytes(b"\n".join(map(_line, lines)) + b"\n")
+    first_bad = next((n for n, m in enumerate(metrics, 1) if not set(task.metric_keys) <= set(m)), None)
+    try:
+        kept = read_records(path, task.metric_keys)
+    except InputError as exc:
+        assert first_bad is not None and str(exc).startswith(f"{path}:{first_bad}: 'metrics' lacks ")
+        with pytest.raises(InputError, match=rf"^{path}:{first_bad}: 'metrics' lacks '[^']+', which the task"):
+            load_runs(sample, with_bertscore=False)
+        return
+    assert first_bad is None and len(kept) == len(metrics)
+    run = load_runs(sample, with_bertscore=False)["run"]  # what `augmenter report` reads
+    assert run["ok"] == len(metrics) and len(run["score_per_turn"]) == len(metrics)
 
 
 def test_a_records_file_that_is_a_folder_is_one_line(tmp_path):

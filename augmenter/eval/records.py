@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Literal, Optional, TypedDict
+from typing import Literal, Optional, Sequence, TypedDict
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl
@@ -62,8 +62,9 @@ SHAPES = {
 SCORED = ("response", "references", "gold_knowledge", "metrics", "cost", "memory")
 
 
-def shape_error(record: dict) -> Optional[str]:
-    """What is wrong with a record that is valid JSON ("'metrics' must be ..."), or None."""
+def shape_error(record: dict, metric_keys: Sequence[str] = ()) -> Optional[str]:
+    """What is wrong with a record that is valid JSON ("'metrics' must be ..."), or None. `metric_keys`: the
+    per-turn metrics the run's task scores every turn with, which a scored turn's record must hold."""
     for key, (ok, allowed) in SHAPES.items():
         if key in record and not ok(record[key]):
             return f"{key!r} must be {allowed}, got {json.dumps(record[key], ensure_ascii=False)[:60]}"
@@ -71,6 +72,9 @@ def shape_error(record: dict) -> Optional[str]:
         absent = [k for k in SCORED if not isinstance(record.get(k), (str, list, dict))]
         if absent:
             return f"a scored turn's record needs {absent[0]!r}"
+        lacking = [k for k in metric_keys if k not in record["metrics"]]
+        if lacking:
+            return f"'metrics' lacks {lacking[0]!r}, which the task scores every turn with"
     return None
 
 
@@ -83,14 +87,14 @@ def _upgraded(record: dict) -> dict:
     return record
 
 
-def read_records(path: Path) -> list[dict]:
+def read_records(path: Path, metric_keys: Sequence[str] = ()) -> list[dict]:
     """A run's records, one per turn: a later line of the same turn (a retry) replaces the earlier one.
 
     Never fails on a damaged file: a line that is not a JSON object with a string `dialogue_id` (cut short by a
     crash, cut inside a UTF-8 character, garbled) is skipped with a warning, and its turn is run again on resume.
     Blank lines are ignored. Records of older layouts are read as today's (`_upgraded`). A record of the wrong shape
-    (valid JSON that no crash leaves: `"metrics": "oops"`) is an InputError naming the file, the line and the key;
-    a folder in the file's place too."""
+    (valid JSON that no crash leaves: `"metrics": "oops"`, or metrics without the task's `metric_keys`) is an
+    InputError naming the file, the line and the key; a folder in the file's place too."""
     if not path.exists():
         return []
     records: dict[str, dict] = {}
@@ -99,7 +103,7 @@ def read_records(path: Path) -> list[dict]:
         if not isinstance(record.get("dialogue_id"), str):
             bad.append(n)
             continue
-        wrong = shape_error(record)
+        wrong = shape_error(record, metric_keys)
         if wrong:
             raise InputError(f"{path}:{n}: {wrong}; correct or delete the line (a deleted turn is run again)")
         records[record["dialogue_id"]] = _upgraded(record)

@@ -75,10 +75,10 @@ def load_runs(sample_dir: Path, with_bertscore: bool = True) -> dict[str, dict[s
     bootstrap interval and "score_per_turn" its value per turn."""
     runs = {}
     for d in sorted(p for p in sample_dir.iterdir() if (p / "records.jsonl").exists()):
-        records = read_records(d / "records.jsonl")
+        task = task_of(d)
+        records = read_records(d / "records.jsonl", task.metric_keys)
         if not records:
             continue
-        task = task_of(d)
         summary = runs[d.name] = summarize(records, with_bertscore=with_bertscore, task=task)
         summary["missing"] = max(0, (_sample_size(d) or 0) - len(records))
         records = [r for r in records if failure(r) is None]

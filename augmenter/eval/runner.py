@@ -220,7 +220,7 @@ class Evaluator:
         items = sample_turns(self.task, ev)
         if not items:
             raise InputError("no turns to evaluate")
-        records = {r["dialogue_id"]: r for r in read_records(self.records_path)}
+        records = {r["dialogue_id"]: r for r in read_records(self.records_path, self.task.metric_keys)}
         if records:  # rewritten without a line a crash may have cut short, so that appending stays valid
             self._save(records, items)
         return items, records

@@ -31,6 +31,7 @@ class TurnScore:
 class Task(Protocol):
     name: str
     score_metric: str  # the headline per-turn metric, e.g. "KF1"
+    metric_keys: tuple[str, ...]  # the per-turn metrics every scored turn has (what reports read back)
 
     def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]: ...
 
@@ -53,6 +54,7 @@ class GroundedDialogueTask(_LoadedTask):
     """Responses judged against gold responses and gold knowledge (KF1 is the headline)."""
 
     score_metric = "KF1"
+    metric_keys = ("KF1",)
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
         metrics = turn_metrics(memory.response, turn.references or [""], [s.text for s in turn.gold])
@@ -70,6 +72,7 @@ class ShortAnswerTask(_LoadedTask):
     """Questions with short gold answers (answer F1 is the headline)."""
 
     score_metric = "F1"
+    metric_keys = ("P", "R", "F1", "length")
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
         p, r, f = answer_prf(memory.response, turn.references)
@@ -79,7 +82,7 @@ class ShortAnswerTask(_LoadedTask):
     @staticmethod
     def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
         metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
-        metrics["answer_recall@5"] = 100.0 * mean(r["evidence_recall"] or 0.0 for r in records)
+        metrics["answer_recall@5"] = 100.0 * mean(r.get("evidence_recall") or 0.0 for r in records)
         return metrics
 
 
@@ -89,6 +92,7 @@ class DocumentQATask(_LoadedTask):
     (`score`, the headline: the share handled). See `augmenter.documents.handbook.judge_answer`."""
 
     score_metric = "score"
+    metric_keys = ("score", "answerable", "correct", "cited", "refused")
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
         from augmenter.documents.handbook import judge_answer
