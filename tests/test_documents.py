@@ -469,6 +469,36 @@ def test_a_non_utf8_file_counts_in_the_summary_and_bad_symlinks_are_one_warning_
     assert err.count("warning: ") == 3
 
 
+JUNK = ["~$garden.docx", ".~lock.garden.docx#", "kitchen.md~", "#kitchen.md#", "old.bak", "notes.txt.bak",
+        "kitchen.md.orig", "bikes.pdf.part", "bikes.pdf.crdownload", "~WRL0001.tmp", ".DS_Store", "._bikes.pdf",
+        "Thumbs.db", "THUMBS.DB", "desktop.ini", ".kitchen.md.swp", "node_modules/pkg/README.md",
+        "__pycache__/notes.txt", "venv/lib/site.md", "manuals/__MACOSX/boat.html", "$Recycle.Bin/S-1-5/$R0ABC.docx",
+        "System Volume Information/log.txt", ".git/HEAD.md"]
+
+
+def test_junk_is_passed_over_and_htm_is_read_as_html(folder, tmp_path, capsys):
+    for rel in JUNK:
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("junk that would be indexed or skipped as broken if it were read\n", encoding="utf-8")
+    (folder / "manuals" / "boat.html").rename(folder / "manuals" / "boat.htm")
+    lines = []
+    report = update_index([folder], tmp_path / "index", warn=lines.append)
+    assert not lines and not report.skipped and report.unsupported == {".png": 1}
+    hidden_dirs = {"node_modules", "__pycache__", "venv", "manuals/__MACOSX", "$Recycle.Bin",
+                   "System Volume Information", ".git"}
+    assert report.hidden == 1 + len([r for r in JUNK if "/" not in r]) + len(hidden_dirs)  # 1: .secret.md
+    kb = load_documents(str(folder), str(tmp_path / "index"), update=False)
+    assert {s.location.path for s in kb.snippets} == {"kitchen.md", "manuals/boat.htm", "manuals/deep/bikes.pdf",
+                                                      "garden.docx", "notes.txt"}
+    assert "junk" not in " ".join(s.text for s in kb.snippets)
+    entry = kb.generation.manifest["documents"]["manuals/boat.htm"]
+    assert entry["format"] == "html" and entry["title"] == "Boat Guide"
+    assert "Life jackets are under the front seat." in [s.text for s in kb.snippets]
+    assert main(["index", "--status", "--index-dir", str(tmp_path / "index")]) == 0
+    assert f"{report.hidden} hidden or junk" in capsys.readouterr().out
+
+
 def test_an_aes_encrypted_pdf_with_an_empty_password_is_read(tmp_path):
     path = make_pdf(tmp_path / "open.pdf", [("Rules", "Anyone may read this.")], owner_password="owner")
     doc = read_document("open.pdf", path.read_bytes())

@@ -1,6 +1,6 @@
 """Which files to index: the folders (walked recursively), files and globs given, as paths relative to their
-common root. Hidden files and folders and obvious junk (editor backups, Office lock files, VCS and build folders)
-are passed over silently; files of an unsupported type are counted; a file larger than the limit, one that
+common root. Hidden files and folders and obvious junk (editor backups, Office lock files, partial downloads,
+dependency folders, the recycle bin) are passed over silently; files of an unsupported type are counted; a file larger than the limit, one that
 cannot be read, or a symlink that leads outside the folder is skipped with its reason."""
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ from typing import Optional, Sequence
 from augmenter.documents.readers import supported
 from augmenter.errors import InputError
 
-JUNK_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "__MACOSX"}
-JUNK_FILES = ("~$*", "*~", "*.bak", "*.tmp", "*.swp", "Thumbs.db", "desktop.ini", "#*#")
+# matched whatever their case (Windows' recycle bin is "$Recycle.Bin", its thumbnails "Thumbs.db" or "THUMBS.DB")
+JUNK_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "__macosx", "$recycle.bin", "recycler",
+             "system volume information"}
+JUNK_FILES = ("~$*", "*~", "*.bak", "*.tmp", "*.swp", "*.orig", "*.part", "*.crdownload", "thumbs.db", "desktop.ini",
+              "#*#")
 
 
 @dataclass
@@ -47,7 +50,7 @@ def _matches(rel: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) or ("/" not in p and fnmatch.fnmatchcase(name, p)) for p in patterns)
 
 
-_JUNK = re.compile("|".join(fnmatch.translate(p) for p in JUNK_FILES))
+_JUNK = re.compile("|".join(fnmatch.translate(p) for p in JUNK_FILES), re.IGNORECASE)
 
 
 def _junk(name: str) -> bool:
@@ -142,7 +145,7 @@ def scan(paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequ
         for entry in entries:
             rel = prefix + entry.name
             if entry.is_dir(follow_symlinks=False):
-                if entry.name.startswith(".") or entry.name in JUNK_DIRS:
+                if entry.name.startswith(".") or entry.name.lower() in JUNK_DIRS:
                     out.hidden += 1
                 else:
                     walk(entry.path, rel + "/", inside)
