@@ -342,27 +342,38 @@ def test_new_chunk_settings_read_every_file_again(folder, tmp_path):
 KILLER = """
 import os, signal, sys
 import augmenter.documents.indexer as indexer
+import augmenter.documents.store as store
 from augmenter.documents import update_index
 mode, folder, index = sys.argv[1:4]
+def kill(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
 if mode == "reading":  # killed while reading the files
     real, seen = indexer.read_document, []
     def read(name, data):
         seen.append(name)
         if len(seen) == 2:
-            os.kill(os.getpid(), signal.SIGKILL)
+            kill()
         return real(name, data)
     indexer.read_document = read
-else:  # killed while writing the new generation, after its BM25 index is built
-    import augmenter.documents.store as store
-    def write(self, *args, **kwargs):
-        os.kill(os.getpid(), signal.SIGKILL)
-    store.IndexStore.write = write
+elif mode == "assembled":  # killed after every file is read and the chunks assembled, before anything is written
+    store.IndexStore.write = kill
+elif mode == "half-written":  # killed in the new generation's write: chunks.jsonl and terms on disk, BM25 not yet
+    indexer.save_bm25 = kill
+else:  # "renamed": the new generation complete and renamed into place, killed before CURRENT names it
+    real_write = store.write_atomic
+    def write_atomic(path, data):
+        if os.path.basename(path) == "CURRENT":
+            kill()
+        return real_write(path, data)
+    store.write_atomic = write_atomic
 update_index([folder], index, warn=lambda line: None)
 """
 
 
-@pytest.mark.parametrize("mode", ["reading", "writing"])
+@pytest.mark.parametrize("mode", ["reading", "assembled", "half-written", "renamed"])
 def test_a_run_killed_half_way_leaves_the_previous_index_usable(folder, tmp_path, mode):
+    from augmenter.knowledge import BM25sRetriever
+
     index = tmp_path / "index"
     update_index([folder], index, warn=quiet)
     before = IndexStore(index).current()
@@ -370,15 +381,32 @@ def test_a_run_killed_half_way_leaves_the_previous_index_usable(folder, tmp_path
     (folder / "extra.md").write_text("# Extra\n\nMore text.\n", encoding="utf-8")
     (folder / "more.md").write_text("# More\n\nEven more text.\n", encoding="utf-8")
     killed = subprocess.run([sys.executable, "-c", KILLER, mode, str(folder), str(index)], capture_output=True)
-    assert killed.returncode == -signal.SIGKILL
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    left = {p.name for p in index.iterdir()} - {".lock", "CURRENT", before.directory.name}
+    if mode == "half-written":  # what the kill left: part of the new generation, aside
+        (tmp,) = [index / name for name in left if name.endswith(".tmp")]
+        assert {p.name for p in tmp.iterdir()} >= {"chunks.jsonl", "terms.json"}
+        assert not (tmp / "manifest.json").exists() and not (tmp / "bm25").exists()
+    elif mode == "renamed":  # a complete new generation beside the current one, which CURRENT still names
+        assert left == {"gen-000002"} and (index / "gen-000002" / "manifest.json").exists()
+    else:
+        assert not left
     after = IndexStore(index).current()
     assert after.directory == before.directory and after.chunks == before.chunks
     kb = load_documents(str(folder), str(index), update=False)  # usable as it was
     assert "fridge" in " ".join(s.text for s in kb.snippets)
+    assert BM25sRetriever().load(kb.generation.bm25_dir, len(kb.snippets))
     report = update_index([folder], index, warn=quiet)  # the next run completes the update and clears the debris
     assert sorted(report.added) == ["extra.md", "more.md"] and report.changed == ["notes.txt"]
-    assert not [p for p in index.iterdir() if p.name.endswith(".tmp")]
-    assert len([p for p in index.iterdir() if p.name.startswith("gen-")]) == 2  # the current and the previous
+    fresh = update_index([folder], tmp_path / "fresh", warn=quiet)  # the same as an index built from scratch
+    done, scratch = IndexStore(index).current(), IndexStore(tmp_path / "fresh").current()
+    assert done.chunks == scratch.chunks and done.manifest["documents"] == scratch.manifest["documents"]
+    assert report.chunks == fresh.chunks
+    kb = load_documents(str(folder), str(index), update=False)
+    assert BM25sRetriever().load(kb.generation.bm25_dir, len(kb.snippets))
+    # kept: the new current generation and the one current before it (not one the killed run left behind)
+    assert {p.name for p in index.iterdir() if p.name != "embeddings"} == \
+        {".lock", "CURRENT", before.directory.name, report.generation}
 
 
 def test_a_second_writer_waits_for_nobody_and_says_so(folder, tmp_path):

@@ -8,7 +8,8 @@
 
 A run killed at any point leaves CURRENT naming a complete generation: everything a generation needs is written
 (and synced) before CURRENT names it. The previous generation is kept, for readers that opened it just before the
-swap; older ones and unfinished ones are removed by the next update.
+swap; older ones, unfinished ones and one a killed run renamed into place but never made current are removed by the
+next update.
 """
 
 from __future__ import annotations
@@ -137,19 +138,23 @@ class IndexStore:
             if path.is_file():
                 _sync_file(path)
         _sync_dir(tmp)
+        previous = self.current_name()
         os.replace(tmp, self.directory / name)
         _sync_dir(self.directory)
         write_atomic(self.directory / "CURRENT", name + "\n")
         _sync_dir(self.directory)
-        self.collect()
+        self.collect({name, previous} - {None})
         return Generation(self.directory / name, manifest)
 
-    def collect(self) -> None:
-        """Remove what neither the current nor the previous generation uses, and unfinished writes."""
-        current = self.current_name()
-        generations = sorted(p.name for p in self.directory.iterdir() if _GENERATION.match(p.name))
-        at = generations.index(current) if current in generations else len(generations) - 1
-        keep = set(generations[max(0, at - 1):at + 1])
+    def collect(self, keep: Optional[set[str]] = None) -> None:
+        """Remove the generations not in `keep` (by default the current one and the one numbered before it) and
+        unfinished writes. A write keeps the generation it made current and the one current before it, so that a
+        generation a killed run renamed into place but never made current goes, not the previous one."""
+        if keep is None:
+            current = self.current_name()
+            generations = sorted(p.name for p in self.directory.iterdir() if _GENERATION.match(p.name))
+            at = generations.index(current) if current in generations else len(generations) - 1
+            keep = set(generations[max(0, at - 1):at + 1])
         for path in self.directory.iterdir():
             stale = (_GENERATION.match(path.name) and path.name not in keep) or path.name.endswith(".tmp")
             if stale:
