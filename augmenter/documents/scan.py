@@ -1,7 +1,8 @@
 """Which files to index: the folders (walked recursively), files and globs given, as paths relative to their
 common root. Hidden files and folders and obvious junk (editor backups, Office lock files, partial downloads,
-dependency folders, the recycle bin) are passed over silently; files of an unsupported type are counted; a file larger than the limit, one that
-cannot be read, or a symlink that leads outside the folder is skipped with its reason."""
+dependency folders, the recycle bin) are passed over silently; files of an unsupported type are counted; a file
+larger than the limit, one that cannot be read, or a symlink that leads outside the folder is skipped with its
+reason."""
 
 from __future__ import annotations
 
