@@ -2,8 +2,9 @@
 installed into a fresh virtualenv outside the repository, a plain install names the extra a command needs (one
 line, exit code 2, before anything runs), and with the extras the README names for the tour the README's examples
 run from another directory: the Python API, `augmenter chat llm=fake --script`, `augmenter serve llm=fake` with one
-request through the `openai` client, and the gymnasium environment. pip resolves from the index and its cache, as
-`make setup` does."""
+request through the `openai` client, the gymnasium environment, and your own documents (`augmenter chat --demo docs`,
+`augmenter index` of a copy of the sample handbook in every format, then `--status`). pip resolves from the index
+and its cache, as `make setup` does."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import ast
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import textwrap
-import tomllib
 import zipfile
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
@@ -29,8 +30,19 @@ from conftest import DATA
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {"augmenter": ROOT / "augmenter", "augmenter/policies": ROOT / "policies", "augmenter/envs": ROOT / "envs",
            "augmenter/configs": ROOT / "configs"}
-TOUR_EXTRAS = "chat,serve,train"  # what the README's tour installs (its "Install" section), less the model
+TOUR_EXTRAS = "chat,serve,train,docs"  # what the README's tour installs ("Install", "Your own documents"), no model
+HANDBOOK = ROOT / "augmenter" / "documents" / "handbook"
+HANDBOOK_FILES = ["welcome.md", "people/leave.md", "office-guide.html", "travel-and-expenses.pdf", "onboarding.docx"]
 QUESTION = "Does the Grand Meridian Hotel have a pool?"
+
+
+def _pyproject() -> dict:
+    """pyproject.toml, parsed: Python 3.11's tomllib, or its backport tomli on 3.10 (this test is skipped without)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def _source_files() -> set[str]:
@@ -75,10 +87,14 @@ def user(wheel, tmp_path_factory) -> dict:
     plain = _run([*pip, str(wheel)], home)
     assert plain.returncode == 0, plain.stderr[-3000:]
     (work / "turns.txt").write_text(f"{QUESTION}\n", encoding="utf-8")
+    for rel in HANDBOOK_FILES:  # a folder of one's own: a copy of some of the sample handbook, every format
+        (work / "handbook" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(HANDBOOK / rel, work / "handbook" / rel)
     augmenter = str(venv / "bin" / "augmenter")
     without = {"chat": _run([augmenter, "chat", "llm=fake", "--script", "turns.txt"], work, 300),
                "serve": _run([augmenter, "serve", "llm=fake", "serve.port=0"], work, 300),
-               "train": _run([augmenter, "train", "llm=fake"], work, 300)}
+               "train": _run([augmenter, "train", "llm=fake"], work, 300),
+               "index": _run([augmenter, "index", "handbook", "--index-dir", "index"], work, 300)}
     started = time.monotonic()
     extras = _run([*pip, f"{wheel}[{TOUR_EXTRAS}]"], home, 1200)
     assert extras.returncode == 0, extras.stderr[-3000:]
@@ -133,7 +149,7 @@ def _imported_modules() -> set[str]:
 
 
 def test_every_import_comes_from_the_core_or_the_extra_that_names_it():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    project = _pyproject()["project"]
     extras = project["optional-dependencies"]
     core = _closure({re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in project["dependencies"]})
     providers = {m: {d.lower().replace("_", "-") for d in ds} for m, ds in packages_distributions().items()}
@@ -160,6 +176,7 @@ def test_a_plain_install_names_the_extra_before_anything_runs(user):
     _one_line_naming(user["without"]["chat"], "chat")  # before the first turn, not "this turn failed: crash"
     _one_line_naming(user["without"]["serve"], "serve")  # before anything listens or says ready
     _one_line_naming(user["without"]["train"], "train")
+    _one_line_naming(user["without"]["index"], "docs")
     assert "user>" not in user["without"]["chat"].stdout and "web chat at" not in user["without"]["serve"].stdout
 
 
@@ -206,3 +223,25 @@ def test_the_gymnasium_environment(user):
     out = _run([str(user["bin"] / "python"), "-c", code + "\nprint(sorted(obs), reward)"], user["work"], env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.splitlines()[-1].startswith("['features', 'text']")
+
+
+def test_your_own_documents(user):
+    """The docs extra's readers, installed: the sample handbook's demo, then a folder of one's own indexed (a
+    Markdown, an HTML, a PDF and a Word file) and listed; the index goes to the cache, kept away from $HOME."""
+    env = {**os.environ, "AUGMENTER_CACHE": str(user["work"] / "cache")}
+    augmenter = str(user["bin"] / "augmenter")
+    demo = _run([augmenter, "chat", "--demo", "docs", "llm=fake", "--output", "docs.jsonl"], user["work"], env=env)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    records = [json.loads(line) for line in (user["work"] / "docs.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and {r["status"] for r in records} == {"ok"} and "failed" not in demo.stdout
+    assert records[0]["memory"]["e"][0]["id"].startswith("people/leave.md#")  # the annual-leave question's page
+    indexed = _run([augmenter, "index", "handbook"], user["work"], env=env)
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    assert indexed.stdout.startswith(f"{len(HANDBOOK_FILES)} documents, ") and "skipped" not in indexed.stdout
+    assert "warning" not in indexed.stderr, indexed.stderr
+    assert str(user["work"] / "cache" / "documents") in indexed.stdout
+    status = _run([augmenter, "index", "handbook", "--status"], user["work"], env=env)
+    assert status.returncode == 0, status.stderr[-3000:]
+    listed = {line.split()[0]: line.split()[1] for line in status.stdout.splitlines() if line.startswith("  ")}
+    assert listed == {"welcome.md": "markdown", "people/leave.md": "markdown", "office-guide.html": "html",
+                      "travel-and-expenses.pdf": "pdf", "onboarding.docx": "word"}, status.stdout
