@@ -169,3 +169,18 @@ def test_eval_over_the_handbook_questions_scores_answers_citations_and_refusals(
     assert invented and all(r["outcome"] == "abstained" and "moon" not in r["response"] and
                             r["metrics"]["score"] == (100.0 if not r["metrics"]["answerable"] else 0.0)
                             for r in invented)
+
+
+def test_a_follow_up_question_about_another_document_retrieves_from_that_document(tmp_path, monkeypatch):
+    """The earlier question joined the search text with equal weight, so a new question's evidence came from the
+    previous question's file (the London hotel limit answered from the leave policy after a leave question)."""
+    from augmenter.documents.handbook import DEMO_SCRIPT, handbook_dir
+
+    monkeypatch.setenv("AUGMENTER_CACHE", str(tmp_path / "cache"))
+    session = Assistant.from_overrides(["knowledge=docs", f"knowledge.path={handbook_dir()}",
+                                        f"knowledge.index_dir={tmp_path / 'index'}", "llm=fake"]).session()
+    first = session.say(DEMO_SCRIPT[0])  # annual leave
+    assert first.e[0].location.path == "people/leave.md"
+    second = session.say(DEMO_SCRIPT[1])  # the hotel limit in London
+    assert second.e[0].location.path == "travel-and-expenses.pdf"
+    assert "London" in second.e[0].text

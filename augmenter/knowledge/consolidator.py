@@ -19,7 +19,8 @@ class KnowledgeConsolidator:
     - with `focus_entities` and linked entities, retrieval runs over those entities' snippets with q
       alone, their names removed (on DSTC11 dev, adding history text to a focused query lowers
       recall@5 from 0.44 to 0.30);
-    - otherwise the query is q plus the last `history_turns` utterances of h_q, over all snippets;
+    - otherwise the query is q plus the last `history_turns` utterances of h_q, over all snippets (for documents,
+      q's own hits and that query's alternate, q's first: an earlier question is context there, not the topic);
     - the top `k` snippets become e;
     - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
       neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`);
@@ -123,13 +124,27 @@ class KnowledgeConsolidator:
             hits = self.retriever.search([query], self.k, rows)[0]
         if not hits:
             query = self.query(q, history)
-            hits = self.retriever.search([query], self.k)[0]
+            if not getattr(self.kb, "focus_from_history", True) and query != q:
+                # documents: the earlier question is context, not the topic; the question's own hits lead
+                hits, query = self._interleaved(self.retriever.search([q, query], self.k)), q
+            else:
+                hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
         if opinions and self.opinions is not None and self.focus_entities and entities:
             evidence = self._with_opinions(query, evidence, entities, q)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence
+
+    def _interleaved(self, rankings: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+        """The first hit of each ranking, then the second of each, ..., each snippet once, `k` in all."""
+        out, seen = [], set()
+        for rank in range(self.k):
+            for ranking in rankings:
+                if rank < len(ranking) and ranking[rank][0] not in seen:
+                    seen.add(ranking[rank][0])
+                    out.append(ranking[rank])
+        return out[: self.k]
 
     def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
                        question: Optional[str] = None) -> list[Snippet]:
