@@ -200,7 +200,7 @@ def test_serve_answers_the_openai_client(user):
     server = subprocess.Popen([str(user["bin"] / "augmenter"), "serve", "llm=fake", "serve.port=0"], cwd=user["work"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        announced = server.stdout.readline()  # printed once the agents are built and the socket listens
+        announced = server.stdout.readline()  # printed once the agents are built and the socket listens (sock.listen)
         url = re.search(r"API at (http://\S+)/v1", announced)
         assert url, announced + server.stderr.read() if server.poll() is not None else announced
         client = _readme_block("from openai import OpenAI").replace("http://127.0.0.1:8000", url.group(1))
