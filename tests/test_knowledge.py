@@ -135,6 +135,17 @@ def test_linker_finds_entities_in_query_then_history(dstc11_kb):
     assert linker.link("I need a hotel in the north.") == []
 
 
+def test_the_linker_names_an_entity_by_the_longest_of_its_names_the_text_holds():
+    """The scan met the alias "the riverside" first in "the riverside lodge", so stripping the name left "lodge" in
+    the question and the answers check called an on-topic answer off-topic."""
+    from augmenter.knowledge.base import Entity
+
+    linker = EntityLinker([Entity(0, "Riverside Lodge", "hotel", aliases=["the Riverside"])])
+    found = linker.link("Is the Riverside Lodge quiet at night?")
+    assert [m.surface for m in found] == ["riverside lodge"]
+    assert [m.surface for m in linker.link("Is the Riverside quiet?")] == ["the riverside"]
+
+
 def test_consolidator_focuses_on_linked_entity(dstc11_kb):
     kc = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5)
     history = [Utterance(speaker="S", text="Yes, the Hobsons House has 3 stars.")]

@@ -49,24 +49,31 @@ class EntityLinker:
     def __init__(self, entities: Sequence[Entity]):
         self.entities = list(entities)
         table: dict[str, list[Entity]] = {}
+        self._forms: dict[tuple, list[str]] = {}  # each entity's surface forms, longest first
         for ent in self.entities:
-            for form in surface_forms(ent):
+            forms = sorted(surface_forms(ent), key=len, reverse=True)
+            self._forms[(ent.domain, ent.entity_id)] = forms
+            for form in forms:
                 table.setdefault(form, []).append(ent)
         self._table = table
         forms = sorted(table, key=len, reverse=True)
         self._pattern = re.compile(r"\b(" + "|".join(map(re.escape, forms)) + r")\b") if forms else None
 
     def find(self, text: str) -> list[tuple[Entity, str]]:
-        """Entities named in `text`, in order of appearance, each once."""
+        """Entities named in `text`, in order of appearance, each once, with the longest of its names the text holds
+        ("the riverside lodge" names Riverside Lodge as "riverside lodge", not as its alias "the riverside", which
+        the scan meets first and would leave "lodge" behind when the name is stripped)."""
         if self._pattern is None:
             return []
-        seen, found = set(), []
-        for m in self._pattern.finditer(_norm(text)):
+        seen, found, norm = set(), [], _norm(text)
+        for m in self._pattern.finditer(norm):
             for ent in self._table[m.group(1)]:
                 key = (ent.domain, ent.entity_id)
                 if key not in seen:
                     seen.add(key)
-                    found.append((ent, m.group(1)))
+                    longer = (f for f in self._forms[key] if len(f) > len(m.group(1))
+                              and re.search(r"\b" + re.escape(f) + r"\b", norm))
+                    found.append((ent, next(longer, m.group(1))))
         return found
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:

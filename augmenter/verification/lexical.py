@@ -36,14 +36,16 @@ COMPARATIVES = frozenset("""best better worst wors least less nicer nicest cheap
 biggest quieter quietest cleaner cleanest closer closest greater greatest higher highest lower lowest finer finest
 superior prefer favourit""".split())
 
-# words that attribute, count or name the kind of place rather than state a fact about it (stemmed): free in a
-# claim's containment ("guests found it quiet: one said ..." adds nothing the reviews must hold)
+# words that attribute, count or name the kind of place rather than state a fact about it, or join two statements
+# (stemmed): free in a claim's containment ("guests found it quiet: one said ...", "X is good, while Y is big" add
+# nothing the reviews must hold)
 FRAMING = frozenset(stem for stem in Stemmer.Stemmer("english").stemWords("""review reviews reviewer reviewers guest
 guests customer customers visitor visitors diner diners patron patrons people person someone everyone one two three
 four five six several many others other said say says saying wrote write writes written mention mentions mentioned
 describe describes described state stated report reported find finds found felt feel feels thought think thinks
 mixed divided opinion opinions agree agrees disagree disagree experience hotel hotels restaurant restaurants place
-places guesthouse establishment knowledge theyve shes hes thats whats""".split()))
+places guesthouse establishment knowledge theyve shes hes thats whats while whereas although though however yet
+meanwhile""".split()))
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)?")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,:]\d+)?)(?:\s*(am\b|pm\b|a\.m\.|p\.m\.|%|percent\b))?", re.IGNORECASE)
