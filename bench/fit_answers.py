@@ -105,6 +105,44 @@ def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
     return rows
 
 
+def review_rows(agent, data_root: Path, limit: int) -> list[dict]:
+    """Per review sentence the consolidator's search retrieves in a gold-labelled dev turn of the fitting pool (one
+    turn per dialogue, at most `limit`): its similarity to the question, and whether a human answer used it."""
+    from fit_opinions import training_turns
+
+    from augmenter.audit import dialogue_key
+    from augmenter.tasks.base import seeded_sample
+
+    check = AnswersQuestion()
+    turns, held = training_turns(data_root, agent.executor.consolidator.kb)
+    held_dialogues = {dialogue_key(t.history, t.q) for t in held}
+    seen, pool = set(), []
+    for t in turns:
+        key = dialogue_key(t.history, t.q)
+        if key not in held_dialogues and key not in seen and any(g.doc_type == "review" for g in t.gold):
+            seen.add(key)
+            pool.append(t)
+    rows = []
+    for t in tqdm(seeded_sample(pool, limit, 0), desc="gold review turns", unit="turn"):
+        mem = WorkingMemory(q=t.q, h_q=list(t.history))
+        agent.executor.observe(mem)
+        _, mem.e = agent.executor.consolidator.search(mem.q, mem.h_q, mem.entities)
+        reviews = [s for s in mem.e if s.doc_type == "review"]
+        if not reviews:
+            continue
+        vectors = embed([check.question(mem), *(s.text for s in reviews)])
+        gold = {g.id for g in t.gold}
+        rows += [{"dialogue": dialogue_key(t.history, t.q), "similarity": float(sim), "answers": s.id in gold}
+                 for s, sim in zip(reviews, vectors[1:] @ vectors[0])]
+    return rows
+
+
+def precision_by_threshold(y: np.ndarray, score: np.ndarray, grid) -> dict:
+    return {f"{t:.3f}": {"precision": round(float(y[score >= t].mean()), 3) if (score >= t).any() else None,
+                         "recall": round(float(y[score >= t].sum() / y.sum()), 3), "n": int((score >= t).sum())}
+            for t in grid}
+
+
 def _balanced(y: np.ndarray, pred: np.ndarray) -> float:
     from sklearn.metrics import balanced_accuracy_score
 
@@ -134,8 +172,14 @@ def main() -> None:
     ap.add_argument("--round", default="dstc11-dev")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--gold-turns", type=int, default=600, help="fitting-pool turns for min_faq (one per dialogue)")
+    ap.add_argument("--reviews-only", action="store_true",
+                    help="only min_review (no LLM: the consolidator's search), into answers_check_reviews.json")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
+    if args.reviews_only:
+        agent = build_agent(compose("chat", [f"data_root={args.data_root}", *GROUNDED, "llm=fake", *args.overrides]))
+        fit_min_review(agent, Path(args.data_root), args.gold_turns)
+        return
     directory = LABELS / args.round
     items, settled = load_items(directory), read_labels(directory / "settled.jsonl")
     agent = build_agent(compose("chat", [f"data_root={args.data_root}", *GROUNDED, *args.overrides]))
@@ -172,6 +216,41 @@ def main() -> None:
                                       sum("self_contradiction" in r["flags"] for r in rows if r not in both)}}
     write_atomic(ROOT / "bench" / "results" / "answers_check.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
+
+
+def fit_min_review(agent, data_root: Path, limit: int) -> None:
+    """`min_review`: a retrieved review sentence this close to the question answers it (DSTC11 gold: a human answer
+    used that sentence). Chosen on the fitting pool for precision, as min_faq was: the lowest threshold whose
+    out-of-fold precision (5 folds by dialogue, each fold's threshold chosen on the others) reaches `PRECISION`."""
+    from sklearn.metrics import roc_auc_score
+
+    rows = review_rows(agent, data_root, limit)
+    y, sims = np.array([r["answers"] for r in rows]), np.array([r["similarity"] for r in rows])
+    folds = np.array(dialogue_folds([r["dialogue"] for r in rows], 5, seed=0))
+    grid = np.round(np.arange(0.3, 0.85, 0.025), 3)
+
+    def lowest_precise(mask) -> float:
+        ok = [t for t in grid if (sims[mask] >= t).sum() >= 10 and y[mask][sims[mask] >= t].mean() >= PRECISION]
+        return float(min(ok)) if ok else float(grid[-1])
+
+    chosen, pred = [], np.zeros(len(y), dtype=bool)
+    for f in range(5):
+        t = lowest_precise(folds != f)
+        chosen.append(round(t, 3))
+        pred[folds == f] = sims[folds == f] >= t
+    result = {"command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
+              "review sentences": int(len(y)), "used by a human answer": int(y.sum()),
+              "turns": len({r["dialogue"] for r in rows}), "auc": round(float(roc_auc_score(y, sims)), 4),
+              "required precision": PRECISION, "threshold_per_fold": chosen,
+              "out_of_fold": {"precision": round(float(y[pred].mean()), 3) if pred.any() else None,
+                              "recall": round(float(y[pred].sum() / y.sum()), 3), "flagged": int(pred.sum())},
+              "threshold_on_all": round(lowest_precise(np.ones(len(y), dtype=bool)), 3),
+              "by_threshold": precision_by_threshold(y, sims, grid)}
+    write_atomic(ROOT / "bench" / "results" / "answers_check_reviews.json", json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k != "by_threshold"}, indent=1))
+
+
+PRECISION = 0.7  # a quoted review sentence must be one a human would have used at least this often
 
 
 if __name__ == "__main__":

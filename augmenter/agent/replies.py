@@ -60,7 +60,11 @@ def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[
     own ("guests are divided", "guests speak well of it" are claims about reviews the gatherer may not all have
     seen); `place`: the entity's name, to say where. None when no review takes a side."""
     quotes = [next((s for s in sentences if s.stance == side), None) for side in ("positive", "negative")]
-    quotes = [q for q in quotes if q is not None]
+    return quoted([q for q in quotes if q is not None], place)
+
+
+def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
+    """One or two review sentences, quoted and attributed to one guest each ("At <place>, a guest wrote: ...")."""
     if not quotes:
         return None
     at = f"At {place}, " if place else ""
@@ -69,17 +73,27 @@ def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[
     return f"{at}one guest wrote: {_quote(quotes[0])}; another: {_quote(quotes[1])}"
 
 
-def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = ()) -> Optional[str]:
+def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
+                   answering_reviews: Sequence[Snippet] = ()) -> Optional[str]:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
     question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
-    `opinion_sentence`). None when the evidence holds neither."""
+    `opinion_sentence`); when it found none, the best of `answering_reviews` (retrieved review sentences about the
+    question, best first) per entity, quoted. None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
+    places: list[tuple[Snippet, Optional[str]]] = []  # (where, what its reviews say)
     for digest in digests:
         sentences = [s for s in mem.e if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) ==
                      (digest.domain, digest.entity_id)]
-        named = len(digests) > 1 or not parts
-        said = opinion_sentence(sentences, place_name(mem, digest) if named else "")
+        places.append((digest, sentences))
+    if not digests:  # the gatherer found no side: the retrieved sentence closest to the question, one per place
+        best: dict = {}
+        for s in answering_reviews:
+            best.setdefault((s.domain, s.entity_id), s)
+        places = [(s, None) for s in best.values()]
+    for ref, sentences in places:
+        place = place_name(mem, ref) if len(places) > 1 or not parts else ""
+        said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
             parts.append(said[0].upper() + said[1:].rstrip(".") + ".")
     return " ".join(parts) or None

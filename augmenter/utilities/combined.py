@@ -57,6 +57,11 @@ class CombinedUtility:
         check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
         return [] if check is None else check.answering_faqs(mem)
 
+    def answering_reviews(self, mem: WorkingMemory) -> list:
+        """The retrieved review sentences about the question, by the answers check ([] without one)."""
+        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        return [] if check is None else check.answering_reviews(mem)
+
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
         parts = [utility_result(self.base(mem, candidate))] if self.base is not None else []
         claims = parts[0].claims if parts else None
