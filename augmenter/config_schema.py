@@ -425,6 +425,7 @@ class Executor(Node):
     max_queries: Positive = None
     fewshot_guard: Flag = None
     unsupported: string() = None
+    quote_reviews: Flag = None
 
 
 class LLMCache(Node):

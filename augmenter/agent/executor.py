@@ -9,9 +9,9 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
-from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply
+from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, place_name, quoted
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
-from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
+from augmenter.memory import Action, ActionRecord, ClaimCheck, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
 
@@ -66,13 +66,17 @@ class Executor:
     in the trace; a candidate that is nothing but such copies becomes the "does not answer" reply.
     `query_generation=True`: consolidating first asks the LLM for the search queries (prompt `search_query`; it
     may answer NONE: no lookup) instead of searching with q and h_q.
+    `quote_reviews=True`: a checked candidate whose claims rest on review sentences is sent with each such claim
+    replaced by the sentence it rests on, quoted and attributed to a guest (`mem.outcome` "quoted"): a summary of
+    reviews in the model's words ("the hotel is quiet") is unsupported whenever a review it did not see says
+    otherwise; what a guest wrote stays true.
     """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[Consolidator] = None, params: Optional[SamplingParams] = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True):
+                 fewshot_guard: bool = True, quote_reviews: bool = False):
         try:
             select = Select(select)
         except ValueError:
@@ -80,7 +84,7 @@ class Executor:
         if unsupported not in UNSUPPORTED:
             raise ValueError(f"unsupported must be one of {', '.join(UNSUPPORTED)}, got {unsupported!r}")
         self.unsupported = unsupported
-        self.fewshot_guard = fewshot_guard
+        self.fewshot_guard, self.quote_reviews = fewshot_guard, quote_reviews
         self.feedback_in_prompt = feedback_in_prompt
         self.select = select
         self.query_generation, self.max_queries = query_generation, max_queries
@@ -212,25 +216,66 @@ class Executor:
                 index = None
         if index is None:
             self._answer_from_knowledge(mem, record)
+        elif self.quote_reviews and self._quote_reviews(mem, index):
+            record.note = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
+
+    def _quote_reviews(self, mem: WorkingMemory, index: int) -> bool:
+        """Send candidate `index` with each supported claim that rests on a review sentence replaced by that
+        sentence, quoted (one per review, at most two per place), its other claims as they are; False when none
+        rests on a review."""
+        checks = mem.checks[index] if index < len(mem.checks) else []
+        by_id = getattr(getattr(self.consolidator, "kb", None), "by_id", {})
+
+        def review(c: ClaimCheck) -> bool:
+            return bool(c.supported and c.evidence) and getattr(by_id.get(c.evidence[0].id), "doc_type", "") == "review"
+
+        if not any(review(c) for c in checks):
+            return False
+        kept, quotes, places = [], {}, {}
+        for c in checks:
+            if not review(c):
+                kept.append(c)
+                continue
+            ref, snippet = c.evidence[0], by_id[c.evidence[0].id]
+            place = (snippet.domain, snippet.entity_id)
+            reviews = quotes.setdefault(place, {})
+            if snippet.doc_id not in reviews and len(reviews) < 2:
+                prefix = f"[{snippet.entity_name}] " if snippet.entity_name else ""
+                text = ref.text[len(prefix):] if prefix and ref.text.startswith(prefix) else ref.text
+                reviews[snippet.doc_id] = (snippet.model_copy(update={"text": text}), ref)
+                places[place] = snippet
+        parts = [c.claim for c in kept if c.supported]
+        cited = [c for c in kept if c.supported]
+        for place, reviews in quotes.items():
+            name = place_name(mem, places[place]) if len(quotes) > 1 or not parts else ""
+            said = quoted([s for s, _ in reviews.values()], name)
+            parts.append(said[0].upper() + said[1:].rstrip(".") + ".")
+            cited += [ClaimCheck(claim=s.text, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
+                      for s, ref in reviews.values()]
+        mem.response, mem.sent_claims, mem.outcome = " ".join(parts), cited, "quoted"
+        return True
+
+    def _composed(self, mem: WorkingMemory) -> Optional[str]:
+        """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question."""
+        faqs, reviews = (getattr(self.utility, name, None) for name in ("answering_faqs", "answering_reviews"))
+        return composed_reply(mem, faqs(mem) if faqs else (), reviews(mem) if reviews else ())
 
     def answers_from_knowledge(self, mem: WorkingMemory) -> bool:
         """Whether the knowledge's own words answer the question (a reply `composed_reply` can write): a checked
         utility's executor may then send without a candidate of the model."""
         if not (any(mem.checks) or getattr(self.utility, "checks_claims", False)):
             return False
-        faqs = getattr(self.utility, "answering_faqs", None)
-        return composed_reply(mem, faqs(mem) if faqs else ()) is not None
+        return self._composed(mem) is not None
 
     def _answer_from_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
         """No candidate may be sent: the knowledge's own answer (`composed_reply`: the answer of the FAQ about the
-        question, or which side the reviews on it take, quoted); else the supported claims on the question of the
+        question, or what the reviews on it say, quoted); else the supported claims on the question of the
         candidate with the most of them; else a plain statement that the knowledge does not answer (or says
         otherwise), with the best evidence found."""
-        faqs = getattr(self.utility, "answering_faqs", None)
-        composed = composed_reply(mem, faqs(mem) if faqs else ())
+        composed = self._composed(mem)
         if composed:
             mem.response, mem.outcome = composed, "quoted"
             record.note = "no candidate passed: answered in the knowledge's own words"
