@@ -235,6 +235,7 @@ def evaluate(args) -> None:
                     "by_threshold": {f"{t:.2f}": {"precision": round(float(related[p_about >= t].mean()), 3),
                                                   "recall": round(float((p_about >= t)[related].mean()), 3)}
                                      for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95) if (p_about >= t).any()}}
+    selection = quote_selection(rows, y, P, p_about)
     by_turn: dict = {}
     for r, label in zip(rows, y):
         by_turn.setdefault(r["turn"], []).append((label, r["relevance"]))
@@ -249,6 +250,7 @@ def evaluate(args) -> None:
         "llm_judge_cv": {**scored(pred), "min_related_per_fold": chosen, "min_related_on_all": float(whole)},
         "classifier_with_relevance_0.15": scored(np.where(relevance >= 0.15, classifier, 2)),
         "about (yes/no: does the sentence speak to exactly what was asked)": about_result,
+        "the quote of each side (how the gatherer picks it)": selection,
         "candidates": {"related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
                        "turns": len(by_turn),
                        "turns_with_both_sides": sum(len({l for l, _ in v if l != 2}) == 2 for v in by_turn.values()),
@@ -261,6 +263,33 @@ def evaluate(args) -> None:
     name = "opinion_pairs" + ("" if args.llm == "local" else f"-{args.llm}")
     write_atomic(ROOT / "bench" / "results" / f"{name}.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
+
+
+def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int = 8, min_related: float = 0.85,
+                    min_about: float = 0.85) -> dict:
+    """The sentence a reply quotes for each side, picked as the gatherer does (candidates of relevance >= min_p, at
+    most max_sentences; a side by the LLM's stance when P(related) >= min_related) by two rules: the first in
+    relevance order whose P(about) >= min_about (as shipped until this comparison), or the one of highest P(about)
+    (if >= min_about). Right: the labellers gave the quoted sentence that side on the question."""
+    turns: dict = {}
+    for i, r in enumerate(rows):
+        if r["relevance"] >= min_p:
+            turns.setdefault(r["turn"], []).append(i)
+    out = {"first_in_relevance_order": {"right": 0, "wrong": 0}, "highest_about": {"right": 0, "wrong": 0}}
+    wanted = {0: 0, 1: 1}  # side -> label code (praise 0; complaint or mixed 1)
+    for members in turns.values():
+        members = sorted(members, key=lambda i: -rows[i]["relevance"])[:max_sentences]
+        for side in (0, 1):
+            mine = [i for i in members if 1 - P[i, 2] >= min_related and int(P[i, :2].argmax()) == side]
+            passing = [i for i in mine if p_about[i] >= min_about]
+            if not passing:
+                continue
+            for rule, pick in (("first_in_relevance_order", passing[0]),
+                               ("highest_about", max(passing, key=lambda i: p_about[i]))):
+                out[rule]["right" if y[pick] == wanted[side] else "wrong"] += 1
+    for rule in out.values():
+        rule["precision"] = round(rule["right"] / max(1, rule["right"] + rule["wrong"]), 3)
+    return out
 
 
 def main() -> None:
