@@ -235,7 +235,24 @@ def evaluate(args) -> None:
                     "by_threshold": {f"{t:.2f}": {"precision": round(float(related[p_about >= t].mean()), 3),
                                                   "recall": round(float((p_about >= t)[related].mean()), 3)}
                                      for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95) if (p_about >= t).any()}}
+    per_side, side_thresholds = {}, {}
+    for code, name in ((0, "praise"), (1, "complaint")):  # among the sentences the judge puts on that side
+        on = (1 - P[:, 2] >= 0.85) & (side == code)
+        right = y[on] == code
+        kept, chosen_side = np.zeros(int(on.sum()), dtype=bool), []
+        for f in range(5):
+            train = folds[on] != f
+            best = max(grid, key=lambda t: f_half(right[train], p_about[on][train] >= t))
+            chosen_side.append(float(best))
+            kept[~train] = p_about[on][~train] >= best
+        side_thresholds[code] = float(max(grid, key=lambda t: f_half(right, p_about[on] >= t)))
+        per_side[name] = {"sentences": int(on.sum()), "right_side": int(right.sum()),
+                          "min_about_per_fold": chosen_side, "min_about_on_all": side_thresholds[code],
+                          "precision_cv": round(float(right[kept].mean()), 4) if kept.any() else None,
+                          "recall_cv": round(float(kept[right].mean()), 4)}
     selection = quote_selection(rows, y, P, p_about)
+    selection["per side thresholds (praise, complaint)"] = quote_selection(
+        rows, y, P, p_about, min_about=(side_thresholds[0], side_thresholds[1]))
     by_turn: dict = {}
     for r, label in zip(rows, y):
         by_turn.setdefault(r["turn"], []).append((label, r["relevance"]))
@@ -250,6 +267,7 @@ def evaluate(args) -> None:
         "llm_judge_cv": {**scored(pred), "min_related_per_fold": chosen, "min_related_on_all": float(whole)},
         "classifier_with_relevance_0.15": scored(np.where(relevance >= 0.15, classifier, 2)),
         "about (yes/no: does the sentence speak to exactly what was asked)": about_result,
+        "about, per side (F0.5 on the training folds)": per_side,
         "the quote of each side (how the gatherer picks it)": selection,
         "candidates": {"related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
                        "turns": len(by_turn),
@@ -266,11 +284,13 @@ def evaluate(args) -> None:
 
 
 def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int = 8, min_related: float = 0.85,
-                    min_about: float = 0.85) -> dict:
+                    min_about=0.85) -> dict:
     """The sentence a reply quotes for each side, picked as the gatherer does (candidates of relevance >= min_p, at
     most max_sentences; a side by the LLM's stance when P(related) >= min_related) by two rules: the first in
     relevance order whose P(about) >= min_about (as shipped until this comparison), or the one of highest P(about)
-    (if >= min_about). Right: the labellers gave the quoted sentence that side on the question."""
+    (if >= min_about; a pair: the praise side's and the complaint side's). Right: the labellers gave the quoted
+    sentence that side on the question."""
+    thresholds = min_about if isinstance(min_about, tuple) else (min_about, min_about)
     turns: dict = {}
     for i, r in enumerate(rows):
         if r["relevance"] >= min_p:
@@ -281,7 +301,7 @@ def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int
         members = sorted(members, key=lambda i: -rows[i]["relevance"])[:max_sentences]
         for side in (0, 1):
             mine = [i for i in members if 1 - P[i, 2] >= min_related and int(P[i, :2].argmax()) == side]
-            passing = [i for i in mine if p_about[i] >= min_about]
+            passing = [i for i in mine if p_about[i] >= thresholds[side]]
             if not passing:
                 continue
             for rule, pick in (("first_in_relevance_order", passing[0]),
@@ -289,6 +309,9 @@ def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int
                 out[rule]["right" if y[pick] == wanted[side] else "wrong"] += 1
     for rule in out.values():
         rule["precision"] = round(rule["right"] / max(1, rule["right"] + rule["wrong"]), 3)
+    out["turns"], out["turns_with_a_right_sentence_per_side"] = len(turns), {
+        name: sum(any(y[i] == code and rows[i]["relevance"] >= min_p for i in members) for members in turns.values())
+        for code, name in ((0, "praise"), (1, "complaint"))}
     return out
 
 
