@@ -244,9 +244,8 @@ def test_the_grounded_utility_does_not_support_an_embellished_claim(demo_kb):
 
 
 def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
-    """The yes/no pass: a side keeps the sentences that speak to exactly what was asked, the one that speaks most to
-    it first (the quote); a side with none is dropped, so the reply never sets an off-aspect complaint against the
-    praise. A complaint may need less (`min_about_complaint`): the model says Yes to complaints less readily."""
+    """The yes/no pass: each side's sentences are walked in relevance order until one speaks to exactly what was
+    asked; a side with none is dropped, so the reply never sets an off-aspect complaint against the praise."""
     import math
 
     from augmenter.knowledge.review_judge import ReviewJudge
@@ -270,15 +269,6 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     texts = [s.text for s in found.sentences]
     assert REVIEWS[0][1] not in texts and REVIEWS[2][1] in texts  # the first praise does not speak to it: dropped
     assert {s.stance for s in found.sentences} == {"positive"} and found.split == "positive"  # no complaint passed
-    # both praises speak to it: the one that speaks most is first, whatever the relevance order
-    about[REVIEWS[0][1]] = 0.85
-    found = OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge).gather("Are the bathrooms clean?", "hotel", 1)
-    assert [s.text for s in found.sentences] == [REVIEWS[2][1], REVIEWS[0][1]]
-    # a complaint's own threshold lets the dirty-shower complaint through, and the reply quotes both sides
-    lenient = ReviewJudge(FakeLLM(default=reply), min_about=0.8, min_about_complaint=0.15)
-    assert lenient.min_about_for("negative") == 0.15 and lenient.min_about_for("positive") == 0.8
-    found = OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=lenient).gather("Are the bathrooms clean?", "hotel", 1)
-    assert [(s.text, s.stance) for s in found.sentences][-1] == (REVIEWS[4][1], "negative") and found.split == "mixed"
 
 
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):

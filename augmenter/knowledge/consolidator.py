@@ -46,7 +46,6 @@ class KnowledgeConsolidator:
         opinions_stance: str = "model",
         opinions_min_related: float = 0.85,
         opinions_min_about: Optional[float] = None,
-        opinions_min_about_complaint: Optional[float] = None,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -74,7 +73,7 @@ class KnowledgeConsolidator:
                 raise ValueError(f"opinions_stance must be model or llm, got {opinions_stance!r}")
             self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences)
         self.opinions_stance, self.opinions_min_related = opinions_stance, opinions_min_related
-        self.opinions_min_about, self.opinions_min_about_complaint = opinions_min_about, opinions_min_about_complaint
+        self.opinions_min_about = opinions_min_about
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
         if index is not None:
             index(self.retriever)
@@ -87,8 +86,7 @@ class KnowledgeConsolidator:
             from augmenter.knowledge.review_judge import ReviewJudge
 
             self.opinions.judge = ReviewJudge(llm, min_related=self.opinions_min_related,
-                                              min_about=self.opinions_min_about,
-                                              min_about_complaint=self.opinions_min_about_complaint)
+                                              min_about=self.opinions_min_about)
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
         return self.linker.link(q, history)

@@ -93,7 +93,7 @@ class Opinions:
     """What one entity's reviews say on the question's aspect."""
 
     entity_name: str
-    sentences: list[Snippet]  # the review sentences on the aspect, each with its `stance`, the best of a side first
+    sentences: list[Snippet]  # the review sentences on the aspect, each with its `stance`, most relevant first
     reviews: dict[str, int]  # reviews that are positive / negative / mixed / neutral on it
 
     @property
@@ -141,19 +141,20 @@ class OpinionGatherer:
         return [stance for stance, _ in self.stance.predict(focus)]
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
-        """Each side's sentences that speak to exactly what was asked (`judge.about` at least the side's threshold,
-        `judge.min_about_for`), the one that speaks most to it first (the sentence a reply quotes); a side with none
-        is dropped whole. On the labelled pairs the highest P(about) picks a right quote a little more often than
-        the first passing sentence in relevance order (bench/results/opinion_pairs.json)."""
+        """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
+        order; the sentences before it, which do not, are dropped), and a side with no such sentence dropped whole:
+        the sentence a reply quotes for a side, and the side itself, are then on the question."""
         out_keep, out_stances = [], []
         for side in ("positive", "negative"):
             mine = [i for i, st in zip(keep, stances) if st == side]
-            scored = sorted(((self.judge.about(question, reviews[i].text), n, i) for n, i in enumerate(mine)),
-                            key=lambda t: (-t[0], t[1]))
-            passing = [i for p, _, i in scored if p >= self.judge.min_about_for(side)]
-            out_keep += passing
-            out_stances += [side] * len(passing)
-        return out_keep, out_stances
+            lead = next((k for k, i in enumerate(mine)
+                         if self.judge.about(question, reviews[i].text) >= self.judge.min_about), None)
+            if lead is not None:
+                out_keep += mine[lead:]
+                out_stances += [side] * len(mine[lead:])
+        order = {i: n for n, i in enumerate(keep)}  # back in relevance order
+        pairs = sorted(zip(out_keep, out_stances), key=lambda pair: order[pair[0]])
+        return [i for i, _ in pairs], [st for _, st in pairs]
 
     def gather(self, query: str, domain, entity_id, question: Optional[str] = None) -> Optional[Opinions]:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the

@@ -30,18 +30,14 @@ class ReviewJudge:
     """`judge(question, sentences)` -> (stance, p) per sentence: "positive" or "negative" with the probability of
     being related to the question, or "unrelated" when that probability is below `min_related`. `about(question,
     sentence)`: a second, yes/no pass on whether a sentence speaks to exactly what was asked, for the sentence a
-    reply will quote (`min_about`: the probability it needs, `min_about_complaint` for a complaint if set; None:
-    not asked)."""
+    reply will quote (`min_about`: the probability it needs; None: not asked)."""
 
     def __init__(self, llm, prompt: str = "review_stance", min_related: float = 0.85, top_logprobs: int = 20,
-                 about_prompt: str = "review_about", min_about: Optional[float] = None,
-                 min_about_complaint: Optional[float] = None):
-        for name, value in (("min_related", min_related), ("min_about", min_about),
-                            ("min_about_complaint", min_about_complaint)):
+                 about_prompt: str = "review_about", min_about: Optional[float] = None):
+        for name, value in (("min_related", min_related), ("min_about", min_about)):
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], got {value}")
         self.llm, self.min_related, self.min_about = llm, min_related, min_about
-        self.min_about_complaint = min_about_complaint
         self.prompt = PromptTemplate.load(prompt)
         self.about_prompt = PromptTemplate.load(about_prompt)
         self.params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=top_logprobs)
@@ -59,14 +55,6 @@ class ReviewJudge:
             mass = {k: float(k == name) for k in LABELS} if name else {k: 1 / 3 for k in LABELS}
         total = sum(mass.values())
         return {k: v / total for k, v in mass.items()}
-
-    def min_about_for(self, side: str) -> float:
-        """The P(about) a sentence on `side` ("positive", "negative") needs: the model says Yes to complaints less
-        readily than to praise (on the labelled pairs, among the sentences it puts on a side, F0.5 picks 0.85 for
-        praise and 0.5 for complaints), so a complaint may have a threshold of its own."""
-        if side == "negative" and self.min_about_complaint is not None:
-            return self.min_about_complaint
-        return self.min_about
 
     def about(self, question: str, sentence: str) -> float:
         """P(the sentence speaks to exactly what was asked), from the Yes/No answer's first token (prompt
