@@ -223,14 +223,15 @@ class Executor:
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
 
     def _quote_reviews(self, mem: WorkingMemory, index: int) -> bool:
-        """Send candidate `index` with each supported claim that rests on a review sentence replaced by that
-        sentence, quoted (one per review, at most two per place), its other claims as they are; False when none
-        rests on a review."""
+        """Send candidate `index` with each supported claim that cites review sentences alone replaced by the best
+        of them, quoted (one per review, at most two per place), its other claims as they are; False when none
+        cites reviews alone."""
         checks = mem.checks[index] if index < len(mem.checks) else []
         by_id = getattr(getattr(self.consolidator, "kb", None), "by_id", {})
 
-        def review(c: ClaimCheck) -> bool:
-            return bool(c.supported and c.evidence) and getattr(by_id.get(c.evidence[0].id), "doc_type", "") == "review"
+        def review(c: ClaimCheck) -> bool:  # all it cites is review sentences (a FAQ among them: as written)
+            return bool(c.supported and c.evidence) and all(
+                getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited())
 
         if not any(review(c) for c in checks):
             return False

@@ -109,6 +109,11 @@ class ClaimCheck(BaseModel):
     def supported(self) -> bool:
         return self.verdict == Verdict.SUPPORTED
 
+    def cited(self, within: float = 0.1) -> list[EvidenceRef]:
+        """The evidence the claim cites: its best, and the second when within `within` of the best similarity."""
+        best = self.evidence[0].similarity if self.evidence and self.evidence[0].similarity is not None else None
+        return [r for r in self.evidence[:2] if best is None or r.similarity is None or r.similarity >= best - within]
+
 
 class EntityMention(BaseModel):
     """A knowledge-base entity found in the query or the history."""
@@ -280,9 +285,7 @@ class WorkingMemory(BaseModel):
         claims = []
         for check in self.citations:
             numbers = []
-            best = check.evidence[0].similarity if check.evidence and check.evidence[0].similarity is not None else None
-            cited = [r for r in check.evidence[:2] if best is None or r.similarity is None or r.similarity >= best - 0.1]
-            for ref in cited:
+            for ref in check.cited():
                 key = (ref.id, ref.text)
                 if key not in position:
                     sources.append(ref)
