@@ -91,7 +91,7 @@ def test_local_backend_fits_overlong_prompts():
 
 
 def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
-    """The embedded default (Qwen2.5-Coder-0.5B-Instruct) on DSTC11's knowledge base."""
+    """The embedded default (Qwen2.5-Coder-1.5B-Instruct) on DSTC11's knowledge base."""
     out = tmp_path / "session.jsonl"
     script = tmp_path / "script.txt"
     script.write_text("I am looking for a place to stay. What can you tell me about the Gonville Hotel?\n"
@@ -111,7 +111,7 @@ def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
 
 
 def test_short_eval_with_the_embedded_model(tmp_path):
-    """`augmenter eval` end to end on three DSTC11 dev turns with Qwen2.5-Coder-0.5B-Instruct."""
+    """`augmenter eval` end to end on three DSTC11 dev turns with the model the paper's experiments pin (0.5B)."""
     from augmenter.cli.main import main
 
     args = ["eval", f"data_root={DATA}", "eval.limit=3", f"eval.out_dir={tmp_path}", "eval.progress=false",
@@ -127,6 +127,36 @@ def test_short_eval_with_the_embedded_model(tmp_path):
     assert summary["turns"] == 3 and summary["metrics"]["KF1"] > 0 and summary["metrics"]["BERTScore"] > 0
     assert main(args) == 0  # resumed: nothing left to do, the records stay as they were
     assert [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()] == records
+
+
+def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledge_says(tmp_path, dstc11_kb):
+    """Issue 28's checked system (experiment grounded_bm25, the default 1.5B model, its opinion judge included) on
+    three DSTC11 dev turns of the development sample: every reply is a quote of the knowledge (each quoted sentence
+    is, word for word, a review sentence or FAQ answer of the places in the turn) or a draft whose claims were all
+    supported, or says the knowledge does not answer."""
+    import re
+
+    from augmenter.cli.main import main
+
+    dev = "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"
+    assert main(["eval", "experiment=grounded_bm25", f"data_root={DATA}", "eval.limit=3", "eval.seed=2", dev,
+                 f"eval.out_dir={tmp_path}", "eval.progress=false", f"llm_cache.dir={tmp_path / 'cache'}"]) == 0
+    records = [json.loads(line) for line in next(tmp_path.glob("*/grounded_bm25/records.jsonl")).read_text().splitlines()]
+    assert len(records) == 3 and all(r["status"] == "ok" for r in records)
+    assert any(r["outcome"] in ("quoted", "answered") for r in records)  # the knowledge answers these turns
+    for r in records:
+        mem = r["memory"]
+        places = {(m["domain"], m["entity_id"]) for m in mem["entities"]}
+        texts = [s.text for s in dstc11_kb.snippets if (s.domain, s.entity_id) in places]
+        texts += [part for t in texts if t.startswith("Q: ") for part in t[3:].split(" A: ", 1)]  # a FAQ's Q and A
+        if r["outcome"] == "quoted":  # each quote is the start of a sentence of theirs (a long one is cut with …)
+            quotes = [q.rstrip(".!…") for q in re.findall(r'"([^"]+)"', r["response"])]
+            assert all(any(t.startswith(q) for t in texts) for q in quotes), r["response"]
+        elif r["outcome"] == "answered":
+            sent = mem["checks"][mem["sent_index"]]
+            assert all(c["verdict"] == "supported" for c in sent), r["response"]
+        else:
+            assert r["outcome"] == "abstained" and "does not answer" in r["response"]
 
 
 def test_llm_user_simulator_with_the_embedded_model(tmp_path):
