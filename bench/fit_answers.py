@@ -72,28 +72,37 @@ def rows_for(items, settled, agent) -> list[dict]:
     return rows
 
 
-def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
-    """Per gold-labelled dev turn of the fitting pool (one per dialogue, at most `limit`): the similarity of the
-    evidence's nearest FAQ to the question, and whether a human answer used that FAQ."""
+def searched_gold_turns(agent, data_root: Path, limit: int, keep, desc: str):
+    """(turn, its Working Memory with the consolidator's search as evidence) for the gold-labelled dev turns of the
+    fitting pool that `keep` accepts: one turn per dialogue, apart from every held-out turn's dialogue, a seeded
+    sample of at most `limit`."""
     from fit_opinions import training_turns
 
     from augmenter.audit import dialogue_key
     from augmenter.tasks.base import seeded_sample
 
-    check = AnswersQuestion()
     turns, held = training_turns(data_root, agent.executor.consolidator.kb)
     held_dialogues = {dialogue_key(t.history, t.q) for t in held}
     seen, pool = set(), []
     for t in turns:
         key = dialogue_key(t.history, t.q)
-        if key not in held_dialogues and key not in seen and t.gold:
+        if key not in held_dialogues and key not in seen and keep(t):
             seen.add(key)
             pool.append(t)
-    rows = []
-    for t in tqdm(seeded_sample(pool, limit, 0), desc="gold turns", unit="turn"):
+    for t in tqdm(seeded_sample(pool, limit, 0), desc=desc, unit="turn"):
         mem = WorkingMemory(q=t.q, h_q=list(t.history))
         agent.executor.observe(mem)
         _, mem.e = agent.executor.consolidator.search(mem.q, mem.h_q, mem.entities)
+        yield t, mem
+
+
+def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
+    """Per gold-labelled dev turn of the fitting pool (one per dialogue, at most `limit`): the similarity of the
+    evidence's nearest FAQ to the question, and whether a human answer used that FAQ."""
+    from augmenter.audit import dialogue_key
+
+    check, rows = AnswersQuestion(), []
+    for t, mem in searched_gold_turns(agent, data_root, limit, lambda t: bool(t.gold), "gold turns"):
         faqs = [s for s in mem.e if s.doc_type == "faq"]
         if not faqs:
             continue
@@ -108,25 +117,11 @@ def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
 def review_rows(agent, data_root: Path, limit: int) -> list[dict]:
     """Per review sentence the consolidator's search retrieves in a gold-labelled dev turn of the fitting pool (one
     turn per dialogue, at most `limit`): its similarity to the question, and whether a human answer used it."""
-    from fit_opinions import training_turns
-
     from augmenter.audit import dialogue_key
-    from augmenter.tasks.base import seeded_sample
 
-    check = AnswersQuestion()
-    turns, held = training_turns(data_root, agent.executor.consolidator.kb)
-    held_dialogues = {dialogue_key(t.history, t.q) for t in held}
-    seen, pool = set(), []
-    for t in turns:
-        key = dialogue_key(t.history, t.q)
-        if key not in held_dialogues and key not in seen and any(g.doc_type == "review" for g in t.gold):
-            seen.add(key)
-            pool.append(t)
-    rows = []
-    for t in tqdm(seeded_sample(pool, limit, 0), desc="gold review turns", unit="turn"):
-        mem = WorkingMemory(q=t.q, h_q=list(t.history))
-        agent.executor.observe(mem)
-        _, mem.e = agent.executor.consolidator.search(mem.q, mem.h_q, mem.entities)
+    check, rows = AnswersQuestion(), []
+    reviewed = lambda t: any(g.doc_type == "review" for g in t.gold)  # noqa: E731
+    for t, mem in searched_gold_turns(agent, data_root, limit, reviewed, "gold review turns"):
         reviews = [s for s in mem.e if s.doc_type == "review"]
         if not reviews:
             continue

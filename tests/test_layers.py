@@ -79,22 +79,24 @@ def test_every_import_goes_down_the_layers():
     assert upward == []
 
 
+def _reaches(edges: dict, start: str, goal: str, follow=lambda node, target: True) -> bool:
+    """Whether `goal` is reachable from `start` along `edges` (only the edges `follow` accepts)."""
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo += [t for t in edges.get(node, ()) if follow(node, t)]
+    return False
+
+
 def test_no_import_cycles():
     graph = _graph()
-
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = set(), [start]
-        while todo:
-            node = todo.pop()
-            if node == goal:
-                return True
-            if node not in seen:
-                seen.add(node)
-                todo += [t for t in graph.get(node, ()) if not _is_package_of(t, node)]
-        return False
-
+    own = lambda node, target: not _is_package_of(target, node)  # noqa: E731
     cycles = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
-                     if not _is_package_of(b, a) and not _is_package_of(a, b) and reaches(b, a)})
+                     if not _is_package_of(b, a) and not _is_package_of(a, b) and _reaches(graph, b, a, own)})
     assert cycles == []
 
 
@@ -109,18 +111,7 @@ def test_no_import_cycles_between_sub_packages():
             if package(a) != package(b):
                 edges.setdefault(package(a), set()).add(package(b))
 
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = set(), [start]
-        while todo:
-            node = todo.pop()
-            if node == goal:
-                return True
-            if node not in seen:
-                seen.add(node)
-                todo += edges.get(node, ())
-        return False
-
-    cycles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if reaches(b, a)})
+    cycles = sorted({tuple(sorted((a, b))) for a, targets in edges.items() for b in targets if _reaches(edges, b, a)})
     assert cycles == []
 
 
