@@ -146,9 +146,6 @@ def conversation_fingerprint(cfg: DictConfig) -> dict:
     simulator and the conversations' settings; not where or how the run is executed and shown."""
     data = system_config(cfg)
     data["eval"] = {"knowledge": OmegaConf.select(cfg, "eval.knowledge")}  # the rest of eval is the eval's sample
-    base = OmegaConf.select(cfg, "utility.base._target_", default="") or ""
-    if base.endswith("ClaimsUtility") and "verifier" in cfg:  # a combined utility on the claims utility
-        data["verifier"] = OmegaConf.to_container(cfg.verifier, resolve=True)
     converse = OmegaConf.to_container(cfg.converse, resolve=True)
     for key in ("out_dir", "restart", "max_failed", "progress", "conversations", "chat_seeds"):  # not the system
         converse.pop(key, None)
