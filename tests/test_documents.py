@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from augmenter.cli.main import main
 from augmenter.documents import IndexStore, Unreadable, load_documents, read_document, split_document, update_index
@@ -228,6 +230,136 @@ def test_a_sentence_longer_than_a_chunk_is_cut_into_overlapping_windows():
     assert chunks[1].text.split()[0] == "w25" and chunks[-1].text.split()[-1] == "w99"
     with pytest.raises(ValueError):
         split_document(Document("T", [], "text"), words=10, overlap=10)
+
+
+# each chunk's own span (issue 30, point 2): the windows of a long paragraph have their own offsets
+_VOCAB = ["a", "an", "oven", "bread", "is", "warm", "door", "kept", "shut", "on", "friday,", "so", "it's",
+          "well-made", "twenty", "degrees", "x", "glass"]
+_ENDS = [".", "!", "?", '."', ".)"]
+_SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", " \n", "\n  "]  # inside a paragraph: no blank line, no markup
+_sections = st.lists(st.lists(st.lists(st.tuples(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=40),
+                                                 st.sampled_from(_ENDS), st.booleans()),
+                                       min_size=1, max_size=3), min_size=1, max_size=3), min_size=1, max_size=4)
+
+
+def _words_of(sentence) -> list[str]:
+    """A generated sentence's words: the first capitalised (after an opening bracket, sometimes), an end mark."""
+    words, end, bracket = sentence
+    words = [("(" if bracket else "") + words[0].capitalize(), *words[1:]]
+    words[-1] += end
+    return words
+
+
+def _render(sections, rnd, paged: bool):
+    """(the text(s) the spans are in, the blocks, each sentence's words with their (page, start, end)): as a
+    Markdown file (a heading per section) or as pages of plain paragraphs (a page may begin at any paragraph)."""
+    from augmenter.documents.readers.text import paragraphs
+
+    texts: dict = {}
+    page = 1 if paged else None
+    out = "" if paged else "# The title\n\n"
+    sentences, blocks = [], []
+    for number, section in enumerate(sections, 1):
+        if not paged:
+            out += f"## Section {number}\n\n"
+        for paragraph in section:
+            if paged and out and rnd.random() < 0.4:  # a new page
+                texts[page], out, page = out, "", page + 1
+            start = len(out)
+            for sentence in paragraph:
+                placed = []
+                for word in _words_of(sentence):
+                    if placed or out[start:]:
+                        out += rnd.choice(_SEPARATORS)
+                    placed.append((word, page, len(out), len(out) + len(word)))
+                    out += word
+                sentences.append(((f"Section {number}",), placed))
+            if paged:
+                (a, b), = paragraphs(out[start:], start)
+                blocks.append(Block(" ".join(out[a:b].split()), (f"Section {number}",), page, a, b))
+            out += rnd.choice(["\n\n", "\n \n", "\n\n\n"])
+    texts[page] = out
+    if paged:
+        return texts, blocks, sentences
+    document = read_document("fuzz.md", out.encode())
+    return out, document.blocks, sentences
+
+
+def _check_spans(chunks, source, blocks, sentences, words: int, overlap: int) -> None:
+    text_of = (lambda page: source[page]) if isinstance(source, dict) else (lambda page: source)
+    norm = lambda s: " ".join(s.split())  # noqa: E731
+    for chunk in chunks:  # the span reproduces the chunk's text, up to whitespace
+        assert norm(text_of(chunk.page)[chunk.start:chunk.end]) == norm(chunk.text), chunk
+        assert len(chunk.text.split()) <= words
+        # never across a heading or a page: every block the span touches is of the chunk's heading and page
+        touched = [b for b in blocks if b.page == chunk.page and b.start < chunk.end and chunk.start < b.end]
+        assert touched and all((b.heading, b.page) == (chunk.heading, chunk.page) for b in touched), chunk
+    for before, after in zip(chunks, chunks[1:]):  # each chunk brings text of its own
+        if (before.heading, before.page) == (after.heading, after.page):
+            assert before.start < after.start and before.end < after.end, (before, after)
+    starts = {(c.page, c.start): c for c in chunks}
+    step = words - overlap
+    for heading, placed in sentences:  # a sentence longer than a chunk: windows of `words` that overlap by `overlap`
+        if len(placed) <= words:
+            continue
+        windows = []
+        for k in range(0, len(placed), step):
+            _, page, start, _ = placed[k]
+            chunk = starts[(page, start)]  # a window starts a chunk, at its own first word
+            window = [w for w, *_ in placed[k:k + words]]
+            assert chunk.heading == heading and chunk.text.split()[:len(window)] == window
+            if k + words <= len(placed):  # a whole window is a chunk of its own, ending at its own last word
+                assert chunk.end == placed[k + words - 1][3]
+            windows.append(chunk)
+            if k + words >= len(placed):
+                break
+        assert len(windows) >= 2
+        for before, after in zip(windows, windows[1:]):
+            shared = text_of(after.page)[after.start:before.end].split() if after.start < before.end else []
+            assert len(shared) == overlap and before.start < after.start
+
+
+@settings(max_examples=150, deadline=None)
+@given(_sections, st.integers(3, 12), st.floats(0, 0.99), st.randoms(use_true_random=False), st.booleans())
+def test_every_chunk_span_is_its_own_text_in_the_file_or_page(sections, words, share, rnd, paged):
+    overlap = int(share * words)
+    source, blocks, sentences = _render(sections, rnd, paged)
+    chunks = split_document(Document("T", blocks, "pdf" if paged else "markdown"), words, overlap, text=source)
+    _check_spans(chunks, source, blocks, sentences, words, overlap)
+
+
+def test_the_windows_of_a_1000_word_paragraph_have_their_own_increasing_offsets():
+    words = [f"word{i}" for i in range(1000)]
+    text = "A heading line\n\n" + "".join(w + ("\n" if i % 13 == 12 else "  " if i % 7 == 6 else " ")
+                                          for i, w in enumerate(words)).rstrip() + "\n"
+    document = read_document("long.txt", text.encode())
+    for chunks in (split_document(document, 200, 40, text=text),  # as the index does
+                   split_document(Document("T", [Block(" ".join(words), (), None, 10, 10 + len(" ".join(words)))],
+                                           "word"), 200, 40)):  # a block that is its span verbatim: no text needed
+        windows = chunks[-6:] if len(chunks) == 7 else chunks
+        assert [c.text.split()[0] for c in windows] == ["word0", "word160", "word320", "word480", "word640", "word800"]
+        starts = [c.start for c in windows]
+        assert starts == sorted(set(starts)) and all(b.end > a.end for a, b in zip(windows, windows[1:]))
+    chunks = split_document(document, 200, 40, text=text)
+    assert chunks[0].text == "A heading line" and (chunks[0].start, chunks[0].end) == (0, 14)
+    for chunk in chunks:
+        assert " ".join(text[chunk.start:chunk.end].split()) == chunk.text
+    for before, after in zip(chunks[1:], chunks[2:]):
+        assert len(text[after.start:before.end].split()) == 40
+
+
+def test_chunks_keep_closing_quotes_and_markdown_windows_start_at_their_word():
+    said = 'He said "Stop here." Then he left (at noon.) And that was all.'
+    chunks = split_document(Document("T", [Block(said, (), None, 0, len(said))], "word"), words=5, overlap=0)
+    assert [c.text for c in chunks] == ['He said "Stop here."', "Then he left (at noon.)", "And that was all."]
+    assert [said[c.start:c.end] for c in chunks] == [c.text for c in chunks]
+    markdown = "# T\n\nThe oven is **very hot** so keep [the door](door.md) shut during every bake.\n"
+    chunks = split_document(read_document("m.md", markdown.encode()), words=5, overlap=2, text=markdown)
+    assert [c.text for c in chunks] == ["The oven is very hot", "very hot so keep the", "keep the door shut during",
+                                        "shut during every bake."]
+    assert [markdown[c.start:c.end] for c in chunks] == [
+        "The oven is **very hot", "very hot** so keep [the", "keep [the door](door.md) shut during",
+        "shut during every bake."]
 
 
 # ---- the index ------------------------------------------------------------------------------------------------------
@@ -669,3 +801,24 @@ def test_an_index_that_remembered_a_failed_import_as_a_skip_reads_the_file_again
     (generation.directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     report = update_index([folder], index, warn=quiet)
     assert report.changed == ["manuals/deep/bikes.pdf"] and not report.skipped and report.documents == 5
+
+
+def test_an_index_written_before_chunks_had_their_own_spans_is_read_again(folder, tmp_path, monkeypatch):
+    import augmenter.documents.indexer as indexer
+
+    long = " ".join(f"word{i}" for i in range(450)).replace(" word2", "  \r\nword2")  # Windows line ends too
+    (folder / "notes.txt").write_bytes(f"Plain notes.\n\n{long}\n".encode())
+    index = tmp_path / "index"
+    with monkeypatch.context() as patched:
+        patched.setattr(indexer, "READER_VERSION", 1)
+        update_index([folder], index, words=200, overlap=40, warn=quiet)
+    assert load_documents(str(folder), str(index), update=False).snippets  # the older index loads as it is
+    report = update_index([folder], index, warn=quiet)  # and the next update reads every file again
+    assert report.written and len(report.changed) == 5 and report.documents == 5
+    assert IndexStore(index).current().manifest["settings"]["reader_version"] == indexer.READER_VERSION
+    kb = load_documents(str(folder), str(index), update=False)
+    text = (folder / "notes.txt").read_bytes().decode()
+    notes = [s for s in kb.snippets if s.location.path == "notes.txt"]
+    assert len(notes) == 4 and len({s.location.start for s in notes}) == 4
+    for snippet in notes:
+        assert " ".join(text[snippet.location.start:snippet.location.end].split()) == snippet.text

@@ -17,13 +17,14 @@ from typing import Callable, Optional, Sequence
 from augmenter.documents.bm25 import Terms, TermsBuilder, save_bm25
 from augmenter.documents.model import MissingLibrary, Unreadable
 from augmenter.documents.readers import read_document, require_readers
+from augmenter.documents.readers.text import decode
 from augmenter.documents.scan import Candidate, scan
 from augmenter.documents.splitter import DEFAULT_OVERLAP, DEFAULT_WORDS, split_document
 from augmenter.documents.store import IndexBusy, IndexStore, default_index_dir
 from augmenter.errors import InputError
 from augmenter.storage import content_hash
 
-READER_VERSION = 1  # raise when a reader or the splitter changes what it makes: every file is read again
+READER_VERSION = 2  # raise when a reader or the splitter changes what it makes: every file is read again
 DEFAULT_MAX_FILE_MB = 50.0
 Warn = Callable[[str], None]
 
@@ -72,10 +73,10 @@ class Report:
         return f"{'; '.join(parts)}; index {state} in {self.seconds:.1f} s: {self.index_dir}"
 
 
-def _chunk_records(rel: str, document, words: int, overlap: int) -> list[dict]:
+def _chunk_records(rel: str, document, words: int, overlap: int, text: Optional[str] = None) -> list[dict]:
     return [{"id": f"{rel}#{n}", "file": rel, "text": c.text, "heading": list(c.heading), "page": c.page,
              "start": c.start, "end": c.end}
-            for n, c in enumerate(split_document(document, words, overlap), 1)]
+            for n, c in enumerate(split_document(document, words, overlap, text), 1)]
 
 
 def _process(candidate: Candidate, words: int, overlap: int, known_sha: Optional[str] = None
@@ -93,7 +94,8 @@ def _process(candidate: Candidate, words: int, overlap: int, known_sha: Optional
         return entry, None, None
     try:
         document = read_document(candidate.rel, data)
-        chunks = _chunk_records(candidate.rel, document, words, overlap)
+        text = decode(data)[0] if document.format in ("text", "markdown") else None  # what the spans are in
+        chunks = _chunk_records(candidate.rel, document, words, overlap, text)
     except MissingLibrary as exc:
         entry["retry"] = True  # not the file's fault: read again next time
         return entry, [], str(exc)
