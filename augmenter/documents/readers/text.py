@@ -10,7 +10,7 @@ from typing import Optional
 from augmenter.documents.model import Block, Document, Unreadable, clean, title_from_name
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*(?:\n|\Z)))+")  # a run of lines without a blank one
+_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t\r]*(?:\n|\Z)))+")  # a run of lines without a blank one (CRLF too)
 
 
 def decode(data: bytes, declared: Optional[str] = None) -> tuple[str, Optional[str]]:
