@@ -9,9 +9,9 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
-from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, place_name, quoted
+from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, reviews_quoted
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
-from augmenter.memory import Action, ActionRecord, ClaimCheck, Verdict, WorkingMemory
+from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
 
@@ -216,48 +216,18 @@ class Executor:
                 index = None
         if index is None:
             self._answer_from_knowledge(mem, record)
-        elif self.quote_reviews and self._quote_reviews(mem, index):
+        elif self.quote_reviews and (quoting := reviews_quoted(mem, mem.checks[index] if index < len(mem.checks)
+                                                             else [], self._by_id)):
+            mem.response, mem.sent_claims, mem.outcome = *quoting, "quoted"
             record.note = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs = {"response": mem.response, "outcome": mem.outcome}
 
-    def _quote_reviews(self, mem: WorkingMemory, index: int) -> bool:
-        """Send candidate `index` with each supported claim that cites review sentences alone replaced by the best
-        of them, quoted (one per review, at most two per place), its other claims as they are; False when none
-        cites reviews alone."""
-        checks = mem.checks[index] if index < len(mem.checks) else []
-        by_id = getattr(getattr(self.consolidator, "kb", None), "by_id", {})
-
-        def review(c: ClaimCheck) -> bool:  # all it cites is review sentences (a FAQ among them: as written)
-            return bool(c.supported and c.evidence) and all(
-                getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited())
-
-        if not any(review(c) for c in checks):
-            return False
-        kept, quotes, places = [], {}, {}
-        for c in checks:
-            if not review(c):
-                kept.append(c)
-                continue
-            ref, snippet = c.evidence[0], by_id[c.evidence[0].id]
-            place = (snippet.domain, snippet.entity_id)
-            reviews = quotes.setdefault(place, {})
-            if snippet.doc_id not in reviews and len(reviews) < 2:
-                prefix = f"[{snippet.entity_name}] " if snippet.entity_name else ""
-                text = ref.text[len(prefix):] if prefix and ref.text.startswith(prefix) else ref.text
-                reviews[snippet.doc_id] = (snippet.model_copy(update={"text": text}), ref)
-                places[place] = snippet
-        parts = [c.claim for c in kept if c.supported]
-        cited = [c for c in kept if c.supported]
-        for place, reviews in quotes.items():
-            name = place_name(mem, places[place]) if len(quotes) > 1 or not parts else ""
-            said = quoted([s for s, _ in reviews.values()], name)
-            parts.append(said[0].upper() + said[1:].rstrip(".") + ".")
-            cited += [ClaimCheck(claim=s.text, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
-                      for s, ref in reviews.values()]
-        mem.response, mem.sent_claims, mem.outcome = " ".join(parts), cited, "quoted"
-        return True
+    @property
+    def _by_id(self) -> dict:
+        """The knowledge's snippets by id ({} without a snippet knowledge base)."""
+        return getattr(getattr(self.consolidator, "kb", None), "by_id", {})
 
     def _composed(self, mem: WorkingMemory) -> Optional[str]:
         """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question."""

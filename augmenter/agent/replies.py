@@ -1,14 +1,15 @@
 """The replies augmenter writes itself, from the knowledge's own words, when no candidate of the model may be sent
 (or, with the grounded policy, when reviews speak to the question): the answer of the FAQ that is about the
 question, and what the reviews on it say, a quote of each side (`composed_reply`); else a plain statement that the
-knowledge does not answer (or says otherwise)."""
+knowledge does not answer (or says otherwise). And a passing candidate with its claims on reviews sent as the
+sentences they rest on (`reviews_quoted`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Optional, Sequence
 
-from augmenter.memory import Snippet, WorkingMemory
+from augmenter.memory import ClaimCheck, Snippet, Verdict, WorkingMemory
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
@@ -95,5 +96,39 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
         place = place_name(mem, ref) if len(places) > 1 or not parts else ""
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
-            parts.append(said[0].upper() + said[1:].rstrip(".") + ".")
+            parts.append(_sentence(said))
     return " ".join(parts) or None
+
+
+def _sentence(said: str) -> str:
+    return said[0].upper() + said[1:].rstrip(".") + "."
+
+
+def reviews_quoted(mem: WorkingMemory, checks: Sequence[ClaimCheck],
+                   by_id: dict) -> Optional[tuple[str, list[ClaimCheck]]]:
+    """A checked candidate (its `checks`) with each supported claim that cites review sentences alone (`by_id`: the
+    knowledge's snippets) replaced by the best of them, quoted (one per review, at most two per place), its other
+    claims as they are: (the reply, its claims with their evidence). None when no claim cites reviews alone."""
+    def review(c: ClaimCheck) -> bool:  # all it cites is review sentences (a FAQ among them: as written)
+        return bool(c.supported and c.evidence) and all(
+            getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited())
+
+    if not any(review(c) for c in checks):
+        return None
+    kept = [c for c in checks if c.supported and not review(c)]
+    quotes: dict = {}  # place -> {review: (the sentence as a snippet, its evidence)}
+    for c in filter(review, checks):
+        ref, snippet = c.evidence[0], by_id[c.evidence[0].id]
+        reviews = quotes.setdefault((snippet.domain, snippet.entity_id), {})
+        if snippet.doc_id not in reviews and len(reviews) < 2:
+            prefix = f"[{snippet.entity_name}] " if snippet.entity_name else ""
+            text = ref.text[len(prefix):] if prefix and ref.text.startswith(prefix) else ref.text
+            reviews[snippet.doc_id] = (snippet.model_copy(update={"text": text}), ref)
+    parts, cited = [c.claim for c in kept], list(kept)
+    for reviews in quotes.values():
+        sentences = [s for s, _ in reviews.values()]
+        place = place_name(mem, sentences[0]) if len(quotes) > 1 or not parts else ""
+        parts.append(_sentence(quoted(sentences, place)))
+        cited += [ClaimCheck(claim=s.text, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
+                  for s, ref in reviews.values()]
+    return " ".join(parts), cited
