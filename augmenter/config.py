@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -47,13 +48,27 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (config_dir() / group).glob("*.yaml"))
 
 
+_HOME_VALUE = re.compile(r"^(\+{0,2}[\w.@/-]+)=(~(?:/.*)?)$")
+
+
+def _home(override: str) -> str:
+    """`key=~/path` with ~ expanded as a shell would (the shell leaves it alone after `=`, and Hydra's grammar
+    rejects it), quoted when the path holds characters Hydra reads as syntax."""
+    found = _HOME_VALUE.match(override)
+    if not found:
+        return override
+    path = os.path.expanduser(found.group(2))
+    return f"{found.group(1)}={path}" if re.fullmatch(r"[\w./-]+", path) else f"{found.group(1)}='{path}'"
+
+
 def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictConfig:
     """Compose a primary config with command-line style overrides and check it against the schema
-    (`augmenter/config_schema.py`); raise ConfigError with a clear one-line message."""
+    (`augmenter/config_schema.py`); raise ConfigError with a clear one-line message. A value that starts with
+    `~/` is a path under the home folder."""
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
-            cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+            cfg = hydra_compose(config_name=config_name, overrides=[_home(o) for o in overrides])
         validate(OmegaConf.to_container(cfg, resolve=True))
     except HydraException as exc:
         message = str(exc).splitlines()[0]

@@ -95,3 +95,14 @@ def test_every_shipped_config_validates():
     for name in group_options("experiment"):
         compose("eval", [f"experiment={name}"])
     compose("train")
+
+
+def test_a_value_under_the_home_folder_is_expanded_as_a_shell_would(monkeypatch, tmp_path):
+    """`knowledge.path=~/handbook`: the shell leaves ~ alone after `=`, and Hydra's grammar rejected it."""
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    cfg = compose("chat", ["knowledge=docs", "knowledge.path=~/handbook"])
+    assert cfg.knowledge.path == str(tmp_path / "me" / "handbook")
+    monkeypatch.setenv("HOME", str(tmp_path / "my home"))  # a space: quoted for Hydra
+    assert compose("chat", ["knowledge=docs", "knowledge.path=~/hand book"]).knowledge.path == \
+        str(tmp_path / "my home" / "hand book")
+    assert compose("chat", ["knowledge=docs", "knowledge.path='docs/~x'"]).knowledge.path == "docs/~x"  # as written
