@@ -665,6 +665,23 @@ def test_an_aes_encrypted_pdf_with_an_empty_password_is_read(tmp_path):
     assert doc.blocks[0].text == "Anyone may read this."
 
 
+def test_a_page_a_missing_decoder_cannot_read_loses_that_page_only(tmp_path, monkeypatch):
+    from pypdf import PageObject
+    from pypdf.errors import DependencyError
+
+    path = make_pdf(tmp_path / "b.pdf", [("Tyres", "Pump to 4 bar."), ("Chains", "Oil monthly.")], "Bike Care")
+    extract = PageObject.extract_text
+
+    def brotli_on_page_two(page, *args, **kwargs):
+        if "Chains" in extract(page):
+            raise DependencyError("brotli is required to decode this stream")  # not encryption: no 'docs' extra fixes it
+        return extract(page, *args, **kwargs)
+
+    monkeypatch.setattr(PageObject, "extract_text", brotli_on_page_two)
+    doc = read_document("b.pdf", path.read_bytes())
+    assert [b.text for b in doc.blocks] == ["Pump to 4 bar."] and any("2" in note for note in doc.notes)
+
+
 def test_unreadable_files_raise_one_line_reasons():
     for name, data, reason in [("a.pdf", b"hello", "not a PDF"), ("a.md", b"  \n", "empty file"),
                                ("a.html", b"<html><script>x</script></html>", "no text in it")]:
@@ -784,23 +801,6 @@ def test_a_file_skipped_because_a_library_was_missing_is_read_again_next_time(fo
     assert fixed.changed == ["manuals/deep/bikes.pdf"] and not fixed.skipped and fixed.documents == 5
     kb = load_documents(str(folder), str(index), update=False)
     assert any("4 bar" in s.text for s in kb.snippets)
-
-
-def test_an_index_that_remembered_a_failed_import_as_a_skip_reads_the_file_again(folder, tmp_path):
-    import json
-
-    index = tmp_path / "index"
-    update_index([folder], index, warn=quiet)
-    store = IndexStore(index)
-    generation = store.current()
-    manifest = generation.manifest  # as an older augmenter wrote it: the import error kept as the file's reason
-    entry = manifest["documents"].pop("manuals/deep/bikes.pdf")
-    manifest["skipped"]["manuals/deep/bikes.pdf"] = {
-        **{k: entry[k] for k in ("size", "mtime_ns", "sha")},
-        "reason": "could not be read (ModuleNotFoundError: No module named 'pypdf')"}
-    (generation.directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    report = update_index([folder], index, warn=quiet)
-    assert report.changed == ["manuals/deep/bikes.pdf"] and not report.skipped and report.documents == 5
 
 
 def test_an_index_written_before_chunks_had_their_own_spans_is_read_again(folder, tmp_path, monkeypatch):

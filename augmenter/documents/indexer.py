@@ -209,11 +209,8 @@ def update_index(paths: Sequence[str | Path], index_dir: Optional[str | Path] = 
 
 
 def _retry(entry: dict) -> bool:
-    """Whether a file skipped before is read again though unchanged: a library was missing when it was read (or,
-    in an index written before that was told apart, its reason is a failed import)."""
-    reason = entry.get("reason") or ""
-    return bool(entry.get("retry")) or reason.startswith(("could not be read (ModuleNotFoundError",
-                                                          "could not be read (ImportError"))
+    """Whether a file skipped before is read again though unchanged: a library was missing when it was read."""
+    return bool(entry.get("retry"))
 
 
 def _keep(rel: str, entry: dict, documents: dict, skipped: dict, chunks_by_file: dict) -> None:

@@ -65,8 +65,10 @@ def read_document(name: str, data: bytes) -> Document:
         raise Unreadable("nested too deeply to read") from None
     except ImportError as exc:  # a library found missing (or broken) only now: not this file's fault
         module = (getattr(exc, "name", None) or "").partition(".")[0] or "a library that is not installed"
-        raise MissingLibrary(f"reading it needs {module}, which the 'docs' extra brings: "
-                             "pip install 'augmenter[docs]'") from None
+        if module in {m for modules in MODULES.values() for m in modules}:
+            raise MissingLibrary(f"reading it needs {module}, which the 'docs' extra brings: "
+                                 "pip install 'augmenter[docs]'") from None
+        raise MissingLibrary(f"reading it needs {module}, which is not installed") from None
     except Exception as exc:  # noqa: BLE001 (a reader's bug or a library's surprise: this file only is skipped)
         raise Unreadable(f"could not be read ({type(exc).__name__}: {clean(str(exc))[:120]})") from None
     if not document.blocks:

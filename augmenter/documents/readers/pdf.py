@@ -76,7 +76,10 @@ def read_pdf(data: bytes, name: str) -> Document:
         try:
             text = page.extract_text() or ""
         except DependencyError:
-            raise MissingLibrary(_NEEDS_CRYPTOGRAPHY) from None
+            if reader.is_encrypted:  # decrypting a page's streams needs cryptography (AES)
+                raise MissingLibrary(_NEEDS_CRYPTOGRAPHY) from None
+            bad_pages.append(index + 1)  # e.g. a Brotli-compressed stream: this page only
+            continue
         except Exception:  # noqa: BLE001 (one broken page does not lose the others)
             bad_pages.append(index + 1)
             continue
