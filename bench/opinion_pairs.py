@@ -287,9 +287,9 @@ def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int
                     min_about=0.85) -> dict:
     """The sentence a reply quotes for each side, picked as the gatherer does (candidates of relevance >= min_p, at
     most max_sentences; a side by the LLM's stance when P(related) >= min_related) by two rules: the first in
-    relevance order whose P(about) >= min_about (as shipped until this comparison), or the one of highest P(about)
-    (if >= min_about; a pair: the praise side's and the complaint side's). Right: the labellers gave the quoted
-    sentence that side on the question."""
+    relevance order whose P(about) >= min_about (as shipped), or the one of highest P(about) (if >= min_about; tried
+    and reverted). `min_about` may be a pair, praise's and complaint's threshold (tried and reverted). Right: the
+    labellers gave the quoted sentence that side on the question."""
     thresholds = min_about if isinstance(min_about, tuple) else (min_about, min_about)
     turns: dict = {}
     for i, r in enumerate(rows):

@@ -27,8 +27,8 @@ class Utterance(BaseModel):
 
 class Location(BaseModel):
     """Where a passage of a user's document sits: the file (relative to the indexed folder), the page (PDFs, from
-    1), the heading path (the document's title, then its headings) and the character span, in the document's text
-    as read (the page's text for a PDF), of the blocks the passage was cut from."""
+    1), the heading path (the document's title, then its headings) and the passage's own character span (its first
+    word's first character to its last word's last), in the document's text as read (the page's text for a PDF)."""
 
     path: str
     page: Optional[int] = None
