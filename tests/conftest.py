@@ -14,6 +14,16 @@ DSTC11 = DATA / "dstc11-track5"
 
 
 @pytest.fixture(scope="session")
+def pyproject() -> dict:
+    """pyproject.toml, parsed: Python 3.11's tomllib, or its backport tomli on 3.10 (the test is skipped without)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
 def dstc11_kb():
     from augmenter.knowledge import load_dstc11
 

