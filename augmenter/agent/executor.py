@@ -10,6 +10,7 @@ from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
 from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, reviews_quoted
+from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
@@ -57,7 +58,8 @@ class Executor:
     Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
     passed, `unsupported="supported_part"` answers in the knowledge's own words (the answer of the FAQ about the
     question, when the utility can tell which: its `answering_faqs(memory)`, or which side the reviews on the
-    question take, quoted: `composed_reply`); else it sends only the supported claims of the best candidate (those
+    question take, quoted, or else the retrieved review sentence closest to the question, its `answering_reviews
+    (memory)`: `composed_reply`); else it sends only the supported claims of the best candidate (those
     on the question, when the utility can tell: its `on_topic(memory, sentence)`); else it says that the knowledge
     does not answer and what it did find (`mem.outcome`: answered, quoted, partial, abstained);
     `unsupported="best"` sends the best candidate that is not contradicted.
@@ -152,13 +154,7 @@ class Executor:
         queries = parse_queries(self.prompts.search_query_prompt.cut(answer), self.max_queries)
         record.inputs = {"generated": answer, "queries": queries, "entities": [m.name for m in mem.entities]}
         rankings = [self.consolidator.retrieve(query, (), mem.entities)[1] for query in queries]
-        evidence, seen = [], set()
-        for rank in range(max((len(r) for r in rankings), default=0)):
-            for ranking in rankings:
-                if rank < len(ranking) and ranking[rank].id not in seen:
-                    seen.add(ranking[rank].id)
-                    evidence.append(ranking[rank])
-        mem.e = evidence[: self.consolidator.k]
+        mem.e = interleave(rankings, self.consolidator.k, key=lambda snippet: snippet.id)
         record.outputs = {"evidence": [s.id for s in mem.e]}
         if not queries:
             record.note = "the LLM wrote no search query: no lookup"

@@ -82,7 +82,8 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
     question, best first) per entity, quoted. None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
-    places: list[tuple[Snippet, Optional[str]]] = []  # (where, what its reviews say)
+    places: list[tuple[Snippet, Optional[list[Snippet]]]] = []  # (where, its review sentences with a stance; None:
+    # quote `where` itself)
     for digest in digests:
         sentences = [s for s in mem.e if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) ==
                      (digest.domain, digest.entity_id)]

@@ -60,7 +60,7 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
 
 OUTCOME_NOTES = {
     "partial": "no candidate was fully supported: only its supported claims are shown",
-    "quoted": "no candidate was supported: the reviews on the question are quoted instead",
+    "quoted": "the knowledge's own words: the FAQ on the question, and what guests wrote about it, quoted",
     "abstained": "no candidate was supported by the knowledge: augmenter says so instead of guessing",
 }
 

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
+from augmenter.knowledge.ranking import interleave
 from augmenter.knowledge.retrievers import Retriever, tokenize
 from augmenter.memory import EntityMention, Snippet, Utterance
 
@@ -126,7 +127,7 @@ class KnowledgeConsolidator:
             query = self.query(q, history)
             if not getattr(self.kb, "focus_from_history", True) and query != q:
                 # documents: the earlier question is context, not the topic; the question's own hits lead
-                hits, query = self._interleaved(self.retriever.search([q, query], self.k)), q
+                hits, query = interleave(self.retriever.search([q, query], self.k), self.k, key=lambda hit: hit[0]), q
             else:
                 hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
@@ -135,16 +136,6 @@ class KnowledgeConsolidator:
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence
-
-    def _interleaved(self, rankings: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
-        """The first hit of each ranking, then the second of each, ..., each snippet once, `k` in all."""
-        out, seen = [], set()
-        for rank in range(self.k):
-            for ranking in rankings:
-                if rank < len(ranking) and ranking[rank][0] not in seen:
-                    seen.add(ranking[rank][0])
-                    out.append(ranking[rank])
-        return out[: self.k]
 
     def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
                        question: Optional[str] = None) -> list[Snippet]:
