@@ -110,9 +110,12 @@ def test_i_dont_know_is_revised_when_the_evidence_answers(gathered):
 
 def test_a_faq_that_answers_counts_as_answering_evidence():
     faq = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq",
-                  entity_name="GRAND MERIDIAN HOTEL")
-    gym = Snippet(id="g", text="Q: Do you have a gym? A: The fitness centre is open 24 hours.", doc_type="faq")
-    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym], consolidated=True,
+                  entity_name="GRAND MERIDIAN HOTEL", domain="hotel", entity_id=1)
+    gym = Snippet(id="g", text="Q: Do you have a gym? A: The fitness centre is open 24 hours.", doc_type="faq",
+                  domain="hotel", entity_id=1)
+    elsewhere = Snippet(id="o", text="Q: Is there free parking? A: Yes, parking is free.", doc_type="faq",
+                        entity_name="RIVERSIDE LODGE", domain="hotel", entity_id=0)  # another place's answer
+    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym, elsewhere], consolidated=True,
                         entities=[EntityMention(domain="hotel", entity_id=1, name="Grand Meridian Hotel",
                                                 surface="grand meridian hotel", in_query=True)])
     check = AnswersQuestion()
@@ -194,7 +197,7 @@ def test_the_grounded_system_answers_from_the_knowledge_when_its_draft_fails(dem
     answer, in the knowledge's own words, with no revision call."""
     from augmenter.config import build_agent, compose
 
-    cfg = compose("chat", ["llm=fake", "utility=grounded", "agent.max_llm_calls=1",
+    cfg = compose("chat", ["llm=fake", "policy=llm_augmenter", "consolidator.opinions=false",  # a draft is made
                            "llm.default='Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.'"])
     mem = build_agent(cfg).respond("Does the Grand Meridian Hotel have a pool?")
     assert len(mem.o) == 1 and mem.outcome == "quoted" and "rooftop" not in mem.response
@@ -284,9 +287,12 @@ def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     assert mem.o == [] and mem.llm_calls == 0 and mem.outcome == "quoted"
     assert mem.response == 'At Grand Meridian Hotel, a guest wrote: "The kids loved the pool".'
     # no review speaks to check-in: the model drafts; "A draft." is not in the knowledge, and the FAQ answers instead
-    plain = agent.respond("What time is check-in at the Grand Meridian Hotel?")
+    plain = agent.respond("What time is check-in at the Riverside Lodge?")
     assert plain.o == ["A draft."] and plain.llm_calls == 1
     assert plain.outcome == "quoted" and plain.response == "Check-in starts at 2 pm and check-out is at 11 am."
+    # the Grand Meridian has no check-in FAQ: the Riverside Lodge's (which the search falls back to) is no answer
+    other = agent.respond("What time is check-in at the Grand Meridian Hotel?")
+    assert other.outcome == "abstained" and not other.response.startswith("Check-in starts at 2 pm")
 
 
 def test_a_negative_faq_about_something_else_does_not_support_a_negative_claim():
@@ -362,8 +368,9 @@ def test_a_drafts_claims_on_reviews_are_sent_as_the_sentences_they_rest_on(demo_
     from augmenter.config import build_agent, compose
 
     draft = "Yes, the room overlooks the river and is very quiet at night. Breakfast is included in every room rate."
-    base = ["llm=fake", "utility=grounded", f"llm.default='{draft}'"]
-    plain = build_agent(compose("chat", base)).respond("Is the Riverside Lodge quiet at night?")
+    base = ["llm=fake", "policy=llm_augmenter", "consolidator.opinions=false", f"llm.default='{draft}'"]  # a draft
+    plain = build_agent(compose("chat", [*base, "executor.quote_reviews=false"])).respond(
+        "Is the Riverside Lodge quiet at night?")
     assert plain.outcome == "answered" and plain.response == draft
     mem = build_agent(compose("chat", [*base, "executor.quote_reviews=true"])).respond(
         "Is the Riverside Lodge quiet at night?")
@@ -373,3 +380,18 @@ def test_a_drafts_claims_on_reviews_are_sent_as_the_sentences_they_rest_on(demo_
     cited = {c["claim"]: c["sources"] for c in mem.citation_records()}
     assert cited["The room overlooked the river and was very quiet at night."][0].startswith("hotel:0:review:")
     assert cited["Breakfast is included in every room rate."][0].startswith("hotel:0:faq:")
+
+
+def test_a_place_the_question_names_is_answered_from_its_own_knowledge_or_not_at_all():
+    """The default checked system on the demo: nothing of the Grand Meridian speaks to noise at night. The fallback
+    search over the whole knowledge finds the Riverside Lodge's "very quiet at night", and the history's pool; neither
+    may answer (another place's review; the gatherer measured relevance against the history), so it says so."""
+    from augmenter.config import build_agent, compose
+
+    agent = build_agent(compose("chat", ["llm=fake"]))
+    first = agent.respond("Does the Grand Meridian Hotel have a pool?")
+    assert first.response.startswith("Yes, there is an indoor heated pool")
+    mem = agent.respond("Is the Grand Meridian quiet at night?")
+    assert mem.outcome == "abstained" and "does not answer" in mem.response
+    assert not any(s.stance for s in mem.e) and "Riverside" not in mem.response
+    assert "What I found" not in mem.response  # nothing on the place asked about: another place's is no finding

@@ -245,7 +245,8 @@ class Executor:
         composed = self._composed(mem)
         if composed:
             mem.response, mem.outcome = composed, "quoted"
-            record.note = "no candidate passed: answered in the knowledge's own words"
+            record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
+                           "the knowledge answers the question: its own words, no draft")
             return
         on_topic = getattr(self.utility, "on_topic", None)
         keep = (lambda c: c.supported and on_topic(mem, c.claim)) if on_topic else (lambda c: c.supported)
@@ -264,7 +265,8 @@ class Executor:
             quotes.append(refuting.text)
             mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{clip(q)}"' for q in quotes)
         else:
-            found = f' What I found: "{clip(mem.e[0].render())}"' if mem.e else ""
+            shown = mem.of_the_places(mem.e)[:1]  # on the place asked about (another place's is no finding)
+            found = f' What I found: "{clip(shown[0].render())}"' if shown else ""
             mem.response = ABSTAIN_REPLY + found
         mem.outcome = "abstained"
         record.note = "no candidate passed and no claim is supported: said so instead of guessing"

@@ -115,12 +115,12 @@ class KnowledgeConsolidator:
 
     def _retrieve(self, q: str, history: Sequence[Utterance], entities: Optional[Sequence[EntityMention]],
                   opinions: bool) -> tuple[str, list[Snippet]]:
-        hits = []
+        hits, focused = [], q
         if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now
             entities = [m for m in entities or () if m.in_query]
         if self.focus_entities and entities:
             # Within an entity's own snippets its name carries no signal: search without it.
-            query = strip_names(q, [m.surface for m in entities])
+            query = focused = strip_names(q, [m.surface for m in entities])
             rows = sorted({r for m in entities for r in self.kb.rows_of(m.domain, m.entity_id)})
             hits = self.retriever.search([query], self.k, rows)[0]
         if not hits:
@@ -132,7 +132,8 @@ class KnowledgeConsolidator:
                 hits = self.retriever.search([query], self.k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
         if opinions and self.opinions is not None and self.focus_entities and entities:
-            evidence = self._with_opinions(query, evidence, entities, q)
+            # the reviews on what is asked now (not on the history the fallback search added)
+            evidence = self._with_opinions(focused, evidence, entities, q)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence

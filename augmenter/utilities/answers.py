@@ -58,7 +58,9 @@ class AnswersQuestion:
         return strip_names(mem.q, [m.surface for m in mem.entities]) or mem.q
 
     def _closest(self, mem: WorkingMemory, snippets: list[Snippet], threshold: float) -> list[Snippet]:
-        """`snippets` at least `threshold` close to the question (cosine), closest first."""
+        """`snippets` about the places in question (`WorkingMemory.of_the_places`) at least `threshold` close to the
+        question (cosine), closest first."""
+        snippets = mem.of_the_places(snippets)
         if not snippets:
             return []
         vectors = embed([self.question(mem), *(s.text for s in snippets)])
