@@ -307,7 +307,7 @@ def test_chat_shows_sources_and_writes_citations(tmp_path, capsys):
     out = tmp_path / "session.jsonl"
     answer = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
     code = main(["chat", "--trace", "--script", str(script), "--output", str(out), "llm=fake",
-                 f"llm.responses=[{json.dumps(answer)}]", "utility=claims"])
+                 f"llm.responses=[{json.dumps(answer)}]", "utility=claims", "consolidator.opinions=false"])  # a draft
     assert code == 0
     shown = capsys.readouterr().out
     assert "sources:" in shown and "[1] hotel:1:faq:0" in shown and "[/red]" in shown

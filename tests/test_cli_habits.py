@@ -378,9 +378,18 @@ def test_a_chat_without_the_checks_extra_stops_before_its_first_turn(without, tm
     script.write_text("Does the Grand Meridian Hotel have a pool?\n")
     assert main(["chat", "llm=fake", "--script", str(script)]) == 2
     captured = capsys.readouterr()
-    assert captured.err == ("augmenter: error: the claims check (utility=claims) needs sentence_transformers, which "
-                            "the 'chat' extra brings: pip install 'augmenter[chat]' (utility=kf1 needs no extra)\n")
+    assert captured.err == ("augmenter: error: the opinion gatherer (consolidator.opinions=true) needs "
+                            "sentence_transformers, which the 'chat' extra brings: pip install 'augmenter[chat]' "
+                            "(consolidator.opinions=false utility=kf1 need no extra)\n")
     assert "user>" not in captured.out and "failed" not in captured.out
+
+
+def test_without_the_checks_extra_the_hint_runs(without, tmp_path, capsys):
+    without("sentence_transformers")
+    script = tmp_path / "script.txt"
+    script.write_text("Does the Grand Meridian Hotel have a pool?\n")
+    assert main(["chat", "llm=fake", "--script", str(script), "consolidator.opinions=false", "utility=kf1"]) == 0
+    assert "assistant> " in capsys.readouterr().out
 
 
 def test_serve_without_the_checks_extra_stops_before_it_listens(without, monkeypatch, capsys):
@@ -390,7 +399,7 @@ def test_serve_without_the_checks_extra_stops_before_it_listens(without, monkeyp
     monkeypatch.setattr(uvicorn.Server, "run", _fail)  # never listens, so /readyz never says ready
     assert main(["serve", "llm=fake", "serve.port=0"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("augmenter: error: the claims check") and "pip install 'augmenter[chat]'" in err[-1]
+    assert err[-1].startswith("augmenter: error: the opinion gatherer") and "pip install 'augmenter[chat]'" in err[-1]
 
 
 @pytest.mark.parametrize("argv, hidden, extra", [(["serve", "llm=fake"], "fastapi", "serve"),

@@ -2,6 +2,7 @@
 lightning-hydra-template's test_configs), and the agent built around it answers."""
 
 import json
+import re
 
 import pytest
 from hydra.utils import get_object
@@ -31,6 +32,12 @@ TURNS = {
               "Lynda La Plante", "Lynda La Plante"),
 }
 TEXTS = ["The indoor pool is open from 7 am to 10 pm.", "Parking is free for all guests.", "Dogs are welcome."]
+
+
+def _quotes_the_evidence(mem) -> bool:
+    """Every quoted passage of the reply is a passage of the turn's evidence."""
+    quotes = re.findall(r'"([^"]+)"', mem.response)
+    return bool(quotes) and all(any(q.rstrip(".") in s.text for s in mem.e) for q in quotes)
 
 
 def _overrides(group, option, tmp_path, policy_file=None):
@@ -132,7 +139,11 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
         elif option == "trained":  # an untrained policy's greedy choices, within the step budget, then a send
             # the max_steps-th decision ends the turn: a forced first LLM call and the send may follow it
             assert actions[-1] == "send" and len(actions) <= cfg.agent.max_steps + 2
-            assert mem.response == reply or (mem.outcome == "abstained" and mem.response.startswith("I'm sorry"))
+            assert (mem.response == reply or (mem.outcome == "abstained" and mem.response.startswith("I'm sorry"))
+                    or (mem.outcome == "quoted" and _quotes_the_evidence(mem)))
+        elif cfg.policy._target_.endswith("GroundedPolicy") and cfg.consolidator.get("opinions") and not mem.o:
+            # the default: a review speaks to the question, so the knowledge's own words answer it, no draft
+            assert mem.outcome == "quoted" and ' wrote: "' in mem.response and _quotes_the_evidence(mem)
         else:  # the evidence supports the fake's reply: it is sent as it is
             assert mem.e and mem.response == reply and mem.outcome == "answered"
 

@@ -174,8 +174,8 @@ def test_a_plain_install_names_the_extra_before_anything_runs(user):
 def test_the_readme_python_api_example(user):
     out = _run([str(user["bin"] / "python"), "-c", _readme_block("from augmenter.api import Assistant")], user["work"])
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "Yes, there is an indoor heated pool open from 7 am to 10 pm. answered" in out.stdout.splitlines()
-    assert "hotel:1:faq:0" in out.stdout
+    assert "No, parking costs 15 pounds per day in the underground garage. answered" in out.stdout.splitlines()
+    assert "hotel:1:faq:2" in out.stdout
 
 
 def test_a_scripted_chat_on_the_fake_llm(user):

@@ -68,6 +68,7 @@ def test_openai_backend_against_a_real_server(llama_server, monkeypatch):
 
 def test_chat_session_over_openai_backend(llama_server, tmp_path):
     cfg = compose("chat", ["llm=openai", f"llm.base_url={llama_server}", "llm.model=smollm2",
+                           "policy=llm_augmenter", "consolidator.opinions=false",  # a draft, whatever the reviews say
                            "sampling.max_tokens=40", f"llm_cache.dir={tmp_path}", "llm_cache.enabled=true"])
     mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have a pool?")
     assert mem.response and mem.u and mem.prompt_tokens > 0
@@ -91,7 +92,9 @@ def test_local_backend_fits_overlong_prompts():
 
 
 def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
-    """The embedded default (Qwen2.5-Coder-1.5B-Instruct) on DSTC11's knowledge base."""
+    """The default system (the checked one, Qwen2.5-Coder-1.5B-Instruct) on DSTC11's knowledge base: each turn's
+    evidence is the Gonville Hotel's; a draft is scored before anything is sent; the reply is the checked draft or
+    the knowledge's own words, and the wifi question is answered about wifi."""
     out = tmp_path / "session.jsonl"
     script = tmp_path / "script.txt"
     script.write_text("I am looking for a place to stay. What can you tell me about the Gonville Hotel?\n"
@@ -104,9 +107,11 @@ def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
     assert len(turns) == 2
     for mem in turns:
         assert mem["e"] and all(s["entity_name"] == "GONVILLE HOTEL" for s in mem["e"])
-        assert mem["u"] and len(mem["u"]) == len(mem["o"])  # every candidate scored
-        assert mem["response"] in mem["o"] and mem["trace"][-1]["action"] == "send"
+        assert len(mem["u"]) == len(mem["o"]) and mem["trace"][-1]["action"] == "send"  # every candidate scored
+        assert mem["response"] in mem["o"] if mem["outcome"] == "answered" else mem["outcome"] in (
+            "quoted", "partial", "abstained")
     assert any("wifi" in s["text"].lower() for s in turns[1]["e"])
+    assert "wifi" in turns[1]["response"].lower()
     assert not turns[1]["entities"][0]["in_query"]  # "they" linked through the history
 
 
@@ -196,8 +201,9 @@ def test_label_logprobs_from_the_embedded_model_keep_generation_intact():
 
 def test_claims_utility_with_the_embedded_model(tmp_path):
     """The LLM splits the candidate and the LLM verifier judges each claim from label log-probabilities."""
-    cfg = compose("chat", ["utility=claims", "verifier=llm", "utility.splitter=llm", "sampling.max_tokens=60",
-                           "agent.max_llm_calls=2", f"llm_cache.dir={tmp_path}"])
+    cfg = compose("chat", ["policy=llm_augmenter", "consolidator.opinions=false", "utility=claims", "verifier=llm",
+                           "utility.splitter=llm", "sampling.max_tokens=60", "agent.max_llm_calls=2",
+                           f"llm_cache.dir={tmp_path}"])
     mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have free parking?")
     verify = [r for r in mem.trace if r.action.value == "verify_utility"]
     assert verify and verify[0].llm_calls >= 2  # the split and at least one verification

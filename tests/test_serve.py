@@ -25,7 +25,8 @@ KEY = "serve-token-7f3a9c1e5b"  # no known key pattern: only its registration as
 
 
 def make_app(*overrides, llm=None, settings=None):
-    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", *overrides])
+    # the service's own behaviour around a draft: the demo's pool review would answer without one (opinions off)
+    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", "consolidator.opinions=false", *overrides])
     settings = settings or ServeSettings()
     warm_up(cfg)
     pool = pool_from_config(cfg, settings.workers, settings.max_queue, llm=llm).build()

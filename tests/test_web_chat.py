@@ -26,7 +26,8 @@ SCREEN = {"width": 1100, "height": 1000}
 
 @pytest.fixture(scope="module")
 def url():
-    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", "llm.stream_delay=0.12",
+    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", "consolidator.opinions=false",  # a draft streams
+                            "llm.stream_delay=0.12",
                             f"+llm.rules={{xss-probe: '{MODEL_MARKUP}'}}"])
     warm_up(cfg)
     with Background(create_app(pool_from_config(cfg, workers=2).build())) as base:
@@ -127,7 +128,7 @@ def test_each_browser_session_keeps_its_own_history(browser, url):
 
 def test_with_auth_the_page_asks_for_the_key_and_sends_it(browser, monkeypatch):
     monkeypatch.setenv("AUGMENTER_TEST_WEB_KEY", "web-chat-token-0042")
-    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'"])
+    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", "consolidator.opinions=false"])
     settings = ServeSettings.from_config({"api_key_env": "AUGMENTER_TEST_WEB_KEY"})
     app = create_app(pool_from_config(cfg).build(), settings)
     with Background(app) as base:

@@ -9,7 +9,8 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Consolidator, Utility, utility_result
-from augmenter.agent.replies import ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, reviews_quoted
+from augmenter.agent.replies import (ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, quoted_sources,
+                                      reviews_quoted)
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
@@ -245,6 +246,7 @@ class Executor:
         composed = self._composed(mem)
         if composed:
             mem.response, mem.outcome = composed, "quoted"
+            mem.sent_claims = quoted_sources(mem, composed)  # its citations: the snippets it quotes
             record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
                            "the knowledge answers the question: its own words, no draft")
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from augmenter.memory import ClaimCheck, Snippet, Verdict, WorkingMemory
+from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
@@ -99,6 +99,18 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
         if said:
             parts.append(_sentence(said))
     return " ".join(parts) or None
+
+
+def quoted_sources(mem: WorkingMemory, reply: str) -> list[ClaimCheck]:
+    """The citations of a reply in the knowledge's own words: each FAQ of the evidence whose answer it gives and
+    each review sentence it quotes, as a supported claim resting on that snippet."""
+    cited: dict[str, ClaimCheck] = {}
+    for s in mem.e:
+        said = faq_answer(s) if s.doc_type == "faq" else _quote(s)[1:-1] if s.doc_type == "review" else None
+        if said and s.id not in cited and said.rstrip(".") in reply:
+            cited[s.id] = ClaimCheck(claim=said, verdict=Verdict.SUPPORTED, p_supported=1.0,
+                                     evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)])
+    return list(cited.values())
 
 
 def _sentence(said: str) -> str:

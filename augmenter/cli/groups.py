@@ -19,7 +19,8 @@ def group_defaults(config_name: str) -> dict[str, str]:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         choices = compose(config_name=config_name, return_hydra_config=True).hydra.runtime.choices
-    return {group: option for group, option in reversed(choices.items()) if not group.startswith("hydra/")}
+    return {group: option for group, option in reversed(choices.items())  # not a group's own nested choice
+            if not group.startswith("hydra/") and "@" not in group}   # (utility@utility.base: the checks' base)
 
 
 def groups_help(config_name: str, width: int = 100) -> str:

@@ -284,6 +284,8 @@ def _utterances(scripted: Optional[list[str]], console) -> Iterable[str]:
         except (EOFError, KeyboardInterrupt):
             console.print()
             return
+        if not sys.stdin.isatty():  # piped in: the line is not echoed by a terminal, so the transcript shows it
+            console.print(safe(line))
         if not line.strip() or line.strip().lower() in QUIT:
             return
         yield line

@@ -69,7 +69,8 @@ class KnowledgeConsolidator:
             from augmenter.extras import ENCODER, require
             from augmenter.knowledge.opinions import OpinionGatherer
 
-            require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER)
+            require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER,
+                    instead="consolidator.opinions=false utility=kf1 need no extra")
             if opinions_stance not in ("model", "llm"):
                 raise ValueError(f"opinions_stance must be model or llm, got {opinions_stance!r}")
             self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences)

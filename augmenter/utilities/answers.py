@@ -54,8 +54,10 @@ class AnswersQuestion:
 
     @staticmethod
     def question(mem: WorkingMemory) -> str:
-        """The question without the names of places (they match every sentence about the place)."""
-        return strip_names(mem.q, [m.surface for m in mem.entities]) or mem.q
+        """The question without the names of places (they match every sentence about the place); a document's title
+        stays (it names the topic: "What is the door code?" asked of the document "Door")."""
+        documents = {str(s.entity_id) for s in mem.e if s.location is not None}
+        return strip_names(mem.q, [m.surface for m in mem.entities if str(m.entity_id) not in documents]) or mem.q
 
     def _closest(self, mem: WorkingMemory, snippets: list[Snippet], threshold: float) -> list[Snippet]:
         """`snippets` about the places in question (`WorkingMemory.of_the_places`) at least `threshold` close to the
