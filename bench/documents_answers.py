@@ -1,14 +1,15 @@
 """Answer quality of the checked system on the sample handbook (issue 30, point 6): each question of
 augmenter/documents/handbook.py (QUESTIONS) asked in a fresh session of the default system (task=docs: the
-embedded Qwen2.5-Coder-1.5B, the llm_augmenter policy, the claims utility with the fast verifier, BM25).
+embedded Qwen2.5-Coder-1.5B, the grounded policy and utility with the fast verifier, BM25).
 
-    python bench/documents_answers.py [hydra overrides, e.g. llm.n_threads=1]
+    python bench/documents_answers.py [--tag NAME] [hydra overrides, e.g. llm.n_threads=1]
 
 An answerable question is answered correctly when the reply holds one of its answers (e.g. "27", "31 March") and
 the reply is not an "I don't know"; its citation is correct when a cited source is one of the question's files
 (and page, for the PDF). An unanswerable one is refused when augmenter abstains (outcome "abstained") or the
-reply says it does not know. Writes bench/results/documents_answers.json: every question with its reply, outcome,
-citations and verdicts, and the shares per kind (single file, two files, not in the handbook).
+reply says it does not know. Writes bench/results/documents_answers.json (documents_answers-NAME.json with --tag):
+every question with its reply, outcome, citations and verdicts, and the shares per kind (single file, two files,
+not in the handbook).
 """
 
 from __future__ import annotations
@@ -42,7 +43,13 @@ def main() -> None:
     from augmenter.api import Assistant
     from augmenter.documents.handbook import QUESTIONS
 
-    overrides = ["task=docs", *sys.argv[1:]]
+    args = sys.argv[1:]
+    tag = args[args.index("--tag") + 1] if "--tag" in args[:-1] else None
+    if tag:
+        args.remove("--tag")
+        args.remove(tag)
+    out = OUT.with_name(f"documents_answers-{tag}.json") if tag else OUT
+    overrides = ["task=docs", *args]
     assistant = Assistant.from_overrides(overrides)
     rows, start = [], time.perf_counter()
     for question in QUESTIONS:
@@ -65,9 +72,9 @@ def main() -> None:
     result = {"command": "python bench/documents_answers.py " + " ".join(sys.argv[1:]),
               "system": overrides, "minutes": round((time.perf_counter() - start) / 60, 1),
               "summary": summary, "questions": rows}
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(summary, indent=1))
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

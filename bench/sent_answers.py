@@ -7,7 +7,9 @@ entities involved, and (when a labelled round exists) by blind labellers.
 The check: each sent answer's claims (its sentences that state something) judged as the grounded utility judges a
 claim (fast verifier, containment, the balance of reviews), against every FAQ and review sentence of the gold and
 linked entities; an answer is flagged when a claim is not supported or the answers check fails it. The labels: the
-round's settled labels of the answers of each system (bench/claim_set.py).
+round's settled labels of the answers of each system (bench/claim_set.py), found by the answer's text on the item's
+turn (a run that was not on the sheets is labelled where it sent an answer that was), and of the labelled flawed answers,
+the share the check flags (the safety net, target >= 90%), beside the share of the labelled clean ones it flags.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ def runs(root: Path, sample: str = SAMPLE) -> dict[str, Path]:
     """system-model -> records.jsonl of every run under root/<model>/<sample>/<system>/."""
     return {f"{path.parent.name}-{path.parents[2].name}": path
             for path in sorted(root.glob(f"*/{sample}/*/records.jsonl"))}
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
 
 
 def checked(records: list[dict], agent) -> list[bool]:
@@ -73,6 +79,7 @@ def main() -> None:
         ok = [r for r in records if failure(r) is None]
         summary = json.loads((path.parent / "summary.json").read_text()) if (path.parent / "summary.json").exists() else {}
         flags = checked(ok, agent)
+        flag_of = {r["dialogue_id"]: f for r, f in zip(ok, flags)}
         row = {"turns": len(records), "answered_ok": len(ok),
                "KF1": round(summary.get("metrics", {}).get("KF1", float("nan")), 2),
                "llm_calls_per_turn": round(statistics.mean(r["cost"].get("llm_calls", 0) for r in ok), 2),
@@ -80,7 +87,10 @@ def main() -> None:
                "outcomes": {o: sum(r.get("outcome") == o for r in ok) for o in
                             ("answered", "quoted", "partial", "abstained")},
                "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1)}
-        mine = [(item, a) for item in items for a in item.answers if system in a.systems]
+        by_dialogue = {r["dialogue_id"]: r for r in ok}
+        mine = [(item, answers[_normal(by_dialogue[item.dialogue_id]["response"])]) for item in items
+                if item.dialogue_id in by_dialogue for answers in [{_normal(a.text): a for a in item.answers}]
+                if _normal(by_dialogue[item.dialogue_id]["response"]) in answers]
         if mine:
             labels = [settled[(item.item, a.rid)] for item, a in mine]
             n = len(labels)
@@ -91,6 +101,11 @@ def main() -> None:
                 row[f"labelled_{name}_percent"] = round(100 * k / n, 1)
                 row[f"labelled_{name}_ci95"] = wilson(k, n)
             row["labelled_answers"] = n
+            flagged = [(flag_of[item.dialogue_id], label.flawed) for (item, _), label in zip(mine, labels)]
+            bad = [f for f, flawed in flagged if flawed]
+            good = [f for f, flawed in flagged if not flawed]
+            row["check_flags_labelled_flawed_percent"] = round(100 * sum(bad) / len(bad), 1) if bad else None
+            row["check_flags_labelled_clean_percent"] = round(100 * sum(good) / len(good), 1) if good else None
         out[system] = row
     result = {"command": "python bench/sent_answers.py " + " ".join(sys.argv[1:]), "systems": out}
     name = "sent_answers" + ("" if args.sample == SAMPLE else f"-{args.sample}")
