@@ -13,6 +13,19 @@ DATA = Path(os.environ.get("AUGMENTER_DATA", ROOT.parent / "shared" / "data"))
 DSTC11 = DATA / "dstc11-track5"
 
 
+def stop(process, timeout: float = 30) -> None:
+    """Stop a server started with subprocess as Ctrl-C would, killing it if it does not end in `timeout` s."""
+    import signal
+    import subprocess
+
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(scope="session")
 def pyproject() -> dict:
     """pyproject.toml, parsed: Python 3.11's tomllib, or its backport tomli on 3.10 (the test is skipped without)."""

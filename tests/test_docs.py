@@ -10,7 +10,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -22,7 +21,7 @@ import pytest
 import yaml
 
 from augmenter.knowledge.base import load_jsonl
-from conftest import DATA
+from conftest import DATA, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -91,12 +90,7 @@ def server(tmp_path_factory):
         _answering(url.group(1) + "/")
         yield url.group(1)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 PROGRAMS = _blocks("python")
@@ -299,12 +293,7 @@ def _serve(line: str, work: Path, env: dict) -> str:
         assert url, announced + (process.stderr.read() if process.poll() is not None else "")
         assert b"<html" in _answering(url.group(1)).lower()
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
     errors = process.stderr.read()
     assert process.returncode in (0, 130) and "Traceback" not in errors, errors[-3000:]  # 130: stopped by Ctrl-C
     return announced

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from augmenter.extras import MODULES
-from conftest import DATA
+from conftest import DATA, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {"augmenter": ROOT / "augmenter", "augmenter/policies": ROOT / "policies", "augmenter/envs": ROOT / "envs",
@@ -200,12 +199,7 @@ def test_serve_answers_the_openai_client(user):
         answer, usage, citations = out.stdout.splitlines()
         assert answer.strip() and re.fullmatch(r"\d+ \d+", usage) and citations.startswith("[")
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def test_the_gymnasium_environment(user):
