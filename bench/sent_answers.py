@@ -87,10 +87,12 @@ def main() -> None:
                "outcomes": {o: sum(r.get("outcome") == o for r in ok) for o in
                             ("answered", "quoted", "partial", "abstained")},
                "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1)}
-        by_dialogue = {r["dialogue_id"]: r for r in ok}
-        mine = [(item, answers[_normal(by_dialogue[item.dialogue_id]["response"])]) for item in items
-                if item.dialogue_id in by_dialogue for answers in [{_normal(a.text): a for a in item.answers}]
-                if _normal(by_dialogue[item.dialogue_id]["response"]) in answers]
+        sent = {r["dialogue_id"]: _normal(r["response"]) for r in ok}
+        mine = []  # (item, the labelled answer this run sent on its turn)
+        for item in items:
+            answer = next((a for a in item.answers if _normal(a.text) == sent.get(item.dialogue_id)), None)
+            if answer is not None:
+                mine.append((item, answer))
         if mine:
             labels = [settled[(item.item, a.rid)] for item, a in mine]
             n = len(labels)
