@@ -8,8 +8,9 @@ The check: each sent answer's claims (its sentences that state something) judged
 claim (fast verifier, containment, the balance of reviews), against every FAQ and review sentence of the gold and
 linked entities; an answer is flagged when a claim is not supported or the answers check fails it. The labels: the
 round's settled labels of the answers of each system (bench/claim_set.py), found by the answer's text on the item's
-turn (a run that was not on the sheets is labelled where it sent an answer that was), and of the labelled flawed answers,
-the share the check flags (the safety net, target >= 90%), beside the share of the labelled clean ones it flags.
+turn (a run that was not on the sheets is labelled where it sent an answer that was), and of the labelled flawed
+answers, the share the check flags (the safety net, target >= 90%), beside the share of the labelled clean ones it
+flags.
 """
 
 from __future__ import annotations

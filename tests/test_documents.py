@@ -674,7 +674,8 @@ def test_a_page_a_missing_decoder_cannot_read_loses_that_page_only(tmp_path, mon
 
     def brotli_on_page_two(page, *args, **kwargs):
         if "Chains" in extract(page):
-            raise DependencyError("brotli is required to decode this stream")  # not encryption: no 'docs' extra fixes it
+            # not encryption: no 'docs' extra fixes it
+            raise DependencyError("brotli is required to decode this stream")
         return extract(page, *args, **kwargs)
 
     monkeypatch.setattr(PageObject, "extract_text", brotli_on_page_two)

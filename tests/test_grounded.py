@@ -115,7 +115,8 @@ def test_a_faq_that_answers_counts_as_answering_evidence():
                   domain="hotel", entity_id=1)
     elsewhere = Snippet(id="o", text="Q: Is there free parking? A: Yes, parking is free.", doc_type="faq",
                         entity_name="RIVERSIDE LODGE", domain="hotel", entity_id=0)  # another place's answer
-    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym, elsewhere], consolidated=True,
+    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym, elsewhere],
+                        consolidated=True,
                         entities=[EntityMention(domain="hotel", entity_id=1, name="Grand Meridian Hotel",
                                                 surface="grand meridian hotel", in_query=True)])
     check = AnswersQuestion()

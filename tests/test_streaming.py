@@ -200,7 +200,8 @@ def test_chat_prints_the_draft_before_the_checked_answer(tmp_path, capsys):
     script.write_text("Does the Grand Meridian Hotel have a pool?\n")
     reply = "Yes, there is an indoor heated pool open from 7 am to 10 pm."
     # a draft: with the demo's pool review gathered, the knowledge's own words would answer without one
-    assert main(["chat", "--script", str(script), "llm=fake", f"llm.default='{reply}'", "consolidator.opinions=false"]) == 0
+    assert main(["chat", "--script", str(script), "llm=fake", f"llm.default='{reply}'",
+                 "consolidator.opinions=false"]) == 0
     shown = capsys.readouterr().out
     draft = shown.index("draft (checking...)> " + reply)
     assert draft < shown.index("assistant> " + reply) < shown.index("sources:")

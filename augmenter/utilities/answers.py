@@ -13,8 +13,8 @@ FAQ a human answer used is the evidence's nearest in 74% of the turns where it i
 precision: a FAQ this close is quoted as the answer when no draft passes (6 labelled answers are a bare "I don't
 know", too few to choose it on). `min_review` was chosen the same way (bench/fit_answers.py --reviews-only): a
 retrieved review sentence this close to the question is one a human answer used, for 70% of such sentences in the
-fitting pool (out of fold, 5 folds by dialogue; recall 60%); such a sentence is quoted when the gatherer found no side and no
-draft passes."""
+fitting pool (out of fold, 5 folds by dialogue; recall 60%); such a sentence is quoted when the gatherer found no
+side and no draft passes."""
 
 from __future__ import annotations
 
