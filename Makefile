@@ -4,11 +4,14 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# Wheels of every dependency of the install test's extras (tests/test_install.py), so that test installs offline.
+WHEELHOUSE  ?= .wheelhouse
+TOUR_EXTRAS := chat,serve,train,docs
 # llama.cpp's default native build crashes on some CPUs (AMX); a portable build is safe everywhere.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 # pip caches the built llama-cpp-python wheel, so only the first setup on a machine compiles it (~15 min on 2 cores).
 
-.PHONY: setup demo test clean chromium
+.PHONY: setup demo test clean chromium wheelhouse
 
 setup: $(VENV)/.installed chromium
 
@@ -17,6 +20,16 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev,docs]"
 	touch $@
+
+# The wheels the install test installs from with --no-index (pip fetches them here, where setup may use the
+# network; the test then needs none). The build requirements are included: the test builds augmenter's wheel offline.
+wheelhouse: $(WHEELHOUSE)/.built
+
+$(WHEELHOUSE)/.built: pyproject.toml $(VENV)/.installed
+	rm -rf $(WHEELHOUSE)
+	$(BIN)/python -m pip wheel --quiet -w $(WHEELHOUSE) ".[$(TOUR_EXTRAS)]" "setuptools>=77" wheel
+	rm -f $(WHEELHOUSE)/augmenter-*.whl
+	echo "$(TOUR_EXTRAS)" > $@
 
 # The web chat's browser test drives Debian's chromium (Playwright's own browser download is not used): installed
 # with apt-get when it is missing and apt-get is there (as root, or through sudo without a password).
@@ -29,8 +42,8 @@ chromium:
 demo: setup
 	$(BIN)/augmenter chat --demo --trace
 
-test: setup
+test: setup wheelhouse
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) $(WHEELHOUSE) *.egg-info

@@ -3,8 +3,9 @@ installed into a fresh virtualenv outside the repository, a plain install names 
 line, exit code 2, before anything runs), and with the extras the README names for the tour the README's examples
 run from another directory: the Python API, `augmenter chat llm=fake --script`, `augmenter serve llm=fake` with one
 request through the `openai` client, the gymnasium environment, and your own documents (`augmenter chat --demo docs`,
-`augmenter index` of a copy of the sample handbook in every format, then `--status`). pip resolves from the index
-and its cache, as `make setup` does."""
+`augmenter index` of a copy of the sample handbook in every format, then `--status`). No network is needed: pip
+installs from the wheelhouse `make test` builds (`make wheelhouse`), with no index, no cache and no configuration, and
+any HTTP request it tried would go to a closed port."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {"augmenter": ROOT / "augmenter", "augmenter/policies": ROOT / "policies", "augmenter/envs": ROOT / "envs",
            "augmenter/configs": ROOT / "configs"}
 TOUR_EXTRAS = "chat,serve,train,docs"  # what the README's tour installs ("Install", "Your own documents"), no model
+WHEELHOUSE = Path(os.environ.get("AUGMENTER_WHEELHOUSE", ROOT / ".wheelhouse"))  # the Makefile's WHEELHOUSE
 HANDBOOK = ROOT / "augmenter" / "documents" / "handbook"
 HANDBOOK_FILES = ["welcome.md", "people/leave.md", "office-guide.html", "travel-and-expenses.pdf", "onboarding.docx"]
 QUESTION = "Does the Grand Meridian Hotel have a pool?"
@@ -57,10 +59,23 @@ def _run(args, cwd, timeout=600, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+def _offline() -> dict:
+    """pip's environment without the network: the wheelhouse alone (no index, cache or pip.conf), proxies that refuse."""
+    built = WHEELHOUSE / ".built"
+    if not built.exists():
+        pytest.fail(f"no wheelhouse at {WHEELHOUSE}: `make wheelhouse` builds it (`make test` does)")
+    assert set(TOUR_EXTRAS.split(",")) <= set(built.read_text().strip().split(",")), "the wheelhouse lacks extras"
+    closed = "http://127.0.0.1:9"
+    return {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE),
+            "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            **{name: closed for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    built = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out)
+    built = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out,
+                 env=_offline())  # setuptools and wheel, the build requirements, from the wheelhouse
     assert built.returncode == 0, built.stderr[-3000:]
     return next(out.glob("augmenter-*.whl"))
 
@@ -74,7 +89,7 @@ def user(wheel, tmp_path_factory) -> dict:
     work.mkdir()
     assert _run([sys.executable, "-m", "venv", str(venv)], home).returncode == 0
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-    plain = _run([*pip, str(wheel)], home)
+    plain = _run([*pip, str(wheel)], home, env=_offline())
     assert plain.returncode == 0, plain.stderr[-3000:]
     (work / "turns.txt").write_text(f"{QUESTION}\n", encoding="utf-8")
     for rel in HANDBOOK_FILES:  # a folder of one's own: a copy of some of the sample handbook, every format
@@ -86,7 +101,7 @@ def user(wheel, tmp_path_factory) -> dict:
                "train": _run([augmenter, "train", "llm=fake"], work, 300),
                "index": _run([augmenter, "index", "handbook", "--index-dir", "index"], work, 300)}
     started = time.monotonic()
-    extras = _run([*pip, f"{wheel}[{TOUR_EXTRAS}]"], home, 1200)
+    extras = _run([*pip, f"{wheel}[{TOUR_EXTRAS}]"], home, 1200, env=_offline())
     assert extras.returncode == 0, extras.stderr[-3000:]
     return {"venv": venv, "work": work, "bin": venv / "bin", "without": without,
             "install_seconds": time.monotonic() - started}
