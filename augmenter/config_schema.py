@@ -381,6 +381,7 @@ class Consolidator(Node):
     k: Positive = None
     history_turns: Count = None
     focus_entities: Flag = None
+    misspelt_names: Flag = None
     review_window: Count = None
     faq_context: Count = None
     opinions: Flag = None

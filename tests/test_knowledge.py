@@ -6,6 +6,7 @@ import pytest
 from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge import (BM25sRetriever, EntityLinker, KnowledgeConsolidator, RankBM25Retriever, load_dstc11,
                                  load_jsonl, load_knowledge, top_k)
+from augmenter.knowledge.linker import one_edit
 from augmenter.memory import Utterance
 
 
@@ -144,6 +145,60 @@ def test_the_linker_names_an_entity_by_the_longest_of_its_names_the_text_holds()
     found = linker.link("Is the Riverside Lodge quiet at night?")
     assert [m.surface for m in found] == ["riverside lodge"]
     assert [m.surface for m in linker.link("Is the Riverside quiet?")] == ["the riverside"]
+
+
+def test_a_places_own_name_names_it_alone(dstc11_kb):
+    """DSTC11's entity mapping lists "nandos" among Nandos City Centre's aliases: "Nandos" linked both restaurants,
+    and answers quoted the other one's guests (labelled wrong_entity, dev dialogues 791 and 1989)."""
+    linker = EntityLinker(dstc11_kb.entities)
+    assert [m.name for m in linker.link("Is Nandos cheap?")] == ["NANDOS"]
+    assert [m.name for m in linker.link("Is Nandos City Centre cheap?")] == ["NANDOS CITY CENTRE"]
+    assert [m.name for m in linker.link("Is Nando's City Center cheap?")] == ["NANDOS CITY CENTRE"]  # an alias of one
+
+
+def test_the_linker_reads_a_name_written_with_one_slip(dstc11_kb):
+    """DSTC11 dev dialogue 2068: the system had written "Goonville Hotel", the linker found no name in it and went
+    back to an older turn; the answer then quoted another hotel's guest."""
+    linker = EntityLinker(dstc11_kb.entities)
+    history = [Utterance(speaker="S", text="Express by Holiday Inn Cambridge is booked."),
+               Utterance(speaker="S", text="Goonville Hotel located in Centre is a 3 star hotel with free wifi.")]
+    found = linker.link("Is there a good view from the rooms there?", history)
+    assert [(m.name, m.surface) for m in found] == [("GONVILLE HOTEL", "goonville hotel")]
+    for text, name in [("Is the Archyway House quiet?", "ARCHWAY HOUSE"),  # a letter added
+                       ("Does the cityrooma have a lift?", "CITYROOMZ"),  # changed, in a name of one word
+                       ("Is the Allen Bell clean?", "ALLENBELL"),  # a space added
+                       ("Is the Cambridge Belfy clean?", "THE CAMBRIDGE BELFRY")]:  # dropped
+        assert [m.name for m in linker.link(text)] == [name], text
+    both = linker.link("Is the Alexdander Bed and Breakfast nicer than the Gonville Hotel?")  # one exact, one not
+    assert [m.name for m in both] == ["GONVILLE HOTEL", "ALEXANDER BED AND BREAKFAST"]
+
+
+@pytest.mark.parametrize("text", ["What a lovely room!",  # "lovely": Lovell, one letter off, but a word of six
+                                  "Do they serve hot pot?",  # The Hotpot with a space: a dish
+                                  "Are the sheets cotton?",  # Cotto: five letters
+                                  "Is the hotel near the station?"])
+def test_the_linker_does_not_read_ordinary_words_as_misspelt_names(dstc11_kb, text):
+    assert EntityLinker(dstc11_kb.entities).link(text) == []
+
+
+def test_a_slip_two_names_are_equally_near_names_neither():
+    from augmenter.knowledge.base import Entity
+
+    linker = EntityLinker([Entity(0, "Marston House", "hotel"), Entity(1, "Marsden House", "hotel")])
+    assert linker.link("Is Marsten House quiet?") == []  # one edit from each
+    assert [m.name for m in linker.link("Is Marstan House quiet?")] == ["Marston House"]  # from one only
+    assert EntityLinker([Entity(0, "Marston House", "hotel")], misspelt_names=False).link("Is Marstan House quiet?") == []
+    codes = EntityLinker([Entity(0, "Router AX1800", "product"), Entity(1, "Routerplus", "product")])
+    assert codes.link("Does the Router AX1500 have wifi 6?") == []  # a code is matched exactly
+    assert [m.name for m in codes.link("Is the Router Plus fast?")] == ["Routerplus"]  # a space added
+
+
+@pytest.mark.parametrize("a, b, expected", [("gonville", "goonville", True), ("belfry", "belfy", True),
+                                            ("cityroomz", "cityrooma", True), ("archway", "arhcway", True),
+                                            ("gonville", "gonville", False), ("gonville", "goonvilla", False),
+                                            ("lensfield", "lensfeld", True), ("abc", "cba", False), ("", "a", True)])
+def test_one_edit(a, b, expected):
+    assert one_edit(a, b) is expected and one_edit(b, a) is expected
 
 
 def test_consolidator_focuses_on_linked_entity(dstc11_kb):

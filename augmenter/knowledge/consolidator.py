@@ -16,7 +16,8 @@ class KnowledgeConsolidator:
     """Retrieves the evidence e for q from a knowledge base.
 
     - h_q reaches retrieval through the entity linker (entities named earlier in the dialogue; not for a
-      knowledge base with `focus_from_history = False`, such as a folder of documents, whose titles are no topic);
+      knowledge base with `focus_from_history = False`, such as a folder of documents, whose titles are no topic;
+      with `misspelt_names`, a name written with one slip counts: `EntityLinker`);
     - with `focus_entities` and linked entities, retrieval runs over those entities' snippets with q
       alone, their names removed (on DSTC11 dev, adding history text to a focused query lowers
       recall@5 from 0.44 to 0.30);
@@ -39,6 +40,7 @@ class KnowledgeConsolidator:
         k: int = 5,
         history_turns: int = 1,
         focus_entities: bool = True,
+        misspelt_names: bool = True,
         review_window: int = 0,
         faq_context: int = 0,
         opinions: bool = False,
@@ -58,7 +60,7 @@ class KnowledgeConsolidator:
         self.k = k
         self.history_turns = history_turns
         self.focus_entities = focus_entities
-        self.linker = EntityLinker(knowledge.entities)
+        self.linker = EntityLinker(knowledge.entities, misspelt_names)
         self.evidence_linker = (EvidenceLinker(knowledge, review_window, faq_context)
                                 if review_window or faq_context else None)
         if not any(tokenize(s.text) for s in knowledge.snippets):

@@ -31,6 +31,19 @@ def surface_forms(entity: Entity) -> set[str]:
     return {f for f in forms if f not in _GENERIC and len(f) >= 3}
 
 
+def one_edit(a: str, b: str) -> bool:
+    """`a` and `b` differ by exactly one edit: a letter changed, added or dropped, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    i = next((i for i, (x, y) in enumerate(zip(short, long)) if x != y), len(short))
+    return short[i:] == long[i + 1:]
+
+
 def strip_names(text: str, surfaces: Sequence[str]) -> str:
     """`text` normalised, with the given entity surface forms removed."""
     out = _norm(text)
@@ -40,29 +53,56 @@ def strip_names(text: str, surfaces: Sequence[str]) -> str:
 
 
 class EntityLinker:
-    """Longest-match lookup of entity names (and aliases) as whole words.
+    """Longest-match lookup of entity names (and aliases) as whole words, then of their misspellings.
 
     Entities named in q win; if q names none, the most recent history turn that names some is used,
-    so that "Is their beer good?" links to the restaurant discussed just before.
+    so that "Is their beer good?" links to the restaurant discussed just before. A name that is one entity's own
+    names that entity only, where another lists it as an alias (DSTC11's mapping gives Nandos City Centre the
+    alias "nandos", the other restaurant's name). A name written with one slip
+    ("the Goonville Hotel", "Archyway House") or with a space added or dropped ("Allen Bell" for Allenbell) names
+    the entity too, where no exact name covers those words: one word of six letters or more off by one edit, the
+    others as they are (a name of one word: seven letters or more; letters only, so "AB1235" never names model
+    AB1234), and no other entity named as closely. `misspelt_names=False`: exact names only.
     """
 
-    def __init__(self, entities: Sequence[Entity]):
-        self.entities = list(entities)
+    # Shorter words off by one letter, or joined, are too often other words: "cotton" for Cotto, "lovely" for
+    # Lovell, "hot pot" for The Hotpot.
+    FUZZY_MIN_LETTERS = 6  # the misspelt word of a name of several words
+    FUZZY_MIN_ALONE = 7  # a name of one word, or one written with a space added or dropped
+
+    def __init__(self, entities: Sequence[Entity], misspelt_names: bool = True):
+        self.entities, self.misspelt_names = list(entities), misspelt_names
         table: dict[str, list[Entity]] = {}
         self._forms: dict[tuple, list[str]] = {}  # each entity's surface forms, longest first
+        self._slips: dict[tuple, list[tuple[str, Entity]]] = {}  # (word count, form with a gap) -> (word, entity)
+        self._joined: dict[str, list[Entity]] = {}  # forms without their spaces
         for ent in self.entities:
             forms = sorted(surface_forms(ent), key=len, reverse=True)
             self._forms[(ent.domain, ent.entity_id)] = forms
             for form in forms:
                 table.setdefault(form, []).append(ent)
+                words = form.split()
+                for j, word in enumerate(words):
+                    if word.isalpha() and len(word) >= (self.FUZZY_MIN_LETTERS if len(words) > 1
+                                                        else self.FUZZY_MIN_ALONE):
+                        self._slips.setdefault((len(words), *words[:j], "", *words[j + 1:]), []).append((word, ent))
+                if len(form.replace(" ", "")) >= self.FUZZY_MIN_ALONE:
+                    self._joined.setdefault(form.replace(" ", ""), []).append(ent)
+        for form, named in table.items():  # a place's own name names it alone, though another lists it as an alias
+            own = [e for e in named if form.replace(" ", "") in
+                   {f.replace(" ", "") for f in surface_forms(Entity(e.entity_id, e.name, e.domain))}]
+            if own:
+                table[form] = own
         self._table = table
+        self._longest = max((len(f.split()) for f in table), default=0)
         forms = sorted(table, key=len, reverse=True)
         self._pattern = re.compile(r"\b(" + "|".join(map(re.escape, forms)) + r")\b") if forms else None
 
     def find(self, text: str) -> list[tuple[Entity, str]]:
         """Entities named in `text`, in order of appearance, each once, with the longest of its names the text holds
         ("the riverside lodge" names Riverside Lodge as "riverside lodge", not as its alias "the riverside", which
-        the scan meets first and would leave "lodge" behind when the name is stripped)."""
+        the scan meets first and would leave "lodge" behind when the name is stripped); then those whose name the
+        words left over hold misspelt (`misspelt`), with the words as written."""
         if self._pattern is None:
             return []
         seen, found, norm = set(), [], _norm(text)
@@ -74,7 +114,30 @@ class EntityLinker:
                     longer = (f for f in self._forms[key] if len(f) > len(m.group(1))
                               and re.search(r"\b" + re.escape(f) + r"\b", norm))
                     found.append((ent, next(longer, m.group(1))))
+        for ent, surface in self.misspelt(self._pattern.sub(" | ", norm)) if self.misspelt_names else ():
+            if (ent.domain, ent.entity_id) not in seen:
+                seen.add((ent.domain, ent.entity_id))
+                found.append((ent, surface))
         return found
+
+    def misspelt(self, norm: str) -> list[tuple[Entity, str]]:
+        """Entities whose name the normalised `norm` holds with one slip, longest spans first, each span naming one
+        entity only (a span two entities' names are equally near names neither)."""
+        words, taken, out = norm.split(), set(), []
+        spans = [(i, n) for n in range(self._longest + 1, 0, -1) for i in range(len(words) - n + 1)]
+        for i, n in spans:
+            window = words[i:i + n]
+            if "|" in window or taken & set(range(i, i + n)):
+                continue
+            hits = {(e.domain, e.entity_id): e for e in self._joined.get("".join(window), []) if n > 1}
+            for j, word in enumerate(window):
+                for name_word, ent in self._slips.get((n, *window[:j], "", *window[j + 1:]), []):
+                    if one_edit(word, name_word):
+                        hits[(ent.domain, ent.entity_id)] = ent
+            if len(hits) == 1:
+                taken |= set(range(i, i + n))
+                out.append((i, next(iter(hits.values())), " ".join(window)))
+        return [(ent, surface) for _, ent, surface in sorted(out, key=lambda hit: hit[0])]
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
         hits = self.find(q)
