@@ -193,6 +193,22 @@ def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
     assert composed_reply(WorkingMemory(q="Is there a pool?", e=[kb.snippets[-1]], consolidated=True)) is None
 
 
+def test_two_sentences_of_one_review_are_quoted_as_one_guests():
+    """DSTC11 dev dialogue 2421: both sides' sentences came from one review, and the reply said "another" guest wrote
+    the second; a labeller marked that claim contradicted."""
+    from augmenter.agent.replies import quoted
+
+    def sentence(text, doc_id, entity_id=1):
+        return Snippet(id=f"{entity_id}:{doc_id}:{text[:3]}", text=text, domain="hotel", entity_id=entity_id,
+                       doc_type="review", doc_id=doc_id)
+
+    big, gamble = sentence("The room was nice and big.", 8), sentence("Room cleanliness is a gamble.", 8)
+    assert quoted([big, gamble], "Aylesbray Lodge") == ('At Aylesbray Lodge, a guest wrote: "The room was nice and big"; '
+                                                        'in the same review: "Room cleanliness is a gamble"')
+    assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 3)])  # two reviews: two guests
+    assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 8, entity_id=2)])  # two places' eighth
+
+
 def test_the_grounded_system_answers_from_the_knowledge_when_its_draft_fails(demo_kb):
     """End to end with the fake LLM: a draft that embellishes fails the check and is not sent; the reply is the FAQ's
     answer, in the knowledge's own words, with no revision call."""

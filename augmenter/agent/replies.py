@@ -65,13 +65,19 @@ def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[
 
 
 def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
-    """One or two review sentences, quoted and attributed to one guest each ("At <place>, a guest wrote: ...")."""
+    """One or two review sentences, quoted and attributed to one guest each ("At <place>, a guest wrote: ..."), or
+    to the same guest when both come from one review (the labellers of the default's answers read "another" for a
+    sentence of the same review as a false claim)."""
     if not quotes:
         return None
     at = f"At {place}, " if place else ""
     if len(quotes) == 1:
         return f"{at}a guest wrote: {_quote(quotes[0])}"
-    return f"{at}one guest wrote: {_quote(quotes[0])}; another: {_quote(quotes[1])}"
+    first, second = quotes[:2]
+    if first.doc_id is not None and (first.domain, first.entity_id, first.doc_id) == \
+            (second.domain, second.entity_id, second.doc_id):
+        return f"{at}a guest wrote: {_quote(first)}; in the same review: {_quote(second)}"
+    return f"{at}one guest wrote: {_quote(first)}; another: {_quote(second)}"
 
 
 def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
