@@ -107,7 +107,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
         return [0.0, 0.0]
     p = k / n
     centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(100 * (centre - half), 1), round(100 * (centre + half), 1)]
+    return [max(0.0, round(100 * (centre - half), 1)), min(100.0, round(100 * (centre + half), 1))]
 
 
 def per_system(items: list[Item], settled: dict) -> dict[str, dict]:

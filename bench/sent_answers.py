@@ -3,12 +3,15 @@ outcomes, and the share of sent answers judged flawed twice: by the shipped chec
 entities involved, and (when a labelled round exists) by blind labellers.
 
     python bench/sent_answers.py [--runs runs/e2e] [--labels dstc11-dev-e2e]   # -> bench/results/sent_answers.json
+    python bench/sent_answers.py --runs runs/e2e-v2 --labels dstc11-dev-e2e,dstc11-dev-default-v2 --tag default-v2
 
 The check: each sent answer's claims (its sentences that state something) judged as the grounded utility judges a
 claim (fast verifier, containment, the balance of reviews), against every FAQ and review sentence of the gold and
 linked entities; an answer is flagged when a claim is not supported or the answers check fails it. The labels: the
 round's settled labels of the answers of each system (bench/claim_set.py), found by the answer's text on the item's
-turn (a run that was not on the sheets is labelled where it sent an answer that was), and of the labelled flawed
+turn (a run that was not on the sheets is labelled where it sent an answer that was; later rounds, comma-separated,
+label answers the first did not show, on the first round's turns), with the share about another place than the
+one asked (`wrong_entity`), and of the labelled flawed
 answers, the share the check flags (the safety net, target >= 90%), beside the share of the labelled clean ones it
 flags.
 """
@@ -67,13 +70,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default=str(ROOT / "runs" / "e2e"))
     ap.add_argument("--sample", default=SAMPLE, help="the runs' sample folder")
-    ap.add_argument("--labels", default="dstc11-dev-e2e", help="the labelled round of these answers (if any)")
+    ap.add_argument("--labels", default="dstc11-dev-e2e", help="the labelled rounds of these answers (if any)")
+    ap.add_argument("--tag", help="write sent_answers-TAG.json")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     args = ap.parse_args()
     agent = build_agent(compose("chat", ["task=dstc11", f"data_root={args.data_root}", "llm=fake", "utility=grounded"]))
-    labelled = LABELS / args.labels
-    items = load_items(labelled) if (labelled / "settled.jsonl").exists() else []
-    settled = read_labels(labelled / "settled.jsonl") if items else {}
+    rounds = [LABELS / name for name in args.labels.split(",") if (LABELS / name / "settled.jsonl").exists()]
+    turns = {item.dialogue_id for item in load_items(rounds[0])} if rounds else set()
+    label_of = {}  # (turn, the answer's text) -> its settled label, the first round's first
+    for directory in rounds:
+        settled = read_labels(directory / "settled.jsonl")
+        for item in load_items(directory):
+            for a in item.answers:
+                label_of.setdefault((item.dialogue_id, _normal(a.text)), settled[(item.item, a.rid)])
     out = {}
     for system, path in runs(Path(args.runs), args.sample).items():
         records = read_records(path)
@@ -89,29 +98,26 @@ def main() -> None:
                             ("answered", "quoted", "partial", "abstained")},
                "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1)}
         sent = {r["dialogue_id"]: _normal(r["response"]) for r in ok}
-        mine = []  # (item, the labelled answer this run sent on its turn)
-        for item in items:
-            answer = next((a for a in item.answers if _normal(a.text) == sent.get(item.dialogue_id)), None)
-            if answer is not None:
-                mine.append((item, answer))
+        mine = [(turn, label_of[(turn, sent[turn])]) for turn in sorted(turns) if (turn, sent.get(turn)) in label_of]
         if mine:
-            labels = [settled[(item.item, a.rid)] for item, a in mine]
+            labels = [label for _, label in mine]
             n = len(labels)
             for name, test in (("flawed", lambda x: x.flawed), ("contradicted", lambda x: x.contradicted),
                                ("misses_question", lambda x: x.misses_the_question),
+                               ("wrong_place", lambda x: "wrong_entity" in x.flags),
                                ("idk", lambda x: "idk" in x.flags)):
                 k = sum(test(x) for x in labels)
                 row[f"labelled_{name}_percent"] = round(100 * k / n, 1)
                 row[f"labelled_{name}_ci95"] = wilson(k, n)
             row["labelled_answers"] = n
-            flagged = [(flag_of[item.dialogue_id], label.flawed) for (item, _), label in zip(mine, labels)]
+            flagged = [(flag_of[turn], label.flawed) for turn, label in mine]
             bad = [f for f, flawed in flagged if flawed]
             good = [f for f, flawed in flagged if not flawed]
             row["check_flags_labelled_flawed_percent"] = round(100 * sum(bad) / len(bad), 1) if bad else None
             row["check_flags_labelled_clean_percent"] = round(100 * sum(good) / len(good), 1) if good else None
         out[system] = row
     result = {"command": "python bench/sent_answers.py " + " ".join(sys.argv[1:]), "systems": out}
-    name = "sent_answers" + ("" if args.sample == SAMPLE else f"-{args.sample}")
+    name = "sent_answers" + ("" if args.sample == SAMPLE else f"-{args.sample}") + (f"-{args.tag}" if args.tag else "")
     write_atomic(ROOT / "bench" / "results" / f"{name}.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
