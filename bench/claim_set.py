@@ -32,6 +32,13 @@ dstc11-dev-bm25-1.5b.jsonl,dstc11-dev:claims-1.5b=runs/claim-set/controls/dstc11
 (the 0.5B model judges review sentences badly, 60% of their sides right: bench/results/opinion_pairs-local_small.json,
 so its run keeps the stored classifier.)
 
+A change to a labelled system is labelled where its answers changed (round `dstc11-dev-default-v2`): `changed` keeps
+the records of the turns where two runs sent different answers, and those go on the sheets side by side:
+
+    python bench/claim_set.py changed --before runs/e2e/1.5b/dstc11-dev-n200-seed0/grounded_bm25_classifier/\
+records.jsonl --after runs/e2e-v2/1.5b/dstc11-dev-n200-seed0/grounded_bm25_classifier/records.jsonl \
+        --out runs/claim-set/default-v2                            # -> before.jsonl, after.jsonl
+
 Everything lives in bench/labels/<round>/: items.jsonl (the answers, no system), key.json (answer -> systems; never
 given to a labeller), sheets/ (what labellers read), labels/ (their files), settled.jsonl, report.json and report.md.
 """
@@ -102,6 +109,17 @@ def write_controls(source: str, systems: list[str], out: Path) -> dict[str, Path
     return paths
 
 
+def write_changed(before: Path, after: Path, out: Path) -> int:
+    """The records of the turns where `after` sent another answer than `before`, as before.jsonl and after.jsonl."""
+    runs = [{json.loads(line)["dialogue_id"]: line for line in path.read_text().splitlines() if line.strip()}
+            for path in (before, after)]
+    turns = [t for t in runs[0] if t in runs[1] and json.loads(runs[0][t])["response"] != json.loads(runs[1][t])["response"]]
+    out.mkdir(parents=True, exist_ok=True)
+    for name, records in zip(("before", "after"), runs):
+        write_atomic(out / f"{name}.jsonl", "".join(records[t] + "\n" for t in turns))
+    return len(turns)
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
     if n == 0:
         return [0.0, 0.0]
@@ -137,10 +155,12 @@ def per_system(items: list[Item], settled: dict) -> dict[str, dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("controls", "items", "render", "disputes", "settle"))
+    ap.add_argument("step", choices=("controls", "changed", "items", "render", "disputes", "settle"))
+    ap.add_argument("--before", help="changed: the earlier run's records.jsonl")
+    ap.add_argument("--after", help="changed: the later run's records.jsonl")
     ap.add_argument("--from", dest="source", help="controls: the earlier round")
     ap.add_argument("--systems", help="controls: its systems, comma-separated")
-    ap.add_argument("--out", default="runs/claim-set/controls", help="controls: where their records go")
+    ap.add_argument("--out", default="runs/claim-set/controls", help="controls, changed: where the records go")
     ap.add_argument("--round", default="dstc11-dev", help="the folder under bench/labels/")
     ap.add_argument("--runs", help="NAME=records.jsonl,... (default: the eight claim-set runs under runs/claim-set)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
@@ -151,6 +171,10 @@ def main() -> None:
     if args.step == "controls":
         for name, path in write_controls(args.source, args.systems.split(","), ROOT / args.out).items():
             print(f"{name}={path}")
+        return
+    if args.step == "changed":
+        print(f"{write_changed(Path(args.before), Path(args.after), ROOT / args.out)} turns with another answer "
+              f"-> {ROOT / args.out}/before.jsonl, after.jsonl")
         return
     directory = LABELS / args.round
     directory.mkdir(parents=True, exist_ok=True)
