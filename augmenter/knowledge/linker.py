@@ -58,11 +58,11 @@ class EntityLinker:
     Entities named in q win; if q names none, the most recent history turn that names some is used,
     so that "Is their beer good?" links to the restaurant discussed just before. A name that is one entity's own
     names that entity only, where another lists it as an alias (DSTC11's mapping gives Nandos City Centre the
-    alias "nandos", the other restaurant's name). A name written with one slip
-    ("the Goonville Hotel", "Archyway House") or with a space added or dropped ("Allen Bell" for Allenbell) names
-    the entity too, where no exact name covers those words: one word of six letters or more off by one edit, the
-    others as they are (a name of one word: seven letters or more; letters only, so "AB1235" never names model
-    AB1234), and no other entity named as closely. `misspelt_names=False`: exact names only.
+    alias "nandos", the other restaurant's name). A name written with one slip ("the Goonville Hotel", "Archyway
+    House") or with a space added or dropped ("Allen Bell" for Allenbell) names the entity too, where no exact name
+    covers those words: one word of six letters or more off by one edit, the others as they are (a name of one
+    word: seven letters or more; letters only, so "AB1235" never names model AB1234), and no other entity named as
+    closely. `misspelt_names=False`: exact names only.
     """
 
     # Shorter words off by one letter, or joined, are too often other words: "cotton" for Cotto, "lovely" for
