@@ -442,7 +442,7 @@ def test_the_updated_bm25_index_ranks_as_bm25s_does_from_scratch(folder, tmp_pat
 
 
 def test_dense_embeddings_are_cached_by_content_hash(folder, tmp_path, monkeypatch):
-    pytest.importorskip("faiss", reason="dense retrieval needs augmenter[eval]")
+    pytest.importorskip("faiss", reason="dense retrieval needs augmenter[chat]")
     from augmenter.knowledge import DenseRetriever, KnowledgeConsolidator
 
     encoded = []

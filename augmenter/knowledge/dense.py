@@ -51,7 +51,7 @@ class DenseRetriever:
     @property
     def encoder(self):
         if self._encoder is None:
-            from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[eval]
+            from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[chat]
 
             path = minilm_path()
             if path is None:
@@ -80,7 +80,7 @@ class DenseRetriever:
     def use_embeddings(self, embeddings: np.ndarray) -> None:
         """Search these (normalised) embeddings, one row per text, e.g. ones a document index kept."""
         self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-        import faiss  # optional: augmenter[eval]
+        import faiss  # optional: augmenter[chat]
 
         dim = self.embeddings.shape[1]
         if self.kind == "hnsw":

