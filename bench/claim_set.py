@@ -113,7 +113,8 @@ def write_changed(before: Path, after: Path, out: Path) -> int:
     """The records of the turns where `after` sent another answer than `before`, as before.jsonl and after.jsonl."""
     runs = [{json.loads(line)["dialogue_id"]: line for line in path.read_text().splitlines() if line.strip()}
             for path in (before, after)]
-    turns = [t for t in runs[0] if t in runs[1] and json.loads(runs[0][t])["response"] != json.loads(runs[1][t])["response"]]
+    answer = lambda run, turn: json.loads(run[turn])["response"]  # noqa: E731
+    turns = [t for t in runs[0] if t in runs[1] and answer(runs[0], t) != answer(runs[1], t)]
     out.mkdir(parents=True, exist_ok=True)
     for name, records in zip(("before", "after"), runs):
         write_atomic(out / f"{name}.jsonl", "".join(records[t] + "\n" for t in turns))

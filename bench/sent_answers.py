@@ -10,10 +10,9 @@ claim (fast verifier, containment, the balance of reviews), against every FAQ an
 linked entities; an answer is flagged when a claim is not supported or the answers check fails it. The labels: the
 round's settled labels of the answers of each system (bench/claim_set.py), found by the answer's text on the item's
 turn (a run that was not on the sheets is labelled where it sent an answer that was; later rounds, comma-separated,
-label answers the first did not show, on the first round's turns), with the share about another place than the
-one asked (`wrong_entity`), and of the labelled flawed
-answers, the share the check flags (the safety net, target >= 90%), beside the share of the labelled clean ones it
-flags.
+label answers the first did not show, on the first round's turns), with the share about another place than the one
+asked (`wrong_entity`), and of the labelled flawed answers, the share the check flags (the safety net, target >=
+90%), beside the share of the labelled clean ones it flags.
 """
 
 from __future__ import annotations
