@@ -154,6 +154,7 @@ def test_a_places_own_name_names_it_alone(dstc11_kb):
     assert [m.name for m in linker.link("Is Nandos cheap?")] == ["NANDOS"]
     assert [m.name for m in linker.link("Is Nandos City Centre cheap?")] == ["NANDOS CITY CENTRE"]
     assert [m.name for m in linker.link("Is Nando's City Center cheap?")] == ["NANDOS CITY CENTRE"]  # an alias of one
+    assert [m.name for m in linker.link("Is Nandoz City Centre cheap?")] == ["NANDOS CITY CENTRE"]  # misspelt, too
 
 
 def test_the_linker_reads_a_name_written_with_one_slip(dstc11_kb):

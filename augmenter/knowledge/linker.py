@@ -74,25 +74,25 @@ class EntityLinker:
         self.entities, self.misspelt_names = list(entities), misspelt_names
         table: dict[str, list[Entity]] = {}
         self._forms: dict[tuple, list[str]] = {}  # each entity's surface forms, longest first
+        own: dict[tuple, set[str]] = {}  # the forms of each entity's own name, spaces left out
+        for ent in self.entities:
+            key = (ent.domain, ent.entity_id)
+            self._forms[key] = sorted(surface_forms(ent), key=len, reverse=True)
+            own[key] = {f.replace(" ", "") for f in surface_forms(Entity(ent.entity_id, ent.name, ent.domain))}
+            for form in self._forms[key]:
+                table.setdefault(form, []).append(ent)
+        for form, named in table.items():  # a place's own name names it alone, though another lists it as an alias
+            table[form] = [e for e in named if form.replace(" ", "") in own[(e.domain, e.entity_id)]] or named
         self._slips: dict[tuple, list[tuple[str, Entity]]] = {}  # (word count, form with a gap) -> (word, entity)
         self._joined: dict[str, list[Entity]] = {}  # forms without their spaces
-        for ent in self.entities:
-            forms = sorted(surface_forms(ent), key=len, reverse=True)
-            self._forms[(ent.domain, ent.entity_id)] = forms
-            for form in forms:
-                table.setdefault(form, []).append(ent)
-                words = form.split()
-                for j, word in enumerate(words):
-                    if word.isalpha() and len(word) >= (self.FUZZY_MIN_LETTERS if len(words) > 1
-                                                        else self.FUZZY_MIN_ALONE):
-                        self._slips.setdefault((len(words), *words[:j], "", *words[j + 1:]), []).append((word, ent))
-                if len(form.replace(" ", "")) >= self.FUZZY_MIN_ALONE:
-                    self._joined.setdefault(form.replace(" ", ""), []).append(ent)
-        for form, named in table.items():  # a place's own name names it alone, though another lists it as an alias
-            own = [e for e in named if form.replace(" ", "") in
-                   {f.replace(" ", "") for f in surface_forms(Entity(e.entity_id, e.name, e.domain))}]
-            if own:
-                table[form] = own
+        for form, named in table.items():  # misspelt, a form names whom it names exactly
+            words = form.split()
+            for j, word in enumerate(words):
+                if word.isalpha() and len(word) >= (self.FUZZY_MIN_LETTERS if len(words) > 1 else self.FUZZY_MIN_ALONE):
+                    self._slips.setdefault((len(words), *words[:j], "", *words[j + 1:]), []).extend(
+                        (word, ent) for ent in named)
+            if len(form.replace(" ", "")) >= self.FUZZY_MIN_ALONE:
+                self._joined.setdefault(form.replace(" ", ""), []).extend(named)
         self._table = table
         self._longest = max((len(f.split()) for f in table), default=0)
         forms = sorted(table, key=len, reverse=True)
