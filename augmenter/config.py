@@ -198,7 +198,8 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
         utility = build_utility(cfg.utility, llm=llm, prompts=prompts, consolidator=consolidator, verifier=verifier)
     policy = policy if policy is not None else instantiate(cfg.policy, "policy")
     try:
-        executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator,
+        composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
+        executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator, composer=composer,
                             retry_temperature=cfg.sampling.retry_temperature,
                             **OmegaConf.to_container(cfg.get("executor") or {}))
     except (TypeError, ValueError) as exc:

@@ -232,6 +232,18 @@ class JSONL(Node):
     path: filepath() = None
 
 
+class DocumentAnswers(Node):
+    enabled: Flag = None
+    prompt: string() = None
+    chunks: Positive = None
+    passages: Positive = None
+    max_passage_words: Positive = None
+    split_questions: Flag = None
+    focus_titles: Flag = None
+    min_quote_score: number() = None
+    quote_words: Positive = None
+
+
 class Documents(Node):
     TARGET = "augmenter.documents.load_documents"
     path: setting("a file, folder or glob, or a list of them", lambda v: (isinstance(v, str) and v.strip() != "")
@@ -245,6 +257,7 @@ class Documents(Node):
                      null=True) = None
     max_file_mb: number(gt=0) = None
     update: Flag = None
+    answer: Optional[DocumentAnswers] = None
 
 
 class DSTC7Facts(Node):

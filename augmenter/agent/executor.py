@@ -8,7 +8,7 @@ from dataclasses import replace
 from enum import Enum
 from typing import Optional
 
-from augmenter.agent.protocols import Consolidator, Utility, utility_result
+from augmenter.agent.protocols import Composer, Consolidator, Utility, utility_result
 from augmenter.agent.replies import (ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, quoted_sources,
                                       reviews_quoted)
 from augmenter.knowledge.ranking import interleave
@@ -73,13 +73,16 @@ class Executor:
     replaced by the sentence it rests on, quoted and attributed to a guest (`mem.outcome` "quoted"): a summary of
     reviews in the model's words ("the hotel is quiet") is unsupported whenever a review it did not see says
     otherwise; what a guest wrote stays true.
+    `composer`: a knowledge kind's own way of answering (`Composer`, e.g. the documents'), which then gathers the
+    evidence after retrieval, writes the drafting prompt, checks each draft and writes the reply in place of the
+    prompt engine's response prompt, the utility and the replies above.
     """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
                  consolidator: Optional[Consolidator] = None, params: Optional[SamplingParams] = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True, quote_reviews: bool = False):
+                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Optional[Composer] = None):
         try:
             select = Select(select)
         except ValueError:
@@ -97,6 +100,7 @@ class Executor:
         self.consolidator = consolidator
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
+        self.composer = composer
         self.actions = {Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge, Action.CALL_LLM: self._call_llm,
                         Action.VERIFY_UTILITY: self._verify_utility, Action.SEND: self._send,
                         Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge}
@@ -142,10 +146,13 @@ class Executor:
         if self.consolidator is None:
             record.note = "no knowledge base configured"
             return
-        if self.query_generation:
+        if self.composer is not None:
+            query, mem.e = self.composer.gather(mem, self.consolidator)
+        elif self.query_generation:
             self._generated_search(mem, record)
             return
-        query, mem.e = self.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
+        else:
+            query, mem.e = self.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
         record.inputs = {"query": query, "entities": [m.name for m in mem.entities]}
         record.outputs = {"evidence": [s.id for s in mem.e]}
 
@@ -161,7 +168,8 @@ class Executor:
             record.note = "the LLM wrote no search query: no lookup"
 
     def _call_llm(self, mem: WorkingMemory, record: ActionRecord, on_text: Optional[TextSink] = None) -> None:
-        messages = self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
+        composer = self.composer
+        messages = composer.messages(mem) if composer else self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
@@ -172,8 +180,8 @@ class Executor:
         if completion.served_by:  # a fallback answered (llm.fallbacks)
             record.outputs["served_by"] = completion.served_by
         raw = completion.text.strip()
-        candidate = self.prompts.response.cut(raw)
-        if self.fewshot_guard:
+        candidate = (composer.prompt if composer else self.prompts.response).cut(raw)
+        if self.fewshot_guard and composer is None:
             # the agent's own earlier replies are not the turn's text: a leak they carry must not license a copy
             candidate, leaks = drop_fewshot_leaks(candidate, self.prompts.response, allowed_text(mem, False))
             if leaks:
@@ -188,7 +196,7 @@ class Executor:
 
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]
-        result = utility_result(self.utility(mem, candidate))
+        result = utility_result((self.composer.check if self.composer else self.utility)(mem, candidate))
         checks = result.claims or []
         mem.add_verdict(result.score, result.feedback, checks)
         record.inputs = {"candidate_index": len(mem.u) - 1}
@@ -203,6 +211,12 @@ class Executor:
         record.outputs = {"answer": answer, "needs_knowledge": mem.needs_knowledge}
 
     def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
+        if self.composer is not None:
+            reply = self.composer.reply(mem)
+            mem.response, mem.outcome, mem.sent_index, mem.sent_claims = (reply.text, reply.outcome, reply.index,
+                                                                         reply.claims)
+            record.outputs = {"response": mem.response, "outcome": mem.outcome}
+            return
         index = mem.best_index(self.select)
         checked = any(mem.checks) or getattr(self.utility, "checks_claims", False)
         if checked and self.unsupported == "supported_part":

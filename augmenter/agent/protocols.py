@@ -32,6 +32,22 @@ class Consolidator(Protocol):
                  entities: Sequence[EntityMention]) -> tuple[str, list[Snippet]]: ...
 
 
+class Composer(Protocol):
+    """How one kind of knowledge is answered from (e.g. `augmenter.documents.DocumentComposer`): the evidence the
+    prompt carries (after retrieval), the drafting prompt, the check of a draft and the reply sent. The builder
+    takes it from the knowledge base (`knowledge.composer()`)."""
+
+    prompt: Any  # its PromptTemplate: `cut` trims a draft to the reply
+
+    def gather(self, mem: WorkingMemory, consolidator: Consolidator) -> tuple[str, list[Snippet]]: ...
+
+    def messages(self, mem: WorkingMemory) -> list[dict]: ...
+
+    def check(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
+
+    def reply(self, mem: WorkingMemory) -> Any: ...  # .text, .outcome, .index (the candidate sent), .claims
+
+
 class Utility(Protocol):
     """Scores a candidate of the turn and writes the feedback that revises the prompt (None: it passes)."""
 

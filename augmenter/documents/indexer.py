@@ -24,7 +24,7 @@ from augmenter.documents.store import IndexBusy, IndexStore, default_index_dir
 from augmenter.errors import InputError
 from augmenter.storage import content_hash
 
-READER_VERSION = 2  # raise when a reader or the splitter changes what it makes: every file is read again
+READER_VERSION = 3  # raise when a reader or the splitter changes what it makes: every file is read again
 DEFAULT_MAX_FILE_MB = 50.0
 Warn = Callable[[str], None]
 

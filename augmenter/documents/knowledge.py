@@ -9,11 +9,14 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from augmenter.documents.composer import DocumentComposer
 from augmenter.documents.indexer import DEFAULT_MAX_FILE_MB, search_text, update_index, warn_to_stderr
+from augmenter.documents.model import strip_markup
+from augmenter.documents.passages import Idf
 from augmenter.documents.store import Generation, IndexBusy, IndexStore, default_index_dir
 from augmenter.errors import InputError
 from augmenter.knowledge.base import Entity, KnowledgeBase
@@ -25,22 +28,24 @@ log = logging.getLogger(__name__)
 
 class DocumentKnowledge(KnowledgeBase):
     """The chunks of an index generation as snippets, with the texts retrieval indexes (title, headings, text).
-    A question that names a document's title is searched within that document; a title named earlier in the
-    dialogue does not narrow the search (a follow-up about another policy would find nothing)."""
+    A snippet's text and headings are as shown to the model and the user (the documentation tools' markup
+    stripped: `strip_markup`); retrieval indexes them as read. A title named earlier in the dialogue does not narrow
+    the search (a follow-up about another policy would find nothing). `answer`: the settings of the composer that
+    answers from the documents (`DocumentComposer`; `enabled: false`: none, the generic path)."""
 
     focus_from_history = False
 
-    def __init__(self, generation: Generation):
+    def __init__(self, generation: Generation, answer: Optional[Mapping] = None):
         documents = generation.manifest["documents"]
         entities, snippets, texts = {}, [], []
         for chunk in generation.chunks:
             rel = chunk["file"]
-            title = documents[rel]["title"]
+            title = strip_markup(documents[rel]["title"])
             if rel not in entities:
                 entities[rel] = Entity(rel, title, None, [])
-            heading = [title, *chunk["heading"]]
+            heading = [title, *(strip_markup(h) for h in chunk["heading"])]
             snippets.append(Snippet(
-                id=chunk["id"], text=chunk["text"], entity_id=rel, entity_name=" > ".join(heading),
+                id=chunk["id"], text=strip_markup(chunk["text"]), entity_id=rel, entity_name=" > ".join(heading),
                 doc_type=documents[rel].get("format") or "document", doc_id=rel,
                 location=Location(path=rel, page=chunk["page"], heading=heading, start=chunk["start"],
                                   end=chunk["end"])))
@@ -48,6 +53,20 @@ class DocumentKnowledge(KnowledgeBase):
         super().__init__(snippets, list(entities.values()), source=generation.manifest.get("root", ""))
         self.generation = generation
         self.search_texts = texts
+        self.answer = dict(answer or {})
+
+    def idf(self) -> Idf:
+        """The folder's word weights (over the texts retrieval indexes), computed once."""
+        if getattr(self, "_idf", None) is None:
+            self._idf = Idf(self.search_texts)
+        return self._idf
+
+    def composer(self) -> Optional[DocumentComposer]:
+        """How answers are made from these documents (None when `answer.enabled` is false)."""
+        settings = dict(self.answer)
+        if not settings.pop("enabled", True):
+            return None
+        return DocumentComposer(self.idf(), **settings)
 
     def index_retriever(self, retriever) -> None:
         """Give `retriever` this knowledge: loaded from the index where it can be, else indexed now."""
@@ -118,9 +137,11 @@ class EmbeddingCache:
 def load_documents(path: str | Sequence[str], index_dir: Optional[str] = None, words: Optional[int] = None,
                    overlap: Optional[int] = None, include: Optional[Sequence[str]] = None,
                    exclude: Optional[Sequence[str]] = None,
-                   max_file_mb: float = DEFAULT_MAX_FILE_MB, update: bool = True) -> DocumentKnowledge:
+                   max_file_mb: float = DEFAULT_MAX_FILE_MB, update: bool = True,
+                   answer: Optional[Mapping] = None) -> DocumentKnowledge:
     """The documents under `path` (a folder, a file, a glob, or a list of them) as a knowledge base. With `update`
-    the index is brought up to date first (only changed files are read); without, the index as last built."""
+    the index is brought up to date first (only changed files are read); without, the index as last built.
+    `answer`: the composer's settings (see `DocumentKnowledge`)."""
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     if not paths:
         raise InputError("knowledge.path names no documents")
@@ -138,5 +159,5 @@ def load_documents(path: str | Sequence[str], index_dir: Optional[str] = None, w
     if not generation.chunks:
         raise InputError(f"the documents under {' '.join(map(str, paths))} hold no text augmenter can read "
                          "(augmenter index --status lists what was skipped and why)")
-    return DocumentKnowledge(generation)
+    return DocumentKnowledge(generation, answer)
 

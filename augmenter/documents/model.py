@@ -3,6 +3,7 @@ or `Unreadable`, with the one-line reason the file was skipped."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -20,13 +21,15 @@ class MissingLibrary(Unreadable):
 @dataclass
 class Block:
     """A paragraph, list item, table row or code block: its text, the headings above it (the title not among them),
-    its page (PDF, from 1) and its character span in the document's text as read (for a PDF, the page's text)."""
+    its page (PDF, from 1) and its character span in the document's text as read (for a PDF, the page's text). A
+    code block (`code`) keeps its line breaks and indentation; other text has its whitespace collapsed."""
 
     text: str
     heading: tuple[str, ...] = ()
     page: Optional[int] = None
     start: int = 0
     end: int = 0
+    code: bool = False
 
 
 @dataclass
@@ -58,6 +61,47 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
+_MARKUP = re.compile("|".join([
+    r"\{\s*[#.:][^{}\n]*\}",            # attribute lists and heading ids: { #anchor }, {: .class }
+    r"\{\*.*?\*\}", r"\{!.*?!\}",           # include directives: {* docs_src/x.py hl[3] *}, {!> file !}
+    r"\{%.*?%\}", r"\{\{.*?\}\}",           # template tags: {% alert %}, {{ site.url }}
+    r"^[ \t]*/{3,}[ \t]*(?:[\w-]+)?(?:[ \t]*\|[^\n]*)?$",  # block markers: /// tip | Title, ///
+    r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # admonitions: !!! note "Title"
+    r"^[ \t]*-{2}8<-{2}.*$",          # snippets: --8<-- "file.md"
+    r"(?<!\S):[a-z][a-z0-9_+-]*:(?![\w:])",  # emoji shortcodes: :rocket:
+    r"</?(?:b|i|u|em|strong|font|span|div|kbd|sup|sub|br)(?:\s[^<>\n]*)?/?>",  # inline HTML (a terminal's colours)
+]), re.MULTILINE)
+
+
+_ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
+
+
+def strip_markup(text: str) -> str:
+    """Text with the documentation tools' markup that is no content removed: heading ids and attribute lists,
+    include and snippet directives, template tags, admonition and block markers, emoji shortcodes and inline HTML
+    tags; HTML entities (`&apos;`) decoded. Line breaks are kept; the spaces a removal leaves are collapsed."""
+    out = _MARKUP.sub("", text)
+    if _ENTITY.search(out):
+        out = html.unescape(out)
+    if out == text:
+        return text
+    lines = [line[:len(line) - len(line.lstrip())] + " ".join(line.split()) if line.strip() else ""
+             for line in out.split("\n")]
+    return "\n".join(lines).strip("\n ")
+
+
+def code_lines(text: str) -> str:
+    """A code block's text: its lines with trailing whitespace stripped, the indentation all lines share removed,
+    and blank lines at either end dropped (line breaks and inner indentation kept)."""
+    lines = [line.rstrip() for line in text.expandtabs(4).splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    indent = min((len(line) - len(line.lstrip()) for line in lines if line), default=0)
+    return "\n".join(line[indent:] for line in lines)
+
+
 class BlockList:
     """Blocks built one after another into one text ("\\n\\n" between blocks), each block's span in that text."""
 
@@ -65,12 +109,12 @@ class BlockList:
         self.blocks: list[Block] = []
         self._length = 0
 
-    def add(self, text: str, heading: tuple[str, ...] = (), page: Optional[int] = None) -> None:
-        text = clean(text)
+    def add(self, text: str, heading: tuple[str, ...] = (), page: Optional[int] = None, code: bool = False) -> None:
+        text = code_lines(text) if code else clean(text)
         if not text:
             return
         start = self._length + (2 if self._length else 0)
-        self.blocks.append(Block(text, heading, page, start, start + len(text)))
+        self.blocks.append(Block(text, heading, page, start, start + len(text), code))
         self._length = start + len(text)
 
 
@@ -82,6 +126,10 @@ class HeadingPath:
 
     def enter(self, level: int, text: str) -> None:
         self._levels = [(n, t) for n, t in self._levels if n < level] + [(level, clean(text))]
+
+    def leave(self, level: int) -> None:
+        """The section of `level` has ended: its heading (and those below it) no longer apply."""
+        self._levels = [(n, t) for n, t in self._levels if n < level]
 
     @property
     def path(self) -> tuple[str, ...]:

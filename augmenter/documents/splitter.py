@@ -48,12 +48,13 @@ class Chunk:
 
 
 @dataclass
-class _Piece:  # a sentence (or a window of a long one) of a block: its words first..last of the block's words
+class _Piece:  # a sentence (or a window of a long one, or lines of code) of a block: its words first..last
     text: str
     words: int
     block: int
     first: int
     last: int
+    code: bool = False
 
 
 def _pieces(numbered: list[tuple[int, Block]], words: int, overlap: int,
@@ -63,6 +64,9 @@ def _pieces(numbered: list[tuple[int, Block]], words: int, overlap: int,
     for n, block in numbered:
         spans[n] = [m.span() for m in _WORD.finditer(block.text)]
         tokens = [block.text[a:b] for a, b in spans[n]]
+        if block.code:
+            out += _code_pieces(n, block.text, words)
+            continue
         ends = [k + 1 for k in range(len(tokens) - 1)
                 if _SENTENCE_END.search(tokens[k]) and _SENTENCE_START.match(tokens[k + 1])]
         for a, b in zip([0, *ends], [*ends, len(tokens)]):
@@ -78,10 +82,29 @@ def _pieces(numbered: list[tuple[int, Block]], words: int, overlap: int,
     return out
 
 
+def _code_pieces(n: int, text: str, words: int) -> list[_Piece]:
+    """A code block as pieces of whole lines (line breaks kept), each at most `words` words unless one line is
+    longer: the whole block when it fits."""
+    out: list[_Piece] = []
+    lines: list[str] = []
+    first = count = 0
+    for line in text.split("\n"):
+        size = len(_WORD.findall(line))
+        if lines and count + size > words:
+            out.append(_Piece("\n".join(lines), count, n, first, first + count - 1, True))
+            first, lines, count = first + count, [], 0
+        lines.append(line)
+        count += size
+    if count:
+        out.append(_Piece("\n".join(lines).strip("\n"), count, n, first, first + count - 1, True))
+    return out
+
+
 def _join(pieces: list[_Piece]) -> str:
     text = pieces[0].text
     for before, piece in zip(pieces, pieces[1:]):
-        text += ("\n" if piece.block != before.block else " ") + piece.text
+        apart = piece.block != before.block or piece.code or before.code
+        text += ("\n" if apart else " ") + piece.text
     return text
 
 

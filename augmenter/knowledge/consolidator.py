@@ -111,13 +111,16 @@ class KnowledgeConsolidator:
         return self._retrieve(q, history, entities, opinions=True)
 
     def search(
-        self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None
+        self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None,
+        k: Optional[int] = None,
     ) -> tuple[str, list[Snippet]]:
-        """`retrieve` without the opinion gatherer: the snippets for a claim's evidence (the claims utility)."""
-        return self._retrieve(q, history, entities, opinions=False)
+        """`retrieve` without the opinion gatherer: the snippets for a claim's evidence (the claims utility), or
+        the `k` best (default: the consolidator's k) for a composer that selects its own evidence."""
+        return self._retrieve(q, history, entities, opinions=False, k=k)
 
     def _retrieve(self, q: str, history: Sequence[Utterance], entities: Optional[Sequence[EntityMention]],
-                  opinions: bool) -> tuple[str, list[Snippet]]:
+                  opinions: bool, k: Optional[int] = None) -> tuple[str, list[Snippet]]:
+        k = k or self.k
         hits, focused = [], q
         if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now
             entities = [m for m in entities or () if m.in_query]
@@ -125,14 +128,14 @@ class KnowledgeConsolidator:
             # Within an entity's own snippets its name carries no signal: search without it.
             query = focused = strip_names(q, [m.surface for m in entities])
             rows = sorted({r for m in entities for r in self.kb.rows_of(m.domain, m.entity_id)})
-            hits = self.retriever.search([query], self.k, rows)[0]
+            hits = self.retriever.search([query], k, rows)[0]
         if not hits:
             query = self.query(q, history)
             if not getattr(self.kb, "focus_from_history", True) and query != q:
                 # documents: the earlier question is context, not the topic; the question's own hits lead
-                hits, query = interleave(self.retriever.search([q, query], self.k), self.k, key=lambda hit: hit[0]), q
+                hits, query = interleave(self.retriever.search([q, query], k), k, key=lambda hit: hit[0]), q
             else:
-                hits = self.retriever.search([query], self.k)[0]
+                hits = self.retriever.search([query], k)[0]
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
         if opinions and self.opinions is not None and self.focus_entities and entities:
             # the reviews on what is asked now (not on the history the fallback search added)

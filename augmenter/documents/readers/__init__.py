@@ -11,18 +11,22 @@ from augmenter.documents.model import Document, MissingLibrary, Unreadable, clea
 from augmenter.documents.readers.docx import read_docx
 from augmenter.documents.readers.html import read_html
 from augmenter.documents.readers.markdown import read_markdown
+from augmenter.documents.readers.notebook import read_notebook
 from augmenter.documents.readers.pdf import read_pdf
+from augmenter.documents.readers.rst import read_rst
 from augmenter.documents.readers.text import read_text
 
 READERS: dict[str, Callable[[bytes, str], Document]] = {
     ".md": read_markdown, ".markdown": read_markdown, ".txt": read_text, ".text": read_text,
-    ".pdf": read_pdf, ".html": read_html, ".htm": read_html, ".docx": read_docx,
+    ".pdf": read_pdf, ".html": read_html, ".htm": read_html, ".docx": read_docx, ".rst": read_rst, ".rest": read_rst,
+    ".ipynb": read_notebook,
 }
 _MAGIC = {".pdf": (b"%PDF",), ".docx": (b"PK\x03\x04",)}
 # the modules each reader needs (all brought by the 'docs' extra; markdown-it-py by rich, a core dependency, too);
 # cryptography is pypdf's for AES-encrypted PDFs, which only reading a PDF tells apart: required for every PDF
 MODULES = {".md": ("markdown_it",), ".markdown": ("markdown_it",), ".pdf": ("pypdf", "cryptography"),
-           ".html": ("selectolax",), ".htm": ("selectolax",), ".docx": ("docx",)}
+           ".html": ("selectolax",), ".htm": ("selectolax",), ".docx": ("docx",), ".rst": ("docutils",),
+           ".rest": ("docutils",), ".ipynb": ("markdown_it",)}
 
 
 def supported(name: str) -> bool:

@@ -1,6 +1,6 @@
 """HTML (.html, .htm) with selectolax (the Lexbor parser): read as it is on disk, nothing fetched (no scripts run,
 no remote resources). The title is `<title>` (else the first `<h1>`); headings give the heading path; each
-paragraph, list item, table row and other block element is a block. Scripts, styles, navigation, forms and
+paragraph, list item, table row and other block element is a block (a `<pre>` one with its line breaks). Scripts, styles, navigation, forms and
 hidden elements are dropped. Spans are in the text as extracted (blocks joined by blank lines)."""
 
 from __future__ import annotations
@@ -68,6 +68,10 @@ def read_html(data: bytes, name: str) -> Document:
                 title = words
             elif words and words != title:
                 headings.enter(HEADING[tag], words)
+            continue
+        if tag == "pre":  # code: its line breaks kept
+            flush()
+            out.add(node.text(deep=True, separator=""), headings.path, code=True)
             continue
         if tag == "br":
             buffer.append(" ")

@@ -1,14 +1,16 @@
 """Markdown (.md) with markdown-it-py (CommonMark plus tables): headings give the heading path (the first level-1
 heading, or a front-matter `title:`, is the title), and each paragraph, list item, table row and code block is a
 block whose span is its lines in the file. Inline markup is dropped (a link keeps its text); raw HTML keeps its
-text only."""
+text only; code keeps its line breaks. MkDocs' extensions are read as what they hold: an admonition's or a content
+tab's indented body is prose (not code), and heading ids (`{ #anchor }`), `///` block markers, include directives
+and emoji shortcodes are dropped."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from augmenter.documents.model import Block, Document, HeadingPath, clean, title_from_name
+from augmenter.documents.model import Block, Document, HeadingPath, clean, code_lines, strip_markup, title_from_name
 from augmenter.documents.readers.text import decode
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -36,6 +38,26 @@ def _inline(token) -> str:
     return "".join(parts)
 
 
+_CONTAINER = re.compile(r"^(?:!!!|\?\?\?\+?|===)[ \t]")  # an admonition or a content tab, its body indented below
+_DIRECTIVE = re.compile(r"^[ \t]*(?:/{3,}.*|\{\*.*\*\}|\{!.*!\}|-{2}8<-{2}.*)[ \t]*$")  # block markers, includes
+
+
+def unwrap(body: str) -> str:
+    """MkDocs' extensions to Markdown as plain Markdown, line for line (each line stays on its line number):
+    admonitions' and content tabs' marker lines blanked and their indented bodies dedented (CommonMark would read
+    them as code), `///` block markers and include directives blanked."""
+    lines = body.split("\n")
+    inside = False
+    for i, line in enumerate(lines):
+        if _CONTAINER.match(line) or _DIRECTIVE.match(line):
+            lines[i], inside = "", bool(_CONTAINER.match(line))
+        elif inside and (line.startswith("    ") or line.startswith("\t") or not line.strip()):
+            lines[i] = line[4:] if line.startswith("    ") else line[1:] if line.startswith("\t") else line
+        else:
+            inside = False
+    return "\n".join(lines)
+
+
 def read_markdown(data: bytes, name: str) -> Document:
     text, note = decode(data)
     title = None
@@ -43,8 +65,9 @@ def read_markdown(data: bytes, name: str) -> Document:
     body = text
     if front:  # blanked out (same line count), so that line numbers stay those of the file
         found = _TITLE.search(front.group(1))
-        title = clean(found.group(1)) if found else None
+        title = strip_markup(clean(found.group(1))) if found else None
         body = "\n" * front.group(0).count("\n") + text[front.end():]
+    body = unwrap(body)
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)] + [len(text)]
 
     def span(lines) -> tuple[int, int]:
@@ -63,7 +86,7 @@ def read_markdown(data: bytes, name: str) -> Document:
     in_head = False
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open":
-            words = clean(_inline(tokens[i + 1]))
+            words = strip_markup(clean(_inline(tokens[i + 1])))
             level = int(tok.tag[1])
             if level == 1 and title is None and not blocks:
                 title = words
@@ -74,7 +97,7 @@ def read_markdown(data: bytes, name: str) -> Document:
             _add(blocks, _inline(tok), headings.path, start, end)
         elif tok.type in ("fence", "code_block"):
             start, end = span(tok.map or (0, 0))
-            _add(blocks, tok.content, headings.path, start, end)
+            _add(blocks, tok.content, headings.path, start, end, code=True)
         elif tok.type == "html_block":
             start, end = span(tok.map or (0, 0))
             _add(blocks, _TAG.sub(" ", tok.content), headings.path, start, end)
@@ -94,7 +117,7 @@ def read_markdown(data: bytes, name: str) -> Document:
     return Document(title or title_from_name(name), blocks, "markdown", notes=notes)
 
 
-def _add(blocks: list[Block], text: str, heading: tuple[str, ...], start: int, end: int) -> None:
-    text = clean(text)
+def _add(blocks: list[Block], text: str, heading: tuple[str, ...], start: int, end: int, code: bool = False) -> None:
+    text = code_lines(text) if code else clean(text)
     if text:
-        blocks.append(Block(text, heading, None, start, max(start, end)))
+        blocks.append(Block(text, heading, None, start, max(start, end), code))
