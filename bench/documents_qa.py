@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "bench" / "labels" / "documents" / "questions"
 DOCSETS = ROOT / "shared" / "docsets"
 RESULTS = ROOT / "bench" / "results" / "documents_qa"
-REFUSAL = re.compile(r"\b(does not (answer|say|cover|mention)|do not (know|have)|don't (know|have)|cannot (find|answer)|"
+REFUSAL = re.compile(r"\b((does|do) not (answer|say|cover|mention)|i (do not|don't) (know|have)|(cannot|can't) (find|answer)|"
                      r"could not (find|confirm)|no information|not (mentioned|specified|stated))\b", re.IGNORECASE)
 
 
@@ -44,7 +44,8 @@ def _norm(text: str) -> str:
 
 
 def refused(memory) -> bool:
-    return memory.outcome == "abstained" or bool(REFUSAL.search(memory.response or "")) and memory.outcome != "answered"
+    """The reply says it does not know (whatever outcome the system recorded for it)."""
+    return memory.outcome == "abstained" or bool(REFUSAL.search((memory.response or "").split("\n\n")[0]))
 
 
 def holds_keys(question: dict, reply: str) -> bool:
@@ -82,11 +83,13 @@ def row(question: dict, memory, seconds: float) -> dict:
             "keys_right": (holds_keys(question, memory.response or "") and not was_refused) if answerable else None,
             "seconds": round(seconds, 2), "stages": stages(memory), "llm_calls": memory.llm_calls,
             "prompt_tokens": memory.prompt_tokens, "completion_tokens": memory.completion_tokens,
-            "drafts": list(memory.o), "feedback": [f for f in memory.f if f]}
+            "drafts": list(memory.o), "feedback": [f for f in memory.f if f],
+            "evidence": [{"id": s.id, "text": s.text, "score": s.score, "heading": s.entity_name} for s in memory.e]}
 
 
 def summary(rows: list[dict], first: float | None) -> dict:
     def share(xs):
+        xs = list(xs)
         return round(sum(map(bool, xs)) / len(xs), 3) if xs else None
 
     answerable = [r for r in rows if r["kind"] != "unanswerable"]

@@ -5,12 +5,13 @@
 For each question of the split's sets (bench/labels/documents/questions/), the answering passage is the chunk of a
 source file that holds its evidence (the writer's verbatim sentences: at least 60% of their stemmed words, or every
 key string); a cross-file question needs both of its evidence parts. Per method and chunk size: recall@1/5/10 of
-the answering chunk among the Knowledge Consolidator's results (entity linking + search, as the agent runs it), and,
-for the passages the prompt would carry (augmenter.documents.passages), how often they hold the answer and how many
-words they are. Methods: `bm25` (title, headings and text; a question naming a document's title searches the whole
-folder), `bm25_focus` (the earlier behaviour: a title named confines the search to that document), `dense`
-(MiniLM, embeddings cached by content hash), `hybrid` (rank fusion of both), `bm25_parts` (a question with two parts
-searched per part, the rankings interleaved). Writes bench/results/documents_retrieval-<split>.json.
+the answering chunk among the chunks the documents composer retrieves (augmenter.documents.composer, as the agent
+runs it), and, for the passages the prompt carries (augmenter.documents.passages), how often they hold the answer
+and how many words they are. Methods: `bm25` (title, headings and text, over the whole folder), `bm25_focus` (the
+earlier behaviour: a question word that is a document's title confines the search to that document), `bm25_parts`
+(the default: also each part of a question that asks two things, the rankings interleaved), `dense` (MiniLM,
+embeddings cached by content hash), `hybrid` (rank fusion of BM25 and dense), each of the last two with the parts.
+Writes bench/results/documents_retrieval-<split>.json.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from documents_qa import DOCSETS, load_questions  # noqa: E402
 
 OUT = ROOT / "bench" / "results"
-METHODS = {"bm25": ["retriever=bm25s"], "bm25_focus": ["retriever=bm25s", "consolidator.focus_entities=true"],
+METHODS = {"bm25": ["retriever=bm25s", "knowledge.answer.split_questions=false"],
+           "bm25_focus": ["retriever=bm25s", "knowledge.answer.split_questions=false", "knowledge.answer.focus_titles=true"],
            "bm25_parts": ["retriever=bm25s"], "dense": ["retriever=dense"], "hybrid": ["retriever=hybrid"]}
 
 
@@ -70,12 +72,13 @@ def build(folder: Path, index_dir: str, words: int, method: str, k: int):
     from augmenter.config import compose, instantiate
 
     overrides = ["knowledge=docs", f"knowledge.path={folder}", f"knowledge.index_dir={index_dir}",
-                 f"knowledge.words={words}", f"knowledge.overlap={words // 5}", f"consolidator.k={k}",
+                 f"knowledge.words={words}", f"knowledge.overlap={words // 5}", f"knowledge.answer.chunks={k}",
                  "consolidator.opinions=false", *METHODS[method]]
     cfg = compose("chat", overrides)
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
-    return instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
+    consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
+    return consolidator, knowledge.composer()
 
 
 def main() -> None:
@@ -85,7 +88,7 @@ def main() -> None:
     parser.add_argument("--words", default="200")
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
-    from augmenter.documents.passages import PassageSelector
+    from augmenter.memory import WorkingMemory
 
     questions = [q for q in load_questions(args.split, []) if q["kind"] != "unanswerable"]
     sets = sorted({q["set"] for q in questions})
@@ -95,18 +98,18 @@ def main() -> None:
             for method in args.methods.split(","):
                 rows, seconds = [], []
                 for name in sets:
-                    consolidator = build(DOCSETS / args.split / name, f"{tmp}/{name}-{words}", words, method, args.k)
-                    selector = PassageSelector(consolidator.kb.idf())
+                    consolidator, composer = build(DOCSETS / args.split / name, f"{tmp}/{name}-{words}", words,
+                                                   method, args.k)
                     for q in [q for q in questions if q["set"] == name]:
                         start = time.perf_counter()
-                        if method == "bm25_parts":
-                            ranked = consolidator.search_parts(q["question"])
-                        else:
-                            entities = consolidator.link(q["question"])
-                            ranked = consolidator.search(q["question"], (), entities)[1]
+                        mem = WorkingMemory(q=q["question"])
+                        mem.entities = consolidator.link(q["question"])
+                        ranked = composer.retrieve(mem, consolidator)
                         seconds.append(time.perf_counter() - start)
                         ranks = found_at(q, ranked)
-                        passages = selector.select(q["question"], ranked[:5])
+                        composer.chunks = 6  # the passages come from the first six, as the agent's default
+                        passages = composer.selector.select(q["question"], composer.retrieve(mem, consolidator))
+                        composer.chunks = args.k
                         joined = "\n".join(p.text for p in passages)
                         in_passages = [holds(e, q["keys"], joined) for _, e in parts_of(q)]
                         rows.append({"id": q["id"], "kind": q["kind"], "ranks": ranks, "passages": in_passages,

@@ -144,6 +144,8 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
         elif cfg.policy._target_.endswith("GroundedPolicy") and cfg.consolidator.get("opinions") and not mem.o:
             # the default: a review speaks to the question, so the knowledge's own words answer it, no draft
             assert mem.outcome == "quoted" and ' wrote: "' in mem.response and _quotes_the_evidence(mem)
+        elif option == "docs":  # a document's answer leads, then the passage it rests on, quoted with its file
+            assert mem.outcome == "answered" and mem.response == f'{reply}\n\n"{reply}" (spa.md, Hours)'
         else:  # the evidence supports the fake's reply: it is sent as it is
             assert mem.e and mem.response == reply and mem.outcome == "answered"
 

@@ -94,7 +94,7 @@ def check(draft: str, *texts: str, question: str = "How do I disable verificatio
 
 
 def test_ordinary_words_a_right_draft_adds_are_no_reason_to_refuse_it():
-    assert check("Put verify=False in the call to turn the check off.",
+    assert check("Put verify=False in the call to disable SSL verification.",
                  "You can disable SSL verification completely with verify=False.") == []
 
 
@@ -103,8 +103,9 @@ def test_numbers_code_and_names_the_passages_lack_fail():
     assert "10" in check("The default timeout is 10 seconds.", passage_text, question="What is the default?")[0]
     assert "disable_timeouts" in check("Call client.disable_timeouts().", passage_text)[0]  # an invented option
     assert check("The default timeout is 5 seconds.", passage_text, question="What is the default?") == []
-    assert code_terms("Use `--upgrade` or client.get(url, verify=False).") == ["upgrade", "client.get", "url",
-                                                                               "verify", "False"]
+    assert code_terms("Use `--upgrade` or client.get(url, verify=False).") == ["--upgrade", "client.get", "url",
+                                                                               "verify=False"]
+    assert "wait=True" in check("Call typer.launch(url, wait=True).", "typer.launch(url) opens it; wait until True.")[0]
 
 
 def test_a_yes_the_passage_contradicts_and_a_no_it_does_not_say_fail():
@@ -116,7 +117,9 @@ def test_a_yes_the_passage_contradicts_and_a_no_it_does_not_say_fail():
 
 
 def test_an_invented_answer_and_a_refusal_do_not_pass():
-    assert "do not speak of" in check("The moon hosts a casino with a rooftop golf course.", "Set timeout=None.")[0]
+    assert "not in them" in check("The moon hosts a casino with a rooftop golf course.", "Set timeout=None.")[0]
+    assert "not in them" in check("Employees must wear a suit and a tie on Mondays.", "Dress as you like.",
+                                  question="What is the dress code?")[0]
     assert refuses("NOT IN THE PASSAGES") and refuses("I don't know.") and not refuses("No, it is off.")
 
 

@@ -15,12 +15,15 @@ import pytest
 from augmenter.api import Assistant
 from augmenter.cli.main import main
 from augmenter.config import compose
+from augmenter.documents.replies import NOT_FOUND
 from augmenter.serve import Background, ServeSettings, create_app, pool_from_config, warm_up
 
 from test_documents import make_pdf
 
 HOTEL_Q = "What is the hotel limit per night in London?"
 HOTEL_A = "In London the hotel limit is 210 euros per night."
+HOTEL_QUOTE = ("In London the hotel limit is 210 euros per night. Breakfast is paid for when the hotel does not include "
+               "it. Book through the travel agency.")  # the sentences the answer rests on, quoted after it
 DOOR_Q = "What is the door code?"
 DOOR_A = "The door code is 4711."
 MARKUP = "<img src=x onerror=window.__pwned=4> <script>window.__pwned=5</script>"
@@ -55,11 +58,12 @@ def overrides(docs, *more):
 
 def test_the_python_api_cites_file_page_and_heading(docs):
     memory = Assistant.from_overrides(overrides(docs)).session().say(HOTEL_Q)
-    assert memory.response == HOTEL_A and memory.outcome == "answered"
+    assert memory.response == f'{HOTEL_A}\n\n"{HOTEL_QUOTE}" (travel.pdf, page 2, Hotels)'
+    assert memory.outcome == "answered"
     sources, claims = memory.sources()
     where = sources[0].location
     assert (where.path, where.page, where.heading) == ("travel.pdf", 2, ["Travel Policy", "Hotels"])
-    assert sources[0].quote == HOTEL_A and "140 euros" in sources[0].passage
+    assert sources[0].quote == HOTEL_QUOTE and "140 euros" in sources[0].passage
     assert claims == [(HOTEL_A, [1])]
     assert memory.citation_records() == [{"claim": HOTEL_A, "sources": ["travel.pdf#2"],
                                           "where": ["travel.pdf, page 2, Travel Policy > Hotels"]}]
@@ -70,7 +74,7 @@ def test_chat_prints_and_records_where_each_source_is(docs, tmp_path, capsys):
     script.write_text(f"{HOTEL_Q}\n", encoding="utf-8")
     assert main(["chat", "--script", str(script), "--output", str(out), *overrides(docs)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert f'[1] travel.pdf, page 2, Travel Policy > Hotels: "{HOTEL_A}"' in printed
+    assert f'[1] travel.pdf, page 2, Travel Policy > Hotels: "{HOTEL_QUOTE}"' in printed
     record = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert record["citations"][0]["where"] == ["travel.pdf, page 2, Travel Policy > Hotels"]
     evidence = record["memory"]["e"][0]
@@ -85,10 +89,10 @@ def test_the_docs_demo_answers_from_the_handbook_and_refuses_what_it_does_not_sa
     assert main(["chat", "--demo", "docs", "llm=fake", rules, "llm.default='I do not know.'"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert ('[1] travel-and-expenses.pdf, page 2, Travel and Expenses Policy > Hotels and daily allowance: '
-            '"In London, Paris and Zurich the limit is 210 euros per night."') in printed
+            '"In London, Paris and Zurich the limit is 210 euros per night.') in printed
     after = printed[printed.index("dress code in the office?"):]
     reply = after[after.index("assistant>"):]
-    assert "does not answer that" in reply and "suit" not in reply
+    assert reply.startswith(f"assistant> {NOT_FOUND}") and "suit" not in reply  # the invented draft is not sent
 
 
 def test_the_service_names_file_page_heading_quote_and_passage(docs):
@@ -98,9 +102,9 @@ def test_the_service_names_file_page_heading_quote_and_passage(docs):
         reply = httpx.post(f"{url}/v1/chat/completions", timeout=60,
                            json={"model": "augmenter", "messages": [{"role": "user", "content": HOTEL_Q}]}).json()
     summary = reply["augmenter"]
-    assert reply["choices"][0]["message"]["content"] == HOTEL_A
+    assert reply["choices"][0]["message"]["content"].startswith(f"{HOTEL_A}\n\n")
     source = summary["sources"][0]
-    assert source["where"] == "travel.pdf, page 2, Travel Policy > Hotels" and source["quote"] == HOTEL_A
+    assert source["where"] == "travel.pdf, page 2, Travel Policy > Hotels" and source["quote"] == HOTEL_QUOTE
     assert source["location"]["page"] == 2 and "140 euros" in source["passage"]
     assert summary["citations"][0]["where"] == [source["where"]]
     assert summary["evidence"][0]["where"].startswith("travel.pdf, page 2")
@@ -135,12 +139,12 @@ def test_the_web_chat_links_each_citation_to_its_passage_and_keeps_document_mark
         hotel, door = page.locator(".msg.assistant.final").all()
         item = hotel.locator(".sources li").first
         assert item.locator(".sid").text_content() == "[1] travel.pdf, page 2, Travel Policy > Hotels"
-        assert item.locator(".quote").text_content() == HOTEL_A
+        assert item.locator(".quote").text_content() == HOTEL_QUOTE
         passage = item.locator("details.passage")
         assert not passage.evaluate("d => d.open")
         hotel.locator("a.cite").first.click()  # the claim's [1] leads to its source and opens the passage
         assert passage.evaluate("d => d.open") and page.evaluate("location.hash") == f"#{item.get_attribute('id')}"
-        assert passage.locator("mark").text_content() == HOTEL_A
+        assert passage.locator("mark").text_content() == HOTEL_QUOTE
         assert "140 euros" in passage.locator("blockquote").text_content()
         door_passage = door.locator("details.passage blockquote").text_content()
         assert MARKUP in door_passage  # the document's markup, shown as text
@@ -152,12 +156,12 @@ def test_the_web_chat_links_each_citation_to_its_passage_and_keeps_document_mark
 def test_eval_over_the_handbook_questions_scores_answers_citations_and_refusals(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AUGMENTER_CACHE", str(tmp_path / "cache"))
     rules = fake_rules({"annual leave": "Full-time employees get 27 days of paid annual leave per calendar year.",
-                        "dress code": "I do not know: the handbook does not say."})
-    assert main(["eval", "task=docs", "utility=claims", "prompt=assistant", "name=docs_claims", "llm=fake", rules,
+                        "dress code": "NOT FOUND"})
+    assert main(["eval", "task=docs", "name=docs_composed", "llm=fake", rules,
                  "llm.default='The moon hosts a casino with a rooftop golf course.'",
                  f"eval.out_dir={tmp_path / 'runs'}", "eval.progress=false"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line.startswith("docs_claims: 22 of 22 turns scored; score ")
+    assert line.startswith("docs_composed: 22 of 22 turns scored; score ")
     records = [json.loads(r) for r in next((tmp_path / "runs").rglob("records.jsonl")).read_text().splitlines()]
     by_q = {r["memory"]["q"]: r for r in records}
     leave = by_q["How many days of annual leave do full-time employees get?"]
@@ -166,9 +170,10 @@ def test_eval_over_the_handbook_questions_scores_answers_citations_and_refusals(
     dress = by_q["What is the dress code in the office?"]
     assert dress["metrics"]["refused"] == 1.0 and dress["metrics"]["score"] == 100.0
     invented = [r for r in records if "moon" in " ".join(r["memory"]["o"])]  # the fake's default reply
-    assert invented and all(r["outcome"] == "abstained" and "moon" not in r["response"] and
-                            r["metrics"]["score"] == (100.0 if not r["metrics"]["answerable"] else 0.0)
-                            for r in invented)
+    assert invented and all(r["outcome"] in ("quoted", "abstained") and "moon" not in r["response"]
+                            for r in invented)  # never sent: the documents' own words, or "not found"
+    quoted = [r for r in invented if r["outcome"] == "quoted"]
+    assert quoted and all(r["response"].startswith("The documents say: ") and r["citations"] for r in quoted)
 
 
 def test_a_follow_up_question_about_another_document_retrieves_from_that_document(tmp_path, monkeypatch):

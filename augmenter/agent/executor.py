@@ -173,6 +173,11 @@ class Executor:
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
+        if composer is not None and not mem.o:  # a scoring pass first: its prompt's KV cache serves the draft
+            scored = self.llm.complete(messages, SamplingParams(max_tokens=1, temperature=0.0, logprobs=20))
+            if scored.top_logprobs:  # a backend without log-probs gives none: no signal
+                mem.signals["refusal"] = round(composer.refusal(scored.top_logprobs[0]), 4)
+                record.outputs["refusal_probability"] = mem.signals["refusal"]
         if on_text is None:
             completion = self.llm.complete(messages, params)
         else:

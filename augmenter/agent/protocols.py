@@ -34,14 +34,17 @@ class Consolidator(Protocol):
 
 class Composer(Protocol):
     """How one kind of knowledge is answered from (e.g. `augmenter.documents.DocumentComposer`): the evidence the
-    prompt carries (after retrieval), the drafting prompt, the check of a draft and the reply sent. The builder
-    takes it from the knowledge base (`knowledge.composer()`)."""
+    prompt carries (after retrieval), the drafting prompt, how likely a draft is to refuse (the executor scores the
+    prompt's first token before the turn's first draft: `mem.signals["refusal"]`), the check of a draft and the
+    reply sent. The builder takes it from the knowledge base (`knowledge.composer()`)."""
 
     prompt: Any  # its PromptTemplate: `cut` trims a draft to the reply
 
     def gather(self, mem: WorkingMemory, consolidator: Consolidator) -> tuple[str, list[Snippet]]: ...
 
     def messages(self, mem: WorkingMemory) -> list[dict]: ...
+
+    def refusal(self, top_logprobs: dict[str, float]) -> float: ...  # P(the draft refuses), from its first token
 
     def check(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
 

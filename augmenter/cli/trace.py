@@ -60,8 +60,8 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
 
 OUTCOME_NOTES = {
     "partial": "no candidate was fully supported: only its supported claims are shown",
-    "quoted": "the knowledge's own words: the FAQ on the question, and what guests wrote about it, quoted",
-    "abstained": "no candidate was supported by the knowledge: augmenter says so instead of guessing",
+    "quoted": "the knowledge's own words, quoted: no draft of the model was sent",
+    "abstained": "nothing found answers it for sure: augmenter says so instead of guessing",
 }
 
 

@@ -7,8 +7,9 @@ A draft passes when
   each name written with a capital inside a sentence;
 - it does not turn the passages' polarity around: a negative answer ("No", "not", "cannot") needs a negative
   statement in the passage closest to it, and a plain "Yes" a passage without one;
-- it is about what the passages say: its meaning is at least `min_relevance` close (MiniLM cosine) to a passage
-  or to the question (an answer made up of ordinary words about something else is not).
+- it says mostly what the passages say: of the content words it adds to the question (two or more), at least
+  `min_coverage` are the passages' (an answer made of ordinary words the passages never use, "employees must wear
+  a suit and a tie", is invented; one or two such words in a right answer are not).
 Ordinary words are otherwise free: "put", "syntax" or "dictionary" in a right answer are no reason to refuse it. What
 fails is not revised: the reply is then the passage's own words, or a refusal (see `augmenter.documents.replies`).
 """
@@ -21,22 +22,23 @@ from dataclasses import dataclass, field
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.documents.replies import plain
-from augmenter.verification.lexical import names, negated, numbers, tokens
+from augmenter.verification.lexical import content_words, names, negated, numbers, tokens
 from augmenter.verification.splitter import is_abstention, split_sentences
 
-REFUSAL_MARK = "NOT IN THE PASSAGES"
-_MARK = re.compile(r"\bnot\s+in\s+the\s+(passages?|documents?|documentation)\b", re.IGNORECASE)
+_MARK = re.compile(r"\b(?:not|no)\s+(?:found|in\s+the\s+(?:passages?|documents?|documentation))\b", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
 _TOKEN = re.compile(r"\S+")
 _CODE = re.compile(r"(?:^-{1,2}[A-Za-z]|[A-Za-z0-9][_=()\[\]/\\<>.][A-Za-z0-9_(\[\"'/-]|^[A-Za-z]+[a-z][A-Z]\w*$|"
                    r"^[A-Z]{2,}\w*[a-z])")
-_ATOMS = re.compile(r"[A-Za-z_][\w.-]*[\w]|\d[\w.]*")
+_PARTS = re.compile(r"[\s(),\[\]{}'\"“”‘’]+")
 _YES_NO = re.compile(r"^\s*(yes|no)\b", re.IGNORECASE)
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[`'\"“”‘’]", "", text).lower().split())
+    """Lower case, quotes and backticks dropped, no space around `=`, whitespace collapsed."""
+    text = re.sub(r"\s*=\s*", "=", re.sub(r"[`'\"“”‘’]", "", text).lower())
+    return " ".join(text.split())
 
 
 def refuses(draft: str) -> bool:
@@ -49,17 +51,19 @@ def refuses(draft: str) -> bool:
 
 def code_terms(text: str) -> list[str]:
     """The pieces of code a text states: backticked spans, and words that read as code (an identifier with `_` or
-    `.`, a call, an assignment, an option, camelCase), each cut into its identifiers and values."""
+    `.`, a call, an assignment, an option, camelCase), each cut at brackets, commas, quotes and spaces into parts
+    that must each appear whole (`locate=True`, not `locate` and `True` apart)."""
     spans = _BACKTICKED.findall(text)
     rest = _BACKTICKED.sub(" ", text)
     for word in _TOKEN.findall(rest):
         word = word.strip(".,;:!?)(\"'“”‘’[]")
         if len(word) > 1 and _CODE.search(word):
             spans.append(word)
-    atoms = []
+    parts = []
     for span in spans:
-        atoms += [a for a in _ATOMS.findall(span) if len(a) > 1 and a.lower() not in ("the", "and", "or")]
-    return list(dict.fromkeys(atoms))
+        parts += [p.strip(".:;") for p in _PARTS.split(span)]
+    return list(dict.fromkeys(p for p in parts if len(p) > 1 and any(c.isalnum() for c in p)
+                              and p.lower() not in ("the", "and", "or")))
 
 
 @dataclass
@@ -70,12 +74,12 @@ class DraftCheck:
     missing: list[str] = field(default_factory=list)
     polarity: str = ""  # why the draft's yes/no or negation does not match its passage ("" when it does)
     support: int = -1  # the passage (index in the evidence) the draft rests on
-    relevance: float = 1.0  # the draft's closest cosine to a passage or the question
-    min_relevance: float = 0.0
+    coverage: float = 1.0  # the share of the content words the draft adds to the question that the passages hold
+    min_coverage: float = 0.0
 
     @property
     def passed(self) -> bool:
-        return not self.refused and not self.missing and not self.polarity and self.relevance >= self.min_relevance
+        return not self.refused and not self.missing and not self.polarity and self.coverage >= self.min_coverage
 
     def feedback(self) -> str | None:
         if self.passed:
@@ -87,8 +91,8 @@ class DraftCheck:
             why.append(f"the passages do not say: {', '.join(self.missing)}")
         if self.polarity:
             why.append(self.polarity)
-        if self.relevance < self.min_relevance:
-            why.append("it is about something the passages do not speak of")
+        if self.coverage < self.min_coverage:
+            why.append(f"most of what it adds is not in them ({self.coverage:.0%} is)")
         return "The draft is not backed by the passages: " + "; ".join(why) + "."
 
 
@@ -98,8 +102,8 @@ class DocumentCheck:
     name = "documents"
     checks_claims = True  # a draft that fails is never sent: the reply is then the passages' own words or a refusal
 
-    def __init__(self, min_relevance: float = 0.3):
-        self.min_relevance = min_relevance
+    def __init__(self, min_coverage: float = 0.5):
+        self.min_coverage = min_coverage
 
     def inspect(self, mem: WorkingMemory, draft: str) -> DraftCheck:
         draft = plain(draft)
@@ -108,20 +112,19 @@ class DocumentCheck:
         passages = list(mem.e)
         shown = "\n".join([mem.q, *(s.text for s in passages), *(" ".join(s.location.heading) for s in passages
                                                                   if s.location)])
-        found = DraftCheck(missing=self.missing(draft, shown), min_relevance=self.min_relevance)
-        found.relevance = self.relevance(mem.q, draft, passages)
+        found = DraftCheck(missing=self.missing(draft, shown), min_coverage=self.min_coverage)
+        found.coverage = self.coverage(mem.q, draft, shown)
         found.support = self.support(draft, passages)
         if found.support >= 0:
             found.polarity = self.polarity(mem.q, draft, self.closest_sentence(draft, passages[found.support].text))
         return found
 
     @staticmethod
-    def relevance(question: str, draft: str, passages: list[Snippet]) -> float:
-        """The draft's closest cosine to the question or to a passage."""
-        from augmenter.verification.encoder import embed
-
-        vectors = embed([draft, question, *(s.text for s in passages)])
-        return float(max(vectors[1:] @ vectors[0]))
+    def coverage(question: str, draft: str, shown: str) -> float:
+        """The share of the content words (stemmed) the draft adds to the question that `shown` holds; 1 when it
+        adds fewer than two."""
+        added = set(content_words(draft)) - set(content_words(question))
+        return len(added & set(content_words(shown))) / len(added) if len(added) >= 2 else 1.0
 
     @staticmethod
     def closest_sentence(draft: str, passage: str) -> str:

@@ -5,26 +5,45 @@ of a draft and the reply sent (the executor's `Composer` for `knowledge=docs`).
    of the question that is a document's title no longer confines the search to that document, unless
    `focus_titles`); the rankings interleaved, `chunks` in all.
 2. The passages that answer (`PassageSelector`): a few sentences or code blocks, not whole chunks.
-3. A prompt of its own (`prompt`, the packaged `documents`): short, no examples, the answer first.
+3. A prompt of its own (`prompt`, the packaged `documents`): short, no examples, the answer first, a marker when
+   the passages do not answer. Before the draft, one scoring pass of the same prompt (its KV cache is then reused by
+   the draft) reads how likely the answer starts with that marker (`mem.signals["refusal"]`).
 4. The check (`DocumentCheck`): every number, piece of code and name of the draft in the passages; its yes/no
    agreeing with theirs.
 5. The reply (`augmenter.documents.replies`): a draft that passes, then the passage it rests on, quoted, with its
-   file and section; a draft that fails: the best passage in its own words when it scores at least
-   `min_quote_score`, else "not found" with the closest passage.
+   file and section; a draft that fails: the passage it rests on in its own words when that scores at least
+   `min_quote_score`, else "not found" with the closest passage; a draft that refuses: "not found".
+   A question asked for a yes or a no is answered by the passage that settles it, quoted (the embedded model says
+   "yes" to nearly every such question the documents answer with "no"), unless the refusal probability reaches
+   `max_refusal`: then "not found".
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from augmenter.documents.check import DocumentCheck
+from augmenter.documents.check import DocumentCheck, refuses
 from augmenter.documents.passages import Idf, PassageSelector
-from augmenter.documents.replies import answered, cited, from_passage, not_found
+from augmenter.documents.replies import answered, cited, from_passage, not_found, plain, quote
 from augmenter.knowledge.ranking import interleave
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
+
+_AUXILIARY = re.compile(r"^(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|"
+                        r"had|isn't|aren't|doesn't|don't|can't|won't)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.?!;:,]\s+|\s+(?:and|but|so)\s+(?=(?:is|are|do|does|can|will|should|may|must|has|have)\b)",
+                     re.IGNORECASE)
+
+
+def is_yes_no(question: str) -> bool:
+    """Whether the question asks for a yes or a no: its last clause opens with an auxiliary verb ("Can I ...?",
+    "I left my card at home, is it fine to ...?")."""
+    clauses = [c.strip() for c in _CLAUSE.split(question.strip()) if c.strip()]
+    return bool(clauses) and bool(_AUXILIARY.match(clauses[-1])) or bool(_AUXILIARY.match(question.strip()))
+
 
 _PARTS = re.compile(r"\?\s+|;\s+|,?\s+(?:and|or|also)\s+(?=(?:what|how|which|where|when|who|why|is|are|does|do|can|"
                     r"should|will|would|could|must)\b)", re.IGNORECASE)
@@ -50,14 +69,22 @@ class Reply:
 class DocumentComposer:
     """See the module docstring. `idf`: the folder's word weights for the passage selector."""
 
+    refusal_marker = ("NOT", "Not")  # the first tokens of the prompt's "NOT FOUND"
+
     def __init__(self, idf: Optional[Idf] = None, prompt: str = "documents", chunks: int = 6, passages: int = 3,
                  max_passage_words: int = 160, split_questions: bool = True, focus_titles: bool = False,
-                 min_quote_score: float = 0.6, quote_words: int = 60):
+                 min_quote_score: float = 0.5, quote_words: int = 60, max_refusal: float = 0.8,
+                 yes_no_quoted: bool = True):
         self.prompt = PromptTemplate.load(prompt)
         self.selector = PassageSelector(idf, passages=passages, max_words=max_passage_words)
         self.chunks, self.split_questions, self.focus_titles = chunks, split_questions, focus_titles
         self.min_quote_score, self.quote_words = min_quote_score, quote_words
+        self.max_refusal, self.yes_no_quoted = max_refusal, yes_no_quoted
         self.check = DocumentCheck()
+
+    def refusal(self, top_logprobs: dict[str, float]) -> float:
+        """The probability that the draft starts with the refusal marker, from its first token's log-probs."""
+        return sum(math.exp(v) for k, v in top_logprobs.items() if k.strip() in self.refusal_marker)
 
     def queries(self, q: str) -> list[str]:
         """What is searched: the question, and its parts when it asks two things."""
@@ -84,23 +111,30 @@ class DocumentComposer:
         return self.prompt.render(q=mem.q, history=history, evidence=[s.render() for s in mem.e], feedback=None,
                                   previous=None)
 
-    def answering(self, mem: WorkingMemory) -> Optional[Snippet]:
-        """The passage that answers the question in its own words: the best, when it scores `min_quote_score`."""
-        best = max(mem.e, key=lambda s: s.score or 0.0, default=None)
-        return best if best is not None and (best.score or 0.0) >= self.min_quote_score else None
-
     def reply(self, mem: WorkingMemory) -> Reply:
+        """What is sent (see the module docstring, step 5)."""
+        best = max(mem.e, key=lambda s: s.score or 0.0, default=None)
+        if best is None:
+            return Reply(not_found(None), "abstained")
+        if self.yes_no_quoted and is_yes_no(mem.q):
+            if mem.signals.get("refusal", 0.0) >= self.max_refusal:
+                return Reply(not_found(best, mem.q), "abstained")
+            return self._quoted(best, mem.q)
         passing = [i for i in range(len(mem.u)) if mem.f[i] is None]
         if passing:
             index = max(passing, key=lambda i: (mem.u[i], i))
-            draft = mem.o[index]
-            support = self.check.support(draft, mem.e)
-            if support >= 0:
-                passage = mem.e[support]
-                return Reply(answered(draft, passage, self.quote_words), "answered", index, [cited(draft, passage)])
-            return Reply(draft, "answered", index)
-        passage = self.answering(mem)
-        if passage is not None:
-            return Reply(from_passage(passage, self.quote_words), "quoted", None, [cited(passage.text, passage)])
-        closest = max(mem.e, key=lambda s: s.score or 0.0, default=None)
-        return Reply(not_found(closest), "abstained")
+            passage = mem.e[max(0, self.check.support(mem.o[index], mem.e))]
+            draft = plain(mem.o[index])
+            return Reply(answered(draft, passage, self.quote_words), "answered", index,
+                         [cited(draft, passage, self.quote_words, draft)])
+        drafts = [d for d in mem.o if not refuses(plain(d))]
+        if drafts:  # the model answered, but not in the passages' terms: the passage its answer rests on
+            passage = mem.e[max(0, self.check.support(drafts[-1], mem.e))]
+            if (passage.score or 0.0) >= self.min_quote_score:
+                return self._quoted(passage, mem.q)
+        return Reply(not_found(best, mem.q), "abstained")
+
+    def _quoted(self, passage: Snippet, question: str) -> Reply:
+        said = quote(passage.text, self.quote_words, question)
+        return Reply(from_passage(passage, question, self.quote_words), "quoted", None,
+                     [cited(said, passage, self.quote_words, question)])

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from augmenter.documents.passages import is_code
+from augmenter.knowledge.retrievers import tokenize
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict
 
 NOT_FOUND = "I could not find the answer to that in the documents."
@@ -38,37 +40,57 @@ def where(snippet: Snippet) -> str:
     return ", ".join(parts)
 
 
-def quote(text: str, words: int = 60) -> str:
-    """Whole sentences of a passage from its start, at least one, up to `words` words (code lines kept whole)."""
-    pieces: list[str] = []
+def _pieces(text: str) -> list[str]:
+    """A passage's sentences, and its lines of code, in order."""
+    return [s for line in text.split("\n") for s in ([line] if is_code(line) else _SENTENCE_END.split(line)) if s]
+
+
+def quote(text: str, words: int = 60, about: str = "") -> str:
+    """Whole sentences (and lines of code) of a passage, at least one, up to `words` words: from the sentence that
+    shares most words with `about` (the question, or the answer the quote backs; a line of code starts with the
+    sentence before it), else from the passage's start."""
+    pieces = _pieces(text)
+    start = 0
+    if about and pieces:
+        want = set(tokenize(about))
+        start = max(range(len(pieces)), key=lambda i: (len(want & set(tokenize(pieces[i]))), -i))
+        if is_code(pieces[start]) and start > 0 and not is_code(pieces[start - 1]):
+            start -= 1
+    out: list[str] = []
     size = 0
-    for line in text.split("\n"):
-        for sentence in ([line] if line.startswith((" ", "\t")) else _SENTENCE_END.split(line)):
-            n = len(sentence.split())
-            if pieces and size + n > words:
-                return "\n".join(pieces).replace(" \n", "\n")
-            pieces.append(sentence)
-            size += n
-    return "\n".join(pieces)
+    for piece in pieces[start:]:
+        n = len(piece.split())
+        if out and size + n > words:
+            break
+        out.append(piece)
+        size += n
+    joined = ""
+    for piece in out:  # sentences of one line joined by a space, code on lines of its own
+        joined += ("\n" if joined and (is_code(piece) or joined.endswith(":") or "\n" + piece in text) else
+                   " " if joined else "") + piece
+    return joined
 
 
-def quoted(snippet: Snippet, words: int = 60) -> str:
-    return f'"{quote(snippet.text, words)}" ({where(snippet)})'
+def quoted(snippet: Snippet, words: int = 60, about: str = "") -> str:
+    return f'"{quote(snippet.text, words, about)}" ({where(snippet)})'
 
 
-def cited(claim: str, snippet: Snippet) -> ClaimCheck:
-    """The citation of a reply resting on `snippet`."""
-    ref = EvidenceRef(id=snippet.id, text=snippet.text, similarity=snippet.score, location=snippet.location)
+def cited(claim: str, snippet: Snippet, words: int = 60, about: str = "") -> ClaimCheck:
+    """The citation of a reply resting on `snippet`: what the reply quotes of it, the whole passage, where it is."""
+    ref = EvidenceRef(id=snippet.id, text=quote(snippet.text, words, about), similarity=snippet.score,
+                      location=snippet.location, passage=snippet.text)
     return ClaimCheck(claim=claim, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
 
 
 def answered(draft: str, passage: Snippet, words: int = 60) -> str:
-    return f"{plain(draft)}\n\n{quoted(passage, words)}"
+    """The answer, then the sentences of the passage it rests on."""
+    return f"{plain(draft)}\n\n{quoted(passage, words, draft)}"
 
 
-def from_passage(passage: Snippet, words: int = 60) -> str:
-    return f"The documents say: {quoted(passage, words)}"
+def from_passage(passage: Snippet, question: str, words: int = 60) -> str:
+    """The passage's own words, from the sentence closest to the question."""
+    return f"The documents say: {quoted(passage, words, question)}"
 
 
-def not_found(closest: Optional[Snippet], words: int = 40) -> str:
-    return f"{NOT_FOUND} The closest passage I found: {quoted(closest, words)}" if closest else NOT_FOUND
+def not_found(closest: Optional[Snippet], question: str = "", words: int = 40) -> str:
+    return f"{NOT_FOUND} The closest passage I found: {quoted(closest, words, question)}" if closest else NOT_FOUND

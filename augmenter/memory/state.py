@@ -166,6 +166,8 @@ class WorkingMemory(BaseModel):
     sent_index: Optional[int] = None  # which candidate was sent (None: an "I don't know" or a composed reply)
     outcome: Optional[str] = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
     sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
+    signals: dict[str, float] = Field(default_factory=dict)  # scores read off the LLM this turn, e.g. "refusal": the
+    # probability that the drafting prompt's answer starts with its refusal marker
     warnings: list[str] = Field(default_factory=list)
     overhead_seconds: dict[str, float] = Field(default_factory=dict)  # non-action work, e.g. entity linking
 
