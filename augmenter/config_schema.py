@@ -240,7 +240,9 @@ class DocumentAnswers(Node):
     max_passage_words: Positive = None
     split_questions: Flag = None
     focus_titles: Flag = None
-    min_quote_score: number() = None
+    min_quote_score: number(null=True) = None
+    max_refusal: number(ge=0, le=1) = None
+    yes_no_quoted: Flag = None
     quote_words: Positive = None
 
 

@@ -83,7 +83,7 @@ def row(question: dict, memory, seconds: float) -> dict:
             "keys_right": (holds_keys(question, memory.response or "") and not was_refused) if answerable else None,
             "seconds": round(seconds, 2), "stages": stages(memory), "llm_calls": memory.llm_calls,
             "prompt_tokens": memory.prompt_tokens, "completion_tokens": memory.completion_tokens,
-            "drafts": list(memory.o), "feedback": [f for f in memory.f if f],
+            "drafts": list(memory.o), "feedback": [f for f in memory.f if f], "signals": dict(memory.signals),
             "evidence": [{"id": s.id, "text": s.text, "score": s.score, "heading": s.entity_name} for s in memory.e]}
 
 

@@ -170,7 +170,7 @@ SERVED = "http://127.0.0.1:8000"  # the service's address: pointed at `augmenter
 EXPECT = [
     (r"^augmenter chat\b(?!.*(--cfg|--help))", r"^assistant> \S"),
     (r"^augmenter chat\b.*--trace", r"┃ action +┃"),
-    (r"--demo docs|knowledge=docs", r"\[Leave Policy > Annual leave\]"),  # the question's page, quoted or cited
+    (r"--demo docs|knowledge=docs", r"people/leave\.md, (Leave Policy > )?Annual leave"),  # the question's page, cited
     (r"knowledge=jsonl knowledge\.path=my_kb\.jsonl", r"^assistant> .*10 to 6"),  # the FAQ's answer, checked or quoted
     (r"task=dstc11(?!.*policy=trained)", r"\[[A-Z][A-Z0-9 &'-]+\] Q: "),  # a DSTC11 FAQ (entities in capitals)
     (r"policy=rules", r"^user> .*\ndraft \(checking\.\.\.\)> .*\nassistant> "),  # the rules: one draft, no revision

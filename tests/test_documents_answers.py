@@ -5,6 +5,8 @@ citations and quotes cut before the answer. The documents are made here; the fak
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from augmenter.api import Assistant
@@ -117,9 +119,12 @@ def test_a_yes_the_passage_contradicts_and_a_no_it_does_not_say_fail():
 
 
 def test_an_invented_answer_and_a_refusal_do_not_pass():
-    assert "not in them" in check("The moon hosts a casino with a rooftop golf course.", "Set timeout=None.")[0]
-    assert "not in them" in check("Employees must wear a suit and a tie on Mondays.", "Dress as you like.",
+    assert "no sentence" in check("The moon hosts a casino with a rooftop golf course.", "Set timeout=None.")[0]
+    assert "no sentence" in check("Employees must wear a suit and a tie on Mondays.", "Dress as you like.",
                                   question="What is the dress code?")[0]
+    spliced = check("Submit it at least two weeks before the end of the pay period.", "Submit it at least two weeks "
+                    "ahead.", "Timesheets close at the end of the pay period.", question="When do I ask for leave?")
+    assert "no sentence" in spliced[0]  # words of two sentences joined into a claim neither makes
     assert refuses("NOT IN THE PASSAGES") and refuses("I don't know.") and not refuses("No, it is off.")
 
 
@@ -135,14 +140,38 @@ def test_a_passing_draft_leads_then_the_passage_it_rests_on_quoted_and_cited_onc
     assert len(records) == 1 and records[0]["where"] == ["ssl.md, SSL"]
 
 
-def test_a_failed_draft_is_answered_from_the_passage_or_refused_never_sent(folder):
+def test_a_failed_draft_is_refused_or_answered_from_its_passage_never_sent(folder):
     invented = ask(folder, "What is the default timeout?", "The default timeout is 30 seconds.")
-    assert "30" not in invented.response
-    assert invented.outcome == "quoted" and invented.response.startswith("The documents say: ")
-    assert "five seconds" in invented.response and invented.citation_records()[0]["where"] == ["timeouts.md, Timeouts"]
-    refused = ask(folder, "Does it support SOCKS proxies?", "NOT IN THE PASSAGES", "knowledge.answer.min_quote_score=2")
+    assert invented.outcome == "abstained" and invented.response.startswith(NOT_FOUND) and "30" not in invented.response
+    assert "five seconds" in invented.response  # the closest passage, shown as such
+    quoted = ask(folder, "What is the default timeout?", "The default timeout is 30 seconds.",
+                 "knowledge.answer.min_quote_score=0.3")
+    assert quoted.outcome == "quoted" and quoted.response.startswith("The documents say: ") and "30" not in \
+        quoted.response
+    assert "five seconds" in quoted.response and quoted.citation_records()[0]["where"] == ["timeouts.md, Timeouts"]
+    refused = ask(folder, "Which proxy protocols are supported?", "NOT FOUND")
     assert refused.outcome == "abstained" and refused.response.startswith(NOT_FOUND)
-    assert "NOT IN THE PASSAGES" not in refused.response and refused.citation_records() == []
+    assert "NOT FOUND" not in refused.response and refused.citation_records() == []
+
+
+def test_a_yes_no_question_is_answered_by_the_passage_that_settles_it_not_by_the_models_verdict(folder):
+    memory = ask(folder, "Is HTTP/2 turned on by default?", "Yes, HTTP/2 is on by default.")
+    assert memory.outcome == "quoted" and "Yes" not in memory.response
+    assert memory.response.startswith('The documents say: "') and "HTTP/2 is not enabled by default." in \
+        memory.response
+
+
+def test_a_yes_no_question_the_model_would_refuse_is_not_found(folder):
+    from augmenter.llm.base import Completion, MeteredLLM
+    from augmenter.llm.fake import FakeLLM
+
+    sure = Completion("NOT", top_logprobs=[{"NOT": math.log(0.9), "Yes": math.log(0.1)}])  # the scoring pass
+    llm = MeteredLLM(FakeLLM(responses=[sure, "NOT FOUND"]))
+    docs, index = folder
+    memory = Assistant.from_overrides(["knowledge=docs", f"knowledge.path={docs}", f"knowledge.index_dir={index}"],
+                                      llm=llm).session().say("Does it support SOCKS proxies?")
+    assert memory.signals["refusal"] == pytest.approx(0.9) and memory.outcome == "abstained"
+    assert memory.response.startswith(NOT_FOUND) and memory.llm_calls == 2
 
 
 def test_quotes_are_whole_sentences_and_drafts_are_plain_text():

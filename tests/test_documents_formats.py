@@ -149,6 +149,8 @@ def test_mkdocs_markup_is_read_as_the_content_it_marks():
     ("Did you mean &apos;create&apos;?", "Did you mean 'create'?"), ("<b>Usage:</b> main.py", "Usage: main.py"),
     ("Time 12:30: ok, keep {x} and a: b:", "Time 12:30: ok, keep {x} and a: b:"),
     ("code:\n    x = {'a': 1}  {: .note }", "code:\n    x = {'a': 1}"),
+    ('Read [Overtime]({% page "/tools/hrlinks/" %}) first.', "Read Overtime first."),
+    ("files. !!! tip Use IPython to try it.", "files. Use IPython to try it."),
 ])
 def test_strip_markup_drops_what_is_no_content_and_keeps_what_is(text, shown):
     assert strip_markup(text) == shown

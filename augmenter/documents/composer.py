@@ -11,8 +11,10 @@ of a draft and the reply sent (the executor's `Composer` for `knowledge=docs`).
 4. The check (`DocumentCheck`): every number, piece of code and name of the draft in the passages; its yes/no
    agreeing with theirs.
 5. The reply (`augmenter.documents.replies`): a draft that passes, then the passage it rests on, quoted, with its
-   file and section; a draft that fails: the passage it rests on in its own words when that scores at least
-   `min_quote_score`, else "not found" with the closest passage; a draft that refuses: "not found".
+   file and section; a draft that fails: "not found" with the closest passage (with `min_quote_score`, the passage
+   it rests on in its own words when that scores at least this much: on the development questions the drafts that
+   fail were mostly made-up values for questions the documents do not answer, so it is off by default); a draft that
+   refuses: "not found".
    A question asked for a yes or a no is answered by the passage that settles it, quoted (the embedded model says
    "yes" to nearly every such question the documents answer with "no"), unless the refusal probability reaches
    `max_refusal`: then "not found".
@@ -73,7 +75,7 @@ class DocumentComposer:
 
     def __init__(self, idf: Optional[Idf] = None, prompt: str = "documents", chunks: int = 6, passages: int = 3,
                  max_passage_words: int = 160, split_questions: bool = True, focus_titles: bool = False,
-                 min_quote_score: float = 0.5, quote_words: int = 60, max_refusal: float = 0.8,
+                 min_quote_score: Optional[float] = None, quote_words: int = 60, max_refusal: float = 0.8,
                  yes_no_quoted: bool = True):
         self.prompt = PromptTemplate.load(prompt)
         self.selector = PassageSelector(idf, passages=passages, max_words=max_passage_words)
@@ -128,7 +130,7 @@ class DocumentComposer:
             return Reply(answered(draft, passage, self.quote_words), "answered", index,
                          [cited(draft, passage, self.quote_words, draft)])
         drafts = [d for d in mem.o if not refuses(plain(d))]
-        if drafts:  # the model answered, but not in the passages' terms: the passage its answer rests on
+        if drafts and self.min_quote_score is not None:  # the model answered, not in the passages' terms
             passage = mem.e[max(0, self.check.support(drafts[-1], mem.e))]
             if (passage.score or 0.0) >= self.min_quote_score:
                 return self._quoted(passage, mem.q)

@@ -66,7 +66,8 @@ _MARKUP = re.compile("|".join([
     r"\{\*.*?\*\}", r"\{!.*?!\}",           # include directives: {* docs_src/x.py hl[3] *}, {!> file !}
     r"\{%.*?%\}", r"\{\{.*?\}\}",           # template tags: {% alert %}, {{ site.url }}
     r"^[ \t]*/{3,}[ \t]*(?:[\w-]+)?(?:[ \t]*\|[^\n]*)?$",  # block markers: /// tip | Title, ///
-    r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # admonitions: !!! note "Title"
+    r"!!![ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # admonitions: !!! note "Title" (also mid-line: a PDF's text)
+    r"^[ \t]*\?\?\?\+?[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # collapsible ones: ??? tip
     r"^[ \t]*-{2}8<-{2}.*$",          # snippets: --8<-- "file.md"
     r"(?<!\S):[a-z][a-z0-9_+-]*:(?![\w:])",  # emoji shortcodes: :rocket:
     r"</?(?:b|i|u|em|strong|font|span|div|kbd|sup|sub|br)(?:\s[^<>\n]*)?/?>",  # inline HTML (a terminal's colours)
@@ -76,11 +77,15 @@ _MARKUP = re.compile("|".join([
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
 
 
+_DEAD_LINK = re.compile(r"\[([^\[\]\n]+)\]\(\s*\)")  # [text]() once a template tag was its target
+
+
 def strip_markup(text: str) -> str:
     """Text with the documentation tools' markup that is no content removed: heading ids and attribute lists,
     include and snippet directives, template tags, admonition and block markers, emoji shortcodes and inline HTML
-    tags; HTML entities (`&apos;`) decoded. Line breaks are kept; the spaces a removal leaves are collapsed."""
-    out = _MARKUP.sub("", text)
+    tags; HTML entities (`&apos;`) decoded; a link left without its target (`[text]({% page ... %})`) is its text. Line
+    breaks are kept; the spaces a removal leaves are collapsed."""
+    out = _DEAD_LINK.sub(r"\1", _MARKUP.sub("", text))
     if _ENTITY.search(out):
         out = html.unescape(out)
     if out == text:
