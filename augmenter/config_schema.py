@@ -442,6 +442,7 @@ class Executor(Node):
     fewshot_guard: Flag = None
     unsupported: string() = None
     quote_reviews: Flag = None
+    review_verdicts: Flag = None
 
 
 class LLMCache(Node):

@@ -47,12 +47,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from math import sqrt
 from pathlib import Path
 
 from augmenter.audit import build_items, read_labels, settle, write_sheets
-from augmenter.audit.labels import agreement, disagree, write_labels
+from augmenter.audit.labels import agreement, disagree, read_ranks, write_labels
 from augmenter.audit.sheets import Answer, Item, read_items
 from augmenter.knowledge.base import load_dstc11
 from augmenter.storage import write_atomic
@@ -154,6 +155,35 @@ def per_system(items: list[Item], settled: dict) -> dict[str, dict]:
     return dict(sorted(out.items()))
 
 
+def helpfulness(items: list[Item], settled: dict, labellers: list[dict], ranks: list[dict]) -> dict[str, dict]:
+    """Per system, under the rules' extension: the settled "answers" (yes / partly / no), off-topic and
+    wrong-place flags, "natural" averaged over the two labellers, and the share of turns each labeller ranked
+    its answer first (ties count), averaged."""
+    out: dict[str, dict] = {}
+    for item in items:
+        for answer in item.answers:
+            key = (item.item, answer.rid)
+            label = settled.get(key)
+            if label is None or label.answers is None:
+                continue
+            natural = [lab[key].natural for lab in labellers if key in lab and lab[key].natural is not None]
+            first = [answer.rid in r[item.item][0] for r in ranks if item.item in r]
+            for system in answer.systems:
+                row = out.setdefault(system, {"answers": 0, "answers_yes": 0, "answers_partly": 0, "answers_no": 0,
+                                              "off_topic": 0, "wrong_entity": 0, "natural": [], "ranked_first": []})
+                row["answers"] += 1
+                row[f"answers_{label.answers}"] += 1
+                row["off_topic"] += "off_topic" in label.flags
+                row["wrong_entity"] += "wrong_entity" in label.flags
+                row["natural"] += natural
+                row["ranked_first"] += first
+    for row in out.values():
+        row["natural"] = round(statistics.mean(row["natural"]), 2) if row["natural"] else None
+        row["ranked_first_percent"] = round(100 * statistics.mean(row.pop("ranked_first")), 1) if \
+            row["ranked_first"] else None
+    return dict(sorted(out.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("step", choices=("controls", "changed", "items", "render", "disputes", "settle"))
@@ -219,12 +249,22 @@ def main() -> None:
               "answers_with_duplicates": sum(len(a.systems) for i in items for a in i.answers),
               "claims": len(claims), "claims_by_label": {lab: sum(c.label == lab for c in claims) for lab in "SCU"},
               "agreement": agreement(first, second).to_json(), "systems": per_system(items, settled)}
+    ranks = [read_ranks(path) for path in sorted((directory / "labels").glob("ranks-[12].jsonl"))]
+    helpful = helpfulness(items, settled, [first, second], ranks)
+    if helpful:
+        report["helpfulness"] = helpful
     write_atomic(directory / "report.json", json.dumps(report, indent=1) + "\n")
     rows = ["| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
             "|---|---|---|---|---|---|"]
     for system, r in report["systems"].items():
         rows.append(f"| {system} | {r['answers']} | {r['flawed_percent']} {r['flawed_ci95']} | "
                     f"{r['contradicted_percent']} | {r['misses_question_percent']} | {r['idk_percent']} |")
+    if helpful:
+        rows += ["", "| system | answers directly | partly | no | off-topic | wrong place | natural (1-3) | ranked first % |",
+                 "|---|---|---|---|---|---|---|---|"]
+        rows += [f"| {system} | {r['answers_yes']}/{r['answers']} | {r['answers_partly']} | {r['answers_no']} | "
+                 f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} |"
+                 for system, r in helpful.items()]
     agree = report["agreement"]
     text = (f"# Labelled claim set `{args.round}`\n\n{report['items']} items from {report['dialogues']} dialogues, "
             f"{report['answers_distinct']} distinct answers ({report['answers_with_duplicates']} with duplicates), "

@@ -115,3 +115,24 @@ def test_claims_are_matched_and_disagreements_settled_by_the_third():
     assert agree.answers == 2 and agree.disputed == 1 and agree.matched == 4
     # flawed: a, a against b, a -> (True, True) vs (False, True): observed 0.5, expected 0.5 -> kappa 0
     assert agree.flawed_kappa == pytest.approx(0.0)
+
+
+def test_whether_an_answer_answers_how_natural_it_reads_and_the_ranks_are_read_strictly(tmp_path):
+    from augmenter.audit.labels import read_ranks
+
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps({"item": 1, "response": "R1", "claims": [], "flags": [], "answers": "partly",
+                                "natural": 2}) + "\n")
+    label = read_labels(path)[(1, "R1")]
+    assert (label.answers, label.natural) == ("partly", 2) and label.to_json()["answers"] == "partly"
+    path.write_text(json.dumps({"item": 1, "response": "R1", "claims": [], "answers": "maybe"}) + "\n")
+    with pytest.raises(InputError, match="'answers' must be one of yes, partly, no"):
+        read_labels(path)
+    yes, no = AnswerLabel([], [], "yes", 3), AnswerLabel([], [], "no", 3)
+    assert disagree(yes, no) == ["answers yes and no"] and disagree(yes, AnswerLabel([], [])) == []
+    ranks = tmp_path / "ranks.jsonl"
+    ranks.write_text(json.dumps({"item": 4, "rank": ["R2", "R1 = R3"]}) + "\n")
+    assert read_ranks(ranks) == {4: [["R2"], ["R1", "R3"]]}
+    ranks.write_text(json.dumps({"item": 4, "rank": ["best"]}) + "\n")
+    with pytest.raises(InputError, match="ranks name answers"):
+        read_ranks(ranks)

@@ -15,7 +15,7 @@ LAYERS = [
     {"augmenter.cli", "augmenter.api", "augmenter.serve"},
     {"augmenter.config", "augmenter.config_schema"},
     {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges", "augmenter.audit"},
-    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents"},
+    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents", "augmenter.reviews"},
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
      "augmenter.tasks"},
     {"augmenter.memory"},

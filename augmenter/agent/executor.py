@@ -10,7 +10,7 @@ from typing import Optional
 
 from augmenter.agent.protocols import Composer, Consolidator, Utility, utility_result
 from augmenter.agent.replies import (ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, quoted_sources,
-                                      reviews_quoted)
+                                      reviews_quoted, verdict_claim)
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
@@ -73,6 +73,8 @@ class Executor:
     replaced by the sentence it rests on, quoted and attributed to a guest (`mem.outcome` "quoted"): a summary of
     reviews in the model's words ("the hotel is quiet") is unsupported whenever a review it did not see says
     otherwise; what a guest wrote stays true.
+    `review_verdicts=True`: a reply in the reviews' own words leads with their verdict on the question, one sentence
+    the model writes and `augmenter.reviews.VerdictWriter` checks (else a fixed one), then a quote per side.
     `composer`: a knowledge kind's own way of answering (`Composer`, e.g. the documents'), which then gathers the
     evidence after retrieval, writes the drafting prompt, checks each draft and writes the reply in place of the
     prompt engine's response prompt, the utility and the replies above.
@@ -82,7 +84,8 @@ class Executor:
                  consolidator: Optional[Consolidator] = None, params: Optional[SamplingParams] = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Optional[Composer] = None):
+                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Optional[Composer] = None,
+                 review_verdicts: bool = False):
         try:
             select = Select(select)
         except ValueError:
@@ -101,6 +104,7 @@ class Executor:
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
         self.composer = composer
+        self.review_verdicts, self._verdicts = review_verdicts, None
         self.actions = {Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge, Action.CALL_LLM: self._call_llm,
                         Action.VERIFY_UTILITY: self._verify_utility, Action.SEND: self._send,
                         Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge}
@@ -238,17 +242,32 @@ class Executor:
             record.note = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
-        record.outputs = {"response": mem.response, "outcome": mem.outcome}
+        record.outputs.update(response=mem.response, outcome=mem.outcome)
 
     @property
     def _by_id(self) -> dict:
         """The knowledge's snippets by id ({} without a snippet knowledge base)."""
         return getattr(getattr(self.consolidator, "kb", None), "by_id", {})
 
-    def _composed(self, mem: WorkingMemory) -> Optional[str]:
-        """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question."""
+    def _composed(self, mem: WorkingMemory, verdicts: Optional[list] = None) -> Optional[str]:
+        """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question; with
+        `review_verdicts` and a `verdicts` list, the reviews' verdict first (each appended to it with the sentences
+        it rests on)."""
         faqs, reviews = (getattr(self.utility, name, None) for name in ("answering_faqs", "answering_reviews"))
-        return composed_reply(mem, faqs(mem) if faqs else (), reviews(mem) if reviews else ())
+        verdict = None
+        if verdicts is not None and self.review_verdicts:
+            if self._verdicts is None:
+                from augmenter.reviews import VerdictWriter
+
+                judge = getattr(getattr(self.consolidator, "opinions", None), "judge", None)
+                self._verdicts = VerdictWriter(self.llm, judge=judge)
+
+            def verdict(question, sentences):
+                made = self._verdicts.write(question, sentences)
+                if made is not None:
+                    verdicts.append((made, sentences))
+                return made
+        return composed_reply(mem, faqs(mem) if faqs else (), reviews(mem) if reviews else (), verdict=verdict)
 
     def answers_from_knowledge(self, mem: WorkingMemory) -> bool:
         """Whether the knowledge's own words answer the question (a reply `composed_reply` can write): a checked
@@ -262,10 +281,14 @@ class Executor:
         question, or what the reviews on it say, quoted); else the supported claims on the question of the
         candidate with the most of them; else a plain statement that the knowledge does not answer (or says
         otherwise), with the best evidence found."""
-        composed = self._composed(mem)
+        verdicts: list = []
+        composed = self._composed(mem, verdicts)
         if composed:
             mem.response, mem.outcome = composed, "quoted"
-            mem.sent_claims = quoted_sources(mem, composed)  # its citations: the snippets it quotes
+            mem.sent_claims = [verdict_claim(v, sentences) for v, sentences in verdicts]
+            mem.sent_claims += quoted_sources(mem, composed)  # its citations: the snippets it quotes
+            if any(v.problem for v, _ in verdicts):
+                record.outputs["verdict_fixed"] = "; ".join(v.problem for v, _ in verdicts if v.problem)
             record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
                            "the knowledge answers the question: its own words, no draft")
             return

@@ -7,9 +7,10 @@ sentences they rest on (`reviews_quoted`)."""
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
+from augmenter.reviews.verdict import answering_clause, display_name, parts_of, reviewers
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
@@ -37,17 +38,6 @@ def _quote(sentence: Snippet) -> str:
     return f'"{clip(sentence.text.strip().rstrip(".!"))}"'
 
 
-_SMALL = {"and", "of", "the", "du", "de", "la", "le", "at", "in", "on", "by"}
-
-
-def display_name(name: str) -> str:
-    """A name written in capitals (DSTC11 writes every place so) in title case: "A and B Guest House"."""
-    if not name.isupper():
-        return name
-    words = name.lower().split()
-    return " ".join(w if i and w in _SMALL else w[:1].upper() + w[1:] for i, w in enumerate(words))
-
-
 def place_name(mem: WorkingMemory, snippet: Snippet) -> str:
     """The entity's name as the linker knows it, else as the snippet has it, for display ("Lensfield Hotel")."""
     linked = next((m.name for m in mem.entities if (m.domain, m.entity_id) == (snippet.domain, snippet.entity_id)),
@@ -65,27 +55,50 @@ def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[
 
 
 def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
-    """One or two review sentences, quoted and attributed to one guest each ("At <place>, a guest wrote: ..."), or
-    to the same guest when both come from one review (the labellers of the default's answers read "another" for a
-    sentence of the same review as a false claim)."""
+    """One or two review sentences, quoted and attributed to one reviewer each ("At <place>, a guest wrote: ..."; a
+    diner of a restaurant), or to the same one when both come from one review (the labellers of the default's
+    answers read "another" for a sentence of the same review as a false claim)."""
     if not quotes:
         return None
     at = f"At {place}, " if place else ""
+    who = reviewers(quotes[0].domain, plural=False)
     if len(quotes) == 1:
-        return f"{at}a guest wrote: {_quote(quotes[0])}"
+        return f"{at}a {who} wrote: {_quote(quotes[0])}"
     first, second = quotes[:2]
     if first.doc_id is not None and (first.domain, first.entity_id, first.doc_id) == \
             (second.domain, second.entity_id, second.doc_id):
-        return f"{at}a guest wrote: {_quote(first)}; in the same review: {_quote(second)}"
-    return f"{at}one guest wrote: {_quote(first)}; another: {_quote(second)}"
+        return f"{at}a {who} wrote: {_quote(first)}; in the same review: {_quote(second)}"
+    return f"{at}one {who} wrote: {_quote(first)}; another: {_quote(second)}"
+
+
+VerdictFn = Callable[[str, Sequence[Snippet]], Optional[object]]  # (question, sentences) -> a Verdict or None
+
+
+def verdict_first(question: str, sentences: Sequence[Snippet], verdict, place: str = "") -> str:
+    """The verdict (`augmenter.reviews.verdict.Verdict`), then one quote per side it rests on, the clause of each
+    that speaks to the question: "Yes, guests love the views. A guest wrote: "the views are worth it"."."""
+    sides = ("positive", "negative") if verdict.side == "mixed" else (verdict.side,)
+    quotes = [next(s for s in verdict.sentences or sentences if s.stance == side) for side in sides]
+    quotes = [s.model_copy(update={"text": answering_clause(question, s.text)}) for s in quotes]
+    lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
+    return f"{lead} {_sentence(quoted(quotes))}"
+
+
+def verdict_claim(verdict, sentences: Sequence[Snippet]) -> ClaimCheck:
+    """The verdict as a cited claim: it rests on the sentences of the side (or both sides) it states."""
+    sides = ("positive", "negative") if verdict.side == "mixed" else (verdict.side,)
+    return ClaimCheck(claim=verdict.text, verdict=Verdict.SUPPORTED, p_supported=1.0,
+                      evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)
+                                for s in verdict.sentences or sentences if s.stance in sides])
 
 
 def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
-                   answering_reviews: Sequence[Snippet] = ()) -> Optional[str]:
+                   answering_reviews: Sequence[Snippet] = (), verdict: Optional[VerdictFn] = None) -> Optional[str]:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
     question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
-    `opinion_sentence`); when it found none, the best of `answering_reviews` (retrieved review sentences about the
-    question, best first) per entity, quoted. None when the evidence holds none of these."""
+    `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
+    rests on (`verdict_first`); when it found none, the best of `answering_reviews` (retrieved review sentences about
+    the question, best first) per entity, quoted. None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     places: list[tuple[Snippet, Optional[list[Snippet]]]] = []  # (where, its review sentences with a stance; None:
@@ -101,6 +114,10 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
         places = [(s, None) for s in best.values()]
     for ref, sentences in places:
         place = place_name(mem, ref) if len(places) > 1 or not parts else ""
+        judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
+        if judged is not None:
+            parts.append(verdict_first(mem.q, sentences, judged, place_name(mem, ref) if len(places) > 1 else ""))
+            continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
             parts.append(_sentence(said))
@@ -113,6 +130,8 @@ def quoted_sources(mem: WorkingMemory, reply: str) -> list[ClaimCheck]:
     cited: dict[str, ClaimCheck] = {}
     for s in mem.e:
         said = faq_answer(s) if s.doc_type == "faq" else _quote(s)[1:-1] if s.doc_type == "review" else None
+        if s.doc_type == "review" and said not in reply:  # a clause of it quoted
+            said = next((c for c in parts_of(s.text) if len(c.split()) >= 4 and f'"{c}"' in reply), said)
         if said and s.id not in cited and said.rstrip(".") in reply:
             cited[s.id] = ClaimCheck(claim=said, verdict=Verdict.SUPPORTED, p_supported=1.0,
                                      evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)])

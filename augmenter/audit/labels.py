@@ -15,6 +15,7 @@ from augmenter.storage import read_jsonl, write_atomic
 from augmenter.verification.lexical import content_words
 
 LABELS = ("S", "C", "U")  # supported, contradicted, unsupported
+ANSWERS = ("yes", "partly", "no")  # does the answer answer what was asked
 FLAGS = ("off_topic", "dodge", "idk", "idk_wrong", "self_contradiction", "loop", "wrong_entity")
 _RID = re.compile(r"^R\d+$")
 
@@ -32,6 +33,8 @@ class ClaimLabel:
 class AnswerLabel:
     claims: list[ClaimLabel] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    answers: Optional[str] = None  # yes | partly | no (the rules' extension; None in rounds before it)
+    natural: Optional[int] = None  # 1-3
 
     @property
     def flawed(self) -> bool:
@@ -48,8 +51,9 @@ class AnswerLabel:
         return bool({"off_topic", "idk_wrong"} & set(self.flags))
 
     def to_json(self) -> dict:
-        return {"claims": [{"text": c.text, "label": c.label, "why": c.why} for c in self.claims],
-                "flags": list(self.flags)}
+        out = {"claims": [{"text": c.text, "label": c.label, "why": c.why} for c in self.claims],
+               "flags": list(self.flags)}
+        return {**out, **{k: v for k, v in (("answers", self.answers), ("natural", self.natural)) if v is not None}}
 
 
 def parse_label(row: dict, where: str) -> tuple[Key, AnswerLabel]:
@@ -75,7 +79,34 @@ def parse_label(row: dict, where: str) -> tuple[Key, AnswerLabel]:
     flags = row.get("flags") or []
     if not isinstance(flags, list) or any(f not in FLAGS for f in flags):
         raise InputError(f"{where}: 'flags' must be a list of {', '.join(FLAGS)}, got {flags!r}")
-    return (item, rid), AnswerLabel(parsed, sorted(set(flags)))
+    answers, natural = row.get("answers"), row.get("natural")
+    if answers is not None and answers not in ANSWERS:
+        raise InputError(f"{where}: 'answers' must be one of {', '.join(ANSWERS)}, got {answers!r}")
+    if natural is not None and natural not in (1, 2, 3):
+        raise InputError(f"{where}: 'natural' must be 1, 2 or 3, got {natural!r}")
+    return (item, rid), AnswerLabel(parsed, sorted(set(flags)), answers, natural)
+
+
+def read_ranks(path: str | Path) -> dict[int, list[list[str]]]:
+    """A labeller's ranks ({"item": i, "rank": ["R2", "R1=R3"]} per line): item -> the answers best first, each
+    place a list of tied answers."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"ranks file not found: {path}")
+
+    def bad(n: int, why: str):
+        raise InputError(f"{path}:{n}: {why}")
+
+    out = {}
+    for n, row in read_jsonl(path, bad):
+        rank = row.get("rank")
+        if not isinstance(row.get("item"), int) or not isinstance(rank, list) or not rank:
+            bad(n, "each line needs an 'item' number and a 'rank' list")
+        places = [str(place).replace(" ", "").split("=") for place in rank]
+        if any(not _RID.match(r) for place in places for r in place):
+            bad(n, f"ranks name answers R1, R2, ...; got {rank!r}")
+        out[row["item"]] = places
+    return out
 
 
 def read_labels(path: str | Path, expected: Optional[Iterable[Key]] = None) -> dict[Key, AnswerLabel]:
@@ -157,6 +188,8 @@ def disagree(a: AnswerLabel, b: AnswerLabel) -> list[str]:
     for flag in ("off_topic", "idk_wrong"):
         if (flag in a.flags) != (flag in b.flags):
             why.append(f"{flag} for one labeller only")
+    if a.answers is not None and b.answers is not None and a.answers != b.answers:
+        why.append(f"answers {a.answers} and {b.answers}")
     return why
 
 

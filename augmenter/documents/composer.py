@@ -33,19 +33,7 @@ from augmenter.documents.replies import answered, cited, from_passage, not_found
 from augmenter.knowledge.ranking import interleave
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
-
-_AUXILIARY = re.compile(r"^(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|"
-                        r"had|isn't|aren't|doesn't|don't|can't|won't)\b", re.IGNORECASE)
-_CLAUSE = re.compile(r"[.?!;:,]\s+|\s+(?:and|but|so)\s+(?=(?:is|are|do|does|can|will|should|may|must|has|have)\b)",
-                     re.IGNORECASE)
-
-
-def is_yes_no(question: str) -> bool:
-    """Whether the question asks for a yes or a no: its last clause opens with an auxiliary verb ("Can I ...?",
-    "I left my card at home, is it fine to ...?")."""
-    clauses = [c.strip() for c in _CLAUSE.split(question.strip()) if c.strip()]
-    return bool(clauses) and bool(_AUXILIARY.match(clauses[-1])) or bool(_AUXILIARY.match(question.strip()))
-
+from augmenter.text import is_yes_no
 
 _PARTS = re.compile(r"\?\s+|;\s+|,?\s+(?:and|or|also)\s+(?=(?:what|how|which|where|when|who|why|is|are|does|do|can|"
                     r"should|will|would|could|must)\b)", re.IGNORECASE)

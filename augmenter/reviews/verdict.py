@@ -1,0 +1,165 @@
+"""The verdict of a place's reviews on what was asked: one sentence that answers ("Yes, guests love the views."),
+sent before the reviewers' own words.
+
+The model writes it from the review sentences the opinion gatherer found, and it is kept only when it adds nothing
+they and the question lack (no word, number or name of its own beyond a few verdict words) and takes their side (the
+review judge reads it as praise where they praise, complaint where they complain; where they are divided it must say
+so and answer neither yes nor no). Otherwise a fixed sentence says which side the reviews take.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from augmenter.knowledge.review_judge import ReviewJudge
+from augmenter.llm.base import SamplingParams
+from augmenter.memory import Snippet
+from augmenter.prompts.engine import PromptTemplate
+from augmenter.text import is_yes_no
+from augmenter.verification.encoder import embed
+from augmenter.verification.lexical import clauses, content_words, names, numbers
+
+REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
+SIDES = ("positive", "negative")
+# what a verdict may say beyond the question's and the reviews' words
+VERDICT_WORDS = frozenset(content_words(
+    "yes no guests guest diners diner reviewers reviewer customers visitors people say says said find found praise "
+    "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
+    "describe described think report reported speak spoke well positive negative mixed divided opinion opinions "
+    "recommend generally overall some others other many most happy pleased satisfied disappointed unhappy good bad "
+    "great nice really also overall agree"))
+DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
+VERDICT_WORDS |= DIVIDED
+FIXED = {"positive": "{who} who mention it speak well of it.", "negative": "{who} who mention it complain about it.",
+         "mixed": "{who} are divided on it."}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+_SMALL = {"and", "of", "the", "du", "de", "la", "le", "at", "in", "on", "by"}
+
+
+def display_name(name: str) -> str:
+    """A name written in capitals (DSTC11 writes every place so) in title case: "A and B Guest House"."""
+    if not name.isupper():
+        return name
+    words = name.lower().split()
+    return " ".join(w if i and w in _SMALL else w[:1].upper() + w[1:] for i, w in enumerate(words))
+
+
+def reviewers(domain: Optional[str], plural: bool = True) -> str:
+    """Who wrote a domain's reviews: "guests" of a hotel, "diners" of a restaurant, else "reviewers"."""
+    one, many = REVIEWERS.get(domain or "", ("reviewer", "reviewers"))
+    return many if plural else one
+
+
+def side_of(sentences: Sequence[Snippet]) -> Optional[str]:
+    """"positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
+    found = {s.stance for s in sentences} & set(SIDES)
+    return "mixed" if len(found) == 2 else next(iter(found)) if found else None
+
+
+_CONDITION = re.compile(r"^(?:(?:but|and|so)\s+)?((?:if|when|because|since)\b.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+def parts_of(sentence: str) -> list[str]:
+    """A review sentence's clauses (`clauses`), a leading condition apart ("But if you can get past the mediocre
+    service, this place offers ...")."""
+    out = []
+    for part in clauses(sentence):
+        lead = _CONDITION.match(part)
+        out += [lead.group(1), lead.group(2)] if lead else [part]
+    return out
+
+
+def answering_clause(question: str, sentence: str, min_words: int = 4) -> str:
+    """The clause of a review sentence closest in meaning to the question, when the sentence turns between topics
+    ("The rooms were not clean, but the views are worth it"); the sentence itself otherwise. Words unchanged."""
+    parts = [c for c in parts_of(sentence) if len(c.split()) >= min_words]
+    if len(parts) < 2:
+        return sentence.strip()
+    vectors = embed([question, *parts])
+    return parts[int((vectors[1:] @ vectors[0]).argmax())]
+
+
+@dataclass
+class Verdict:
+    text: str
+    side: str
+    written: bool  # True: the model's sentence, checked; False: the fixed sentence
+    problem: str = ""  # why the model's sentence was not kept
+    sentences: list = field(default_factory=list)  # what it rests on: the clause of each sentence that answers
+
+
+
+
+class VerdictWriter:
+    """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
+    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
+
+    def __init__(self, llm, judge: Optional[ReviewJudge] = None, prompt: str = "review_verdict",
+                 max_words: int = 25, max_tokens: int = 48):
+        self.llm, self.max_words = llm, max_words
+        self.judge = judge or ReviewJudge(llm)
+        self.prompt = PromptTemplate.load(prompt)
+        self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+
+    def clauses(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
+        """The sentences that take a side, each cut to the clause that answers; a cut one judged again (a sentence
+        that praises the food but complains about the service takes the side of the clause on what was asked)."""
+        out = []
+        for s in sentences:
+            if s.stance not in SIDES:
+                continue
+            clause = answering_clause(question, s.text)
+            if clause != s.text.strip():
+                stance = self.judge.judge(question, [clause])[0][0]
+                if stance not in SIDES:
+                    continue
+                s = s.model_copy(update={"text": clause, "stance": stance})
+            out.append(s)
+        return out
+
+    def write(self, question: str, sentences: Sequence[Snippet]) -> Optional[Verdict]:
+        sentences = self.clauses(question, sentences)
+        side = side_of(sentences)
+        if side is None:
+            return None
+        who = reviewers(sentences[0].domain)
+        said = [s.text.strip() for s in sentences]
+        place = display_name(sentences[0].entity_name or "")
+        messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place)
+        draft = self.llm.complete(messages, self.params).text
+        text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
+        problem = self.problem(question, text, [place, *said], side)
+        if not problem:
+            return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
+        return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
+
+    def problem(self, question: str, text: str, said: Sequence[str], side: str) -> str:
+        """Why `text` may not lead the reply ("" when it may)."""
+        source = " ".join([question, *said])
+        if not text or len(text.split()) > self.max_words:
+            return "empty or long"
+        if numbers(text) - numbers(source):
+            return "a number the reviews do not give"
+        if names(text) - names(source) - {"yes", "no"}:
+            return "a name the reviews do not give"
+        added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
+        if added:
+            return f"words the reviews do not use: {', '.join(sorted(added))}"
+        opens = text.split(maxsplit=1)[0].strip(",.!").lower()
+        if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
+            return "it does not say what the reviewers think"
+        if opens in ("yes", "no") and not is_yes_no(question):
+            return "a yes or a no to a question that asks neither"
+        if side == "mixed":
+            if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
+                return "the reviews are divided and the sentence does not say so"
+            return ""
+        d = self.judge.distribution(question, text)
+        mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
+        if mine <= other:
+            return "it takes the other side"
+        return ""
