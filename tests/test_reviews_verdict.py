@@ -1,6 +1,8 @@
 """The reviews' verdict first: one sentence that answers, kept only when it adds nothing the reviews lack and takes
 their side, then a quote per side, the clause that answers (augmenter.reviews.verdict, agent.replies)."""
 
+import math
+
 import pytest
 
 from augmenter.agent.replies import composed_reply, verdict_first
@@ -109,8 +111,15 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
 def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes_the_side_of_its_clause():
     mixed = [review("But if you can get past the mediocre service, this place offers really high quality dishes",
                     "positive", domain="restaurant")]
-    llm = FakeLLM([judged(0.05, 0.9), "Diners found the service mediocre.", judged(0.05, 0.9)])
+    about = lambda yes: Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.",
+                   judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
     assert verdict.text == "Diners found the service mediocre."
-    assert "of Acorn Guest House" in llm.calls[1][-1]["content"]
+    assert "of Acorn Guest House" in llm.calls[3][-1]["content"]
+
+
+def test_the_place_asked_about_may_be_named():
+    llm = FakeLLM(["Yes, Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written

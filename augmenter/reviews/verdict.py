@@ -106,13 +106,15 @@ class VerdictWriter:
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
 
     def clauses(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
-        """The sentences that take a side, each cut to the clause that answers; a cut one judged again (a sentence
-        that praises the food but complains about the service takes the side of the clause on what was asked)."""
+        """The sentences that take a side, each cut to the clause that answers (the one the judge finds most about
+        what was asked) and judged again (a sentence that praises the food but complains about the service takes
+        the side of its clause on what was asked)."""
         out = []
         for s in sentences:
             if s.stance not in SIDES:
                 continue
-            clause = answering_clause(question, s.text)
+            parts = [c for c in parts_of(s.text) if len(c.split()) >= 4]
+            clause = max(parts, key=lambda c: self.judge.about(question, c)) if len(parts) > 1 else s.text.strip()
             if clause != s.text.strip():
                 stance = self.judge.judge(question, [clause])[0][0]
                 if stance not in SIDES:
@@ -132,19 +134,19 @@ class VerdictWriter:
         messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place)
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
-        problem = self.problem(question, text, [place, *said], side)
+        problem = self.problem(question, text, said, side, place)
         if not problem:
             return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
         return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
 
-    def problem(self, question: str, text: str, said: Sequence[str], side: str) -> str:
-        """Why `text` may not lead the reply ("" when it may)."""
-        source = " ".join([question, *said])
+    def problem(self, question: str, text: str, said: Sequence[str], side: str, place: str = "") -> str:
+        """Why `text` may not lead the reply ("" when it may); `place`: the name it may use."""
+        source = " ".join([question, place, *said])
         if not text or len(text.split()) > self.max_words:
             return "empty or long"
         if numbers(text) - numbers(source):
             return "a number the reviews do not give"
-        if names(text) - names(source) - {"yes", "no"}:
+        if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
             return "a name the reviews do not give"
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         if added:
