@@ -182,6 +182,10 @@ def summary(args) -> None:
         if verified:
             result["aucs"]["self-verification P(yes) -> right"] = round(roc_auc_score(
                 [r["label"] == "right" for r in verified], [r["verify_yes"] for r in verified]), 3)
+    for label in ("right", "wrong"):  # what the shipped check (sentence support 0.6 included) does with them
+        drafts = [r for r in answered if r["label"] == label]
+        result.setdefault("the shipped check on the labelled drafts", {})[label] = {
+            "drafts": len(drafts), "passed": sum(bool(r["passed"]) for r in drafts)}
     plain = [r for r in rows if r["prompt"] == "plain"]
     if plain:
         result["aucs"]["refusal_probability -> unanswerable (plain)"] = round(roc_auc_score(
