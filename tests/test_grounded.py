@@ -360,8 +360,8 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
     assert [s.text for s in found] == ["Overall, the portion size of our meal was good.", "The portions were generous."]
     result = check(mem, "I don't have that information.")
     assert not result.passed and result.feedback.startswith(IDK_WRONG) and "portion size" in result.feedback
-    assert composed_reply(mem, (), found) == ('At La Raza, a guest wrote: "Overall, the portion size of our meal '
-                                              'was good". At La Tasca, a guest wrote: "The portions were generous".')
+    assert composed_reply(mem, (), found) == ('At La Raza, a diner wrote: "Overall, the portion size of our meal '
+                                              'was good". At La Tasca, a diner wrote: "The portions were generous".')
     # a sentence about something else is not quoted, and "I don't know" stands
     other = WorkingMemory(q="Is there a view of the river?", e=evidence, consolidated=True, entities=mentions)
     assert check.answering_reviews(other) == [] and check(other, "I don't have that information.").passed
