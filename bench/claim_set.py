@@ -184,6 +184,24 @@ def helpfulness(items: list[Item], settled: dict, labellers: list[dict], ranks: 
     return dict(sorted(out.items()))
 
 
+def head_to_head(items: list[Item], ranks: list[dict]) -> dict[str, float]:
+    """"A over B": the share of turns where the labellers ranked A's answer above B's (a tie, or one answer for
+    both, counts a half), averaged over the labellers' ranks."""
+    wins: dict[tuple, list] = {}
+    for item in items:
+        systems = sorted({s for a in item.answers for s in a.systems})
+        for r in ranks:
+            if item.item not in r:
+                continue
+            place = {rid: n for n, tied in enumerate(r[item.item]) for rid in tied}
+            at = {s: place.get(a.rid) for a in item.answers for s in a.systems}
+            for a in systems:
+                for b in systems:
+                    if a != b and at[a] is not None and at[b] is not None:
+                        wins.setdefault((a, b), []).append(1.0 if at[a] < at[b] else 0.5 if at[a] == at[b] else 0.0)
+    return {f"{a} over {b}": round(100 * statistics.mean(v), 1) for (a, b), v in sorted(wins.items())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("step", choices=("controls", "changed", "items", "render", "disputes", "settle"))
@@ -253,6 +271,7 @@ def main() -> None:
     helpful = helpfulness(items, settled, [first, second], ranks)
     if helpful:
         report["helpfulness"] = helpful
+        report["head_to_head_percent"] = head_to_head(items, ranks)
     write_atomic(directory / "report.json", json.dumps(report, indent=1) + "\n")
     rows = ["| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
             "|---|---|---|---|---|---|"]
@@ -265,6 +284,8 @@ def main() -> None:
         rows += [f"| {system} | {r['answers_yes']}/{r['answers']} | {r['answers_partly']} | {r['answers_no']} | "
                  f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} |"
                  for system, r in helpful.items()]
+        rows += ["", "Ranked above the other (ties a half), % of turns: " + "; ".join(
+            f"{pair} {share}" for pair, share in report["head_to_head_percent"].items())]
     agree = report["agreement"]
     text = (f"# Labelled claim set `{args.round}`\n\n{report['items']} items from {report['dialogues']} dialogues, "
             f"{report['answers_distinct']} distinct answers ({report['answers_with_duplicates']} with duplicates), "
