@@ -405,6 +405,7 @@ class Consolidator(Node):
     opinions_stance: setting("model or llm", lambda v: v in ("model", "llm")) = None
     opinions_min_related: number(ge=0, le=1) = None
     opinions_min_about: number(ge=0, le=1, null=True) = None
+    opinions_min_about_side: number(ge=0, le=1, null=True) = None
 
 
 class TableText(Node):

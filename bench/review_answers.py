@@ -35,13 +35,16 @@ def main() -> None:
     ap.add_argument("--from", dest="source", default="dstc11-dev-e2e", help="the labelled round whose turns to answer")
     ap.add_argument("--name", required=True, help="the system's name in the new round")
     ap.add_argument("--set", nargs="*", default=[], help="chat config overrides")
+    ap.add_argument("--items", help="only these items of the round (1,4,17): a quick look before a whole run")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--out", default=str(ROOT / "runs" / "claim-set" / "answers"))
     args = ap.parse_args()
     path = Path(args.out) / f"{args.name}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["dialogue_id"] for line in path.read_text().splitlines()} if path.exists() else set()
-    items = [i for i in load_items(LABELS / args.source) if i.dialogue_id not in done]
+    wanted = {int(n) for n in args.items.split(",")} if args.items else None
+    items = [i for i in load_items(LABELS / args.source) if i.dialogue_id not in done and
+             (wanted is None or i.item in wanted)]
     agent = build_agent(compose("chat", ["task=dstc11", f"data_root={args.data_root}", *args.set]))
     with path.open("a", encoding="utf-8") as out:
         for item in tqdm(items, desc=args.name, unit="turn"):

@@ -289,6 +289,14 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     texts = [s.text for s in found.sentences]
     assert REVIEWS[0][1] not in texts and REVIEWS[2][1] in texts  # the first praise does not speak to it: dropped
     assert {s.stance for s in found.sentences} == {"positive"} and found.split == "positive"  # no complaint passed
+    # with min_about_side, a complaint the judge finds about the question at 0.6 (below min_about) still counts:
+    # the reviews are then mixed, not all praise
+    about[REVIEWS[4][1]] = 0.6
+    wider = OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge, min_about_side=0.5)
+    mixed = wider.gather("Are the bathrooms clean?", "hotel", 1)
+    assert mixed.split == "mixed" and REVIEWS[4][1] in [s.text for s in mixed.sentences]
+    assert OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge).gather(
+        "Are the bathrooms clean?", "hotel", 1).split == "positive"
 
 
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):

@@ -42,26 +42,34 @@ def test_the_side_of_the_sentences():
 
 
 def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
-    llm = FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
-    assert verdict.written and verdict.text == "Yes, guests loved the view from the room."
+    assert verdict.written and verdict.text == "Yes, most guests loved the view from the room."
     assert "Begin with Yes or No" in llm.calls[0][-1]["content"]
 
 
+def test_a_verdict_on_one_side_speaks_for_most_reviewers_not_all():
+    """A review the gatherer did not see may say otherwise: "Yes, it is quiet" is replaced, "most" is kept."""
+    verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room."])).write(
+        "Does the room have a good view?", VIEWS)
+    assert not verdict.written and verdict.problem == "it speaks for every reviewer"
+    assert verdict.text == "Most guests who mention it speak well of it."
+
+
 @pytest.mark.parametrize("draft, problem", [
-    ("Yes, guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
-    ("Yes, 3 guests loved the view.", "a number"),
-    ("Yes, guests at Hilton loved the view.", "a name"),
+    ("Yes, most guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
+    ("Yes, 3 of most guests loved the view.", "a number"),
+    ("Yes, most guests at Hilton loved the view.", "a name"),
     ("Yes.", "does not say what the reviewers think"),
 ])
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Guests who mention it speak well of it."
+    assert verdict.text == "Most guests who mention it speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["No, guests did not like the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["No, most guests did not like the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
@@ -70,12 +78,13 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
     writer = VerdictWriter(FakeLLM(["Yes, guests found the room quiet at night."]))
     verdict = writer.write("Is the room quiet?", MIXED)
     assert not verdict.written and verdict.text == "Guests are divided on it."
+    assert "divided" in writer.llm.calls[0][-1]["content"] and "Begin with Yes" not in writer.llm.calls[0][-1]["content"]
     kept = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]))
     assert kept.write("Is the room quiet?", MIXED).written
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
-    verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)])).write(
         "What do guests say about the view?", VIEWS)
     assert not verdict.written and "asks neither" in verdict.problem
 
@@ -89,22 +98,22 @@ def test_the_clause_that_answers_is_quoted_words_unchanged():
 def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
     writer = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]))
     verdict = writer.write("Is the room quiet?", MIXED)
-    reply = verdict_first("Is the room quiet?", MIXED, verdict)
+    reply = verdict_first(verdict)
     assert reply == ('Some guests found the room quiet, while others found it noisy. One guest wrote: "The room was '
                      'very quiet at night"; another: "Our room was noisy because of the street".')
     restaurant = [review("The pasta was delicious.", "positive", domain="restaurant")]
-    verdict = VerdictWriter(FakeLLM(["Diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Most diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
         "Is the pasta good?", restaurant)
-    assert verdict_first("Is the pasta good?", restaurant, verdict).endswith('A diner wrote: "The pasta was delicious".')
+    assert verdict_first(verdict).endswith('A diner wrote: "The pasta was delicious".')
 
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     digest = Snippet(id="opinions:hotel:1", text="Reviews that mention this: 2 (2 positive).", domain="hotel",
                      entity_id=1, entity_name="Acorn Guest House", doc_type="opinions", stance="positive")
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest, *VIEWS])
-    writer = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)]))
+    writer = VerdictWriter(FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    assert reply == 'Yes, guests loved the view from the room. A guest wrote: "The view from our room was stunning".'
+    assert reply == 'Yes, most guests loved the view from the room. A guest wrote: "The view from our room was stunning".'
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 
@@ -112,14 +121,14 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
     mixed = [review("But if you can get past the mediocre service, this place offers really high quality dishes",
                     "positive", domain="restaurant")]
     about = lambda yes: Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
-    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.",
+    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Most diners found the service mediocre.",
                    judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
-    assert verdict.text == "Diners found the service mediocre."
+    assert verdict.text == "Most diners found the service mediocre."
     assert "of Acorn Guest House" in llm.calls[3][-1]["content"]
 
 
 def test_the_place_asked_about_may_be_named():
-    llm = FakeLLM(["Yes, Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, most guests find Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written

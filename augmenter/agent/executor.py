@@ -251,8 +251,7 @@ class Executor:
 
     def _composed(self, mem: WorkingMemory, verdicts: Optional[list] = None) -> Optional[str]:
         """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question; with
-        `review_verdicts` and a `verdicts` list, the reviews' verdict first (each appended to it with the sentences
-        it rests on)."""
+        `review_verdicts` and a `verdicts` list, the reviews' verdict first (each appended to it)."""
         faqs, reviews = (getattr(self.utility, name, None) for name in ("answering_faqs", "answering_reviews"))
         verdict = None
         if verdicts is not None and self.review_verdicts:
@@ -265,7 +264,7 @@ class Executor:
             def verdict(question, sentences):
                 made = self._verdicts.write(question, sentences)
                 if made is not None:
-                    verdicts.append((made, sentences))
+                    verdicts.append(made)
                 return made
         return composed_reply(mem, faqs(mem) if faqs else (), reviews(mem) if reviews else (), verdict=verdict)
 
@@ -285,10 +284,10 @@ class Executor:
         composed = self._composed(mem, verdicts)
         if composed:
             mem.response, mem.outcome = composed, "quoted"
-            mem.sent_claims = [verdict_claim(v, sentences) for v, sentences in verdicts]
+            mem.sent_claims = [verdict_claim(v) for v in verdicts]
             mem.sent_claims += quoted_sources(mem, composed)  # its citations: the snippets it quotes
-            if any(v.problem for v, _ in verdicts):
-                record.outputs["verdict_fixed"] = "; ".join(v.problem for v, _ in verdicts if v.problem)
+            if any(v.problem for v in verdicts):
+                record.outputs["verdict_fixed"] = "; ".join(v.problem for v in verdicts if v.problem)
             record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
                            "the knowledge answers the question: its own words, no draft")
             return

@@ -10,7 +10,7 @@ import re
 from typing import Callable, Optional, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
-from augmenter.reviews.verdict import answering_clause, display_name, parts_of, reviewers
+from augmenter.reviews.verdict import display_name, parts_of, reviewers
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
@@ -74,22 +74,19 @@ def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
 VerdictFn = Callable[[str, Sequence[Snippet]], Optional[object]]  # (question, sentences) -> a Verdict or None
 
 
-def verdict_first(question: str, sentences: Sequence[Snippet], verdict, place: str = "") -> str:
+def verdict_first(verdict, place: str = "") -> str:
     """The verdict (`augmenter.reviews.verdict.Verdict`), then one quote per side it rests on, the clause of each
     that speaks to the question: "Yes, guests love the views. A guest wrote: "the views are worth it"."."""
-    sides = ("positive", "negative") if verdict.side == "mixed" else (verdict.side,)
-    quotes = [next(s for s in verdict.sentences or sentences if s.stance == side) for side in sides]
-    quotes = [s.model_copy(update={"text": answering_clause(question, s.text)}) for s in quotes]
+    quotes = [next(s for s in verdict.sentences if s.stance == side) for side in verdict.sides]
     lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
     return f"{lead} {_sentence(quoted(quotes))}"
 
 
-def verdict_claim(verdict, sentences: Sequence[Snippet]) -> ClaimCheck:
+def verdict_claim(verdict) -> ClaimCheck:
     """The verdict as a cited claim: it rests on the sentences of the side (or both sides) it states."""
-    sides = ("positive", "negative") if verdict.side == "mixed" else (verdict.side,)
     return ClaimCheck(claim=verdict.text, verdict=Verdict.SUPPORTED, p_supported=1.0,
                       evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)
-                                for s in verdict.sentences or sentences if s.stance in sides])
+                                for s in verdict.sentences if s.stance in verdict.sides])
 
 
 def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
@@ -116,7 +113,7 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
         place = place_name(mem, ref) if len(places) > 1 or not parts else ""
         judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
         if judged is not None:
-            parts.append(verdict_first(mem.q, sentences, judged, place_name(mem, ref) if len(places) > 1 else ""))
+            parts.append(verdict_first(judged, place_name(mem, ref) if len(places) > 1 else ""))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:

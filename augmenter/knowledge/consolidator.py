@@ -49,6 +49,7 @@ class KnowledgeConsolidator:
         opinions_stance: str = "model",
         opinions_min_related: float = 0.85,
         opinions_min_about: Optional[float] = None,
+        opinions_min_about_side: Optional[float] = None,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -75,7 +76,8 @@ class KnowledgeConsolidator:
                     instead="consolidator.opinions=false utility=kf1 need no extra")
             if opinions_stance not in ("model", "llm"):
                 raise ValueError(f"opinions_stance must be model or llm, got {opinions_stance!r}")
-            self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences)
+            self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences,
+                                            min_about_side=opinions_min_about_side)
         self.opinions_stance, self.opinions_min_related = opinions_stance, opinions_min_related
         self.opinions_min_about = opinions_min_about
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index

@@ -122,13 +122,21 @@ class OpinionGatherer:
 
     With a `judge` (`ReviewJudge`: the LLM), each candidate's stance is what it says about the question itself
     (praise, complaint, or unrelated: dropped); without one, the stored clause classifier's stance of the clause
-    most similar to the question."""
+    most similar to the question.
+
+    `min_about_side` (with a judge that has `min_about`): a side none of whose sentences reaches `min_about` still
+    counts when one reaches this, led by its best; and sentences the stored classifier finds neutral (a reviewer's
+    "We stayed at X") are not put to the judge, so that a wider pool (a lower `min_p`, more `max_sentences`) finds
+    the other side of mixed reviews at fewer LLM calls."""
 
     def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
-                 max_sentences: int = 6, judge=None):
+                 max_sentences: int = 6, judge=None, min_about_side: Optional[float] = None):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
+        if min_about_side is not None and not 0.0 <= min_about_side <= 1.0:
+            raise ValueError(f"opinions: min_about_side is a probability in [0, 1], got {min_about_side}")
         self.kb, self.min_p, self.max_sentences, self.judge = kb, min_p, max_sentences, judge
+        self.min_about_side = min_about_side
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -143,12 +151,19 @@ class OpinionGatherer:
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
         order; the sentences before it, which do not, are dropped), and a side with no such sentence dropped whole:
-        the sentence a reply quotes for a side, and the side itself, are then on the question."""
+        the sentence a reply quotes for a side, and the side itself, are then on the question (with `min_about_side`,
+        a side whose best sentence reaches only that is led by it)."""
         out_keep, out_stances = [], []
         for side in ("positive", "negative"):
             mine = [i for i, st in zip(keep, stances) if st == side]
-            lead = next((k for k, i in enumerate(mine)
-                         if self.judge.about(question, reviews[i].text) >= self.judge.min_about), None)
+            lead, seen = None, []
+            for k, i in enumerate(mine):
+                seen.append(self.judge.about(question, reviews[i].text))
+                if seen[-1] >= self.judge.min_about:
+                    lead = k
+                    break
+            if lead is None and self.min_about_side is not None and seen and max(seen) >= self.min_about_side:
+                lead = int(np.argmax(seen))
             if lead is not None:
                 out_keep += mine[lead:]
                 out_stances += [side] * len(mine[lead:])
@@ -166,6 +181,8 @@ class OpinionGatherer:
         p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
         keep = [int(i) for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
+            if self.min_about_side is not None:
+                keep = [i for i, st in zip(keep, self._classified(query, [reviews[i] for i in keep])) if st != "neutral"]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]

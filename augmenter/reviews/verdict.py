@@ -23,17 +23,18 @@ from augmenter.verification.lexical import clauses, content_words, names, number
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
-# what a verdict may say beyond the question's and the reviews' words
-VERDICT_WORDS = frozenset(content_words(
-    "yes no guests guest diners diner reviewers reviewer customers visitors people say says said find found praise "
-    "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
-    "describe described think report reported speak spoke well positive negative mixed divided opinion opinions "
-    "recommend generally overall some others other many most happy pleased satisfied disappointed unhappy good bad "
-    "great nice really also overall agree"))
 DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
-VERDICT_WORDS |= DIVIDED
-FIXED = {"positive": "{who} who mention it speak well of it.", "negative": "{who} who mention it complain about it.",
-         "mixed": "{who} are divided on it."}
+# a verdict on one side speaks for most reviewers, not all: a review the gatherer missed may say otherwise
+MOST = re.compile(r"\b(?:most|mostly|many|generally)\b", re.IGNORECASE)
+# what a verdict may say beyond the question's and the reviews' words
+VERDICT_WORDS = DIVIDED | frozenset(content_words(
+    "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say says said find found praise "
+    "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
+    "describe described think thought report reported speak spoke wrote write well positive negative opinion "
+    "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
+    "agree high offer offers"))
+FIXED = {"positive": "Most {who} who mention it speak well of it.",
+         "negative": "Most {who} who mention it complain about it.", "mixed": "{who} are divided on it."}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -91,6 +92,10 @@ class Verdict:
     problem: str = ""  # why the model's sentence was not kept
     sentences: list = field(default_factory=list)  # what it rests on: the clause of each sentence that answers
 
+    @property
+    def sides(self) -> tuple[str, ...]:
+        """The stances it states: both for divided reviews."""
+        return SIDES if self.side == "mixed" else (self.side,)
 
 
 
@@ -131,13 +136,15 @@ class VerdictWriter:
         who = reviewers(sentences[0].domain)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
-        messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place)
+        messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place,
+                                       divided=side == "mixed")
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
         problem = self.problem(question, text, said, side, place)
         if not problem:
             return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
-        return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
+        return Verdict(FIXED[side].format(who=who if side != "mixed" else who.capitalize()), side, False, problem,
+                       sentences)
 
     def problem(self, question: str, text: str, said: Sequence[str], side: str, place: str = "") -> str:
         """Why `text` may not lead the reply ("" when it may); `place`: the name it may use."""
@@ -160,6 +167,8 @@ class VerdictWriter:
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
                 return "the reviews are divided and the sentence does not say so"
             return ""
+        if not MOST.search(text):
+            return "it speaks for every reviewer"
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
