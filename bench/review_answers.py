@@ -4,6 +4,8 @@ earlier systems' answers (`bench/claim_set.py items --runs ...`): the same turns
     python bench/review_answers.py --from dstc11-dev-e2e --name verdict-1.5b \
         --set executor.review_verdicts=true consolidator.opinions_stance=llm
     # -> runs/claim-set/answers/<name>.jsonl (resumable: turns already answered are kept)
+    python bench/review_answers.py --records runs/verdict2/.../table2_bm25/records.jsonl --name verdict-1.5b ...
+    # fresh turns: those an eval run answered (the records of the systems it is compared with)
 
 Each record holds the reply, its outcome, the turn's seconds, the LLM calls, and what the verdict writer did
 (`verdict_fixed`: why the model's verdict was replaced by the fixed sentence); a summary goes to
@@ -17,6 +19,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -30,9 +33,27 @@ sys.path.insert(0, str(ROOT / "bench"))
 from claim_set import LABELS, load_items  # noqa: E402
 
 
+@dataclass
+class Turn:
+    item: int
+    dialogue_id: str
+    q: str
+    history: list
+    gold_ids: list
+
+
+def records_turns(path: Path) -> list[Turn]:
+    """The turns of an eval run's records, in its order (the question, its history and gold knowledge)."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Turn(n, r["dialogue_id"], r["memory"]["q"], r["memory"]["h_q"], r.get("gold_ids") or [])
+            for n, r in enumerate(records, 1)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="source", default="dstc11-dev-e2e", help="the labelled round whose turns to answer")
+    ap.add_argument("--records", help="answer the turns of an eval run instead (its records.jsonl): fresh turns "
+                    "beside the answers of the systems that run scored")
     ap.add_argument("--name", required=True, help="the system's name in the new round")
     ap.add_argument("--set", nargs="*", default=[], help="chat config overrides")
     ap.add_argument("--items", help="only these items of the round (1,4,17): a quick look before a whole run")
@@ -43,8 +64,8 @@ def main() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["dialogue_id"] for line in path.read_text().splitlines()} if path.exists() else set()
     wanted = {int(n) for n in args.items.split(",")} if args.items else None
-    items = [i for i in load_items(LABELS / args.source) if i.dialogue_id not in done and
-             (wanted is None or i.item in wanted)]
+    turns = records_turns(Path(args.records)) if args.records else load_items(LABELS / args.source)
+    items = [i for i in turns if i.dialogue_id not in done and (wanted is None or i.item in wanted)]
     agent = build_agent(compose("chat", ["task=dstc11", f"data_root={args.data_root}", *args.set]))
     with path.open("a", encoding="utf-8") as out:
         for item in tqdm(items, desc=args.name, unit="turn"):

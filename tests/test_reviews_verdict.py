@@ -89,6 +89,16 @@ def test_no_yes_or_no_to_a_question_that_asks_neither():
     assert not verdict.written and "asks neither" in verdict.problem
 
 
+def test_a_sentence_on_several_things_falls_into_fragments_words_unchanged():
+    from augmenter.verification.lexical import fragments
+
+    assert fragments("Drinks are expensive here and the view is not much.") == ["Drinks are expensive here",
+                                                                              "the view is not much"]
+    assert fragments("The room was clean, quiet and spacious, and the staff were kind.") == [
+        "The room was clean, quiet and spacious", "the staff were kind"]
+    assert fragments("Lots of drinks, but it's out of the way.") == ["Lots of drinks", "it's out of the way"]
+
+
 def test_the_clause_that_answers_is_quoted_words_unchanged():
     sentence = "The rooms were not as clean as we expected, but the views from the balcony are worth it"
     assert answering_clause("Does it have good views?", sentence) == "the views from the balcony are worth it"

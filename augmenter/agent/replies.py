@@ -10,7 +10,8 @@ import re
 from typing import Callable, Optional, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
-from augmenter.reviews.verdict import display_name, parts_of, reviewers
+from augmenter.reviews.verdict import display_name, reviewers
+from augmenter.verification.lexical import parts_of
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
 CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"

@@ -23,7 +23,7 @@ import numpy as np
 from augmenter.errors import ConfigError
 from augmenter.memory import Snippet
 from augmenter.verification.encoder import embed
-from augmenter.verification.lexical import clauses, content_words
+from augmenter.verification.lexical import clauses, content_words, fragments
 from augmenter.verification.model import StoredModel
 
 STANCES = ("positive", "negative", "neutral")
@@ -125,9 +125,10 @@ class OpinionGatherer:
     most similar to the question.
 
     `min_about_side` (with a judge that has `min_about`): a side none of whose sentences reaches `min_about` still
-    counts when one reaches this, led by its best; and sentences the stored classifier finds neutral (a reviewer's
-    "We stayed at X") are not put to the judge, so that a wider pool (a lower `min_p`, more `max_sentences`) finds
-    the other side of mixed reviews at fewer LLM calls."""
+    counts when one reaches this, led by its best; sentences the stored classifier finds neutral (a reviewer's "We
+    stayed at X") are not put to the judge; and each sentence is judged, and kept, as its fragment closest in meaning
+    to the question ("the very small portion sizes of food" of a sentence that goes on about drinks and the view), so
+    that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews."""
 
     def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
                  max_sentences: int = 6, judge=None, min_about_side: Optional[float] = None):
@@ -147,6 +148,20 @@ class OpinionGatherer:
             focus.append(parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1
                          else parts[0])
         return [stance for stance, _ in self.stance.predict(focus)]
+
+    @staticmethod
+    def _focus(query: str, texts: Sequence[str]) -> list[str]:
+        """Each text's fragment (`fragments`) closest in meaning to the query."""
+        pieces = [fragments(t) for t in texts]
+        flat = [p for ps in pieces for p in ps]
+        if not flat:
+            return list(texts)
+        vectors = embed([query, *flat])
+        sims, out, at = vectors[1:] @ vectors[0], [], 0
+        for ps in pieces:
+            out.append(ps[int(np.argmax(sims[at: at + len(ps)]))])
+            at += len(ps)
+        return out
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
@@ -183,6 +198,8 @@ class OpinionGatherer:
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
             if self.min_about_side is not None:
                 keep = [i for i, st in zip(keep, self._classified(query, [reviews[i] for i in keep])) if st != "neutral"]
+                focus = dict(zip(keep, self._focus(query, [reviews[i].text for i in keep])))
+                reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]

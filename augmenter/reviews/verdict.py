@@ -19,7 +19,7 @@ from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import is_yes_no
 from augmenter.verification.encoder import embed
-from augmenter.verification.lexical import clauses, content_words, names, numbers
+from augmenter.verification.lexical import content_words, names, numbers, parts_of
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
@@ -32,7 +32,7 @@ VERDICT_WORDS = DIVIDED | frozenset(content_words(
     "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
     "describe described think thought report reported speak spoke wrote write well positive negative opinion "
     "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
-    "agree high offer offers"))
+    "agree disagree whether critical criticise criticize high offer offers"))
 FIXED = {"positive": "Most {who} who mention it speak well of it.",
          "negative": "Most {who} who mention it complain about it.", "mixed": "{who} are divided on it."}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -59,19 +59,6 @@ def side_of(sentences: Sequence[Snippet]) -> Optional[str]:
     """"positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
     found = {s.stance for s in sentences} & set(SIDES)
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
-
-
-_CONDITION = re.compile(r"^(?:(?:but|and|so)\s+)?((?:if|when|because|since)\b.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
-
-
-def parts_of(sentence: str) -> list[str]:
-    """A review sentence's clauses (`clauses`), a leading condition apart ("But if you can get past the mediocre
-    service, this place offers ...")."""
-    out = []
-    for part in clauses(sentence):
-        lead = _CONDITION.match(part)
-        out += [lead.group(1), lead.group(2)] if lead else [part]
-    return out
 
 
 def answering_clause(question: str, sentence: str, min_words: int = 4) -> str:

@@ -140,6 +140,39 @@ def clauses(sentence: str) -> list[str]:
     return out or [sentence.strip()]
 
 
+_CONDITION = re.compile(r"^(?:(?:but|and|so)\s+)?((?:if|when|because|since)\b.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+def parts_of(sentence: str) -> list[str]:
+    """A review sentence's clauses (`clauses`), a leading condition apart ("But if you can get past the mediocre
+    service, this place offers ...")."""
+    out = []
+    for part in clauses(sentence):
+        lead = _CONDITION.match(part)
+        out += [lead.group(1), lead.group(2)] if lead else [part]
+    return out
+
+
+_JOINT = re.compile(r"\s*[;,]\s*(?:and\s+|but\s+)?|\s+and\s+", re.IGNORECASE)
+
+
+def fragments(sentence: str, min_words: int = 3) -> list[str]:
+    """A sentence's parts (`parts_of`) cut further at commas and "and" ("Drinks are expensive here and the view is not
+    much"), a piece of fewer than `min_words` words joined back to the one before it ("clean and spacious" stays
+    whole). Words unchanged."""
+    out: list[str] = []
+    for part in parts_of(sentence):
+        pieces: list[str] = []
+        for piece in _JOINT.split(part):
+            if pieces and len(piece.split()) < min_words:
+                pieces[-1] = part[part.index(pieces[-1]): part.index(piece, part.index(pieces[-1]) + len(pieces[-1]))
+                                  + len(piece)]
+            elif piece.strip():
+                pieces.append(piece.strip())
+        out += pieces
+    return out or [sentence.strip()]
+
+
 _FAQ = re.compile(r"\bA:\s*(.*)$", re.DOTALL)
 _YES_NO = re.compile(r"^\s*(yes|no)\b[\s,.!;:-]*(.*)$", re.IGNORECASE | re.DOTALL)
 
