@@ -12,24 +12,6 @@ import sys
 from augmenter.errors import InputError
 
 
-def add_command(command) -> None:
-    ix = command("index", "index a folder of documents (.md .txt .pdf .html .docx) for knowledge=docs; "
-                          "re-run to update it (only changed files are read)")
-    ix.add_argument("paths", nargs="*", metavar="PATH", help="folders (read recursively), files or globs")
-    ix.add_argument("--status", action="store_true", help="list the index's documents, chunks and skipped files")
-    ix.add_argument("--index-dir", help="where the index lives (default: <cache>/documents/<name>-<hash of PATHs>, "
-                                        "where knowledge=docs looks for it)")
-    ix.add_argument("--include", action="append", metavar="GLOB",
-                    help="index only files matching it (repeatable), e.g. '*.md' or 'policies/*' (default: the "
-                         "index's, or all)")
-    ix.add_argument("--exclude", action="append", metavar="GLOB",
-                    help="leave these files out (repeatable; default: the index's, or none)")
-    ix.add_argument("--words", type=int, help="chunk size in words (default: the index's, or 200)")
-    ix.add_argument("--overlap", type=int, help="words a chunk repeats from the one before (default: 40)")
-    ix.add_argument("--max-file-mb", type=float, default=50.0, help="skip larger files (default: 50)")
-    ix.add_argument("--rebuild", action="store_true", help="read every file again, ignoring the previous index")
-
-
 def index(args: argparse.Namespace) -> int:
     from augmenter.documents import IndexStore, default_index_dir, update_index
 
