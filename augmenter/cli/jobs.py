@@ -4,12 +4,13 @@ report, ground, precompute, train, curve, serve."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from augmenter.errors import InputError
 
-RAY_WORKER_SETUP = "augmenter.cli.main.worker_logging"  # a Ray worker logs as the driver does
+RAY_WORKER_SETUP = "augmenter.cli.jobs.worker_logging"  # a Ray worker logs as the driver does
 
 
 def evaluate(args: argparse.Namespace) -> int:
@@ -76,6 +77,13 @@ def _grid_on_ray(args: argparse.Namespace, chosen: list[str]) -> int:
         raise EvalFailed(f"{len(failed)} of {len(outcomes)} experiments need another run (failed or unanswered "
                          f"turns): {', '.join(failed)}; run the grid again to retry them")
     return 0
+
+
+def worker_logging() -> None:
+    """A Ray worker's logging, as the driver's (`AUGMENTER_VERBOSITY`, set by `grid --ray`)."""
+    from augmenter.cli.log import setup_logging
+
+    setup_logging(max(-1, min(1, int(os.environ.get("AUGMENTER_VERBOSITY") or 0))))
 
 
 def report(args: argparse.Namespace) -> int:

@@ -29,7 +29,6 @@ are printed as one line (exit code 2), never as a traceback; an unknown name sug
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from typing import Optional, Sequence
@@ -152,13 +151,6 @@ def show_config(config_name: str, overrides: Sequence[str]) -> int:
 
     print(redact(OmegaConf.to_yaml(compose(config_name, overrides), resolve=True)), end="")
     return 0
-
-
-def worker_logging() -> None:
-    """A Ray worker's logging, as the driver's (`AUGMENTER_VERBOSITY`, set by `grid --ray`)."""
-    from augmenter.cli.log import setup_logging
-
-    setup_logging(max(-1, min(1, int(os.environ.get("AUGMENTER_VERBOSITY") or 0))))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
