@@ -10,6 +10,7 @@ import pytest
 from augmenter.api import Assistant
 from augmenter.errors import ConfigError
 from augmenter.memory import Action
+from conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,3 +83,31 @@ def test_a_greeting_is_no_claim_so_chit_chat_is_answered_at_once(greeting):
     assistant = Assistant.from_overrides(["llm=fake", f"llm.default='{greeting}'"])  # the default checks
     memory = assistant.ask("Hi")
     assert memory.response == greeting and memory.outcome == "answered" and memory.llm_calls == 1
+
+
+# ---- the jobs the commands run (augmenter.api.jobs) ------------------------------------------------------------------
+def test_experiments_are_chosen_by_name_or_prefix_each_once():
+    from augmenter.api.jobs import experiments
+    from augmenter.errors import InputError
+
+    assert experiments(["table2_bm25", "table2_bm"]) == ["table2_bm25", "table2_bm25_feedback"]
+    with pytest.raises(InputError, match="no experiment matches tabel2; known: claims_bm25, "):
+        experiments(["tabel2"])
+
+
+def test_a_grid_yields_each_experiment_and_goes_on_after_one_with_failed_turns(tmp_path, monkeypatch):
+    from augmenter.api.jobs import grid
+    from augmenter.eval.runner import EvalFailed, Evaluator
+
+    def run(self):
+        summary = {"name": str(self.cfg.name), "turns": 3}
+        if self.cfg.name == "table2_llm_only":
+            raise EvalFailed("1 of 3 turns failed", summary)
+        return summary
+
+    monkeypatch.setattr(Evaluator, "run", run)
+    runs = list(grid(["table2_llm_only", "table2_bm25"], [f"data_root={DATA}", "llm=fake", f"eval.out_dir={tmp_path}",
+                                                          "eval.limit=2"]))
+    assert [(r.name, r.summary, str(r.error) if r.error else None) for r in runs] == [
+        ("table2_llm_only", {"name": "table2_llm_only", "turns": 3}, "1 of 3 turns failed"),
+        ("table2_bm25", {"name": "table2_bm25", "turns": 3}, None)]

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from augmenter.cli.main import main, read_script
+from augmenter.cli.chat import read_script
+from augmenter.cli.main import main
 from augmenter.cli.safe_text import clean, safe
 from augmenter.errors import InputError
 

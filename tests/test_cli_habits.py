@@ -5,6 +5,7 @@ units on printed figures, and the chatting guide's option table checked against 
 import json
 import logging
 import re
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-import augmenter.cli.main as cli
 import augmenter.config
+from augmenter.cli.commands import COMMANDS
 from augmenter.cli.groups import group_defaults
+from augmenter.cli.jobs import print_summary
 from augmenter.cli.log import StderrHandler
 from augmenter.cli.main import main, parse_args
 from augmenter.config import config_dir, group_options
@@ -37,6 +39,12 @@ def restore_logging():
 
 def _fail(*args, **kwargs):
     raise AssertionError("an agent, an LLM or a command was built")
+
+
+def _never_run(monkeypatch, *names):
+    """The registered commands `names` fail if they run."""
+    for name in names:
+        monkeypatch.setitem(COMMANDS, name, replace(COMMANDS[name], handler=_fail))
 
 
 def chat(tmp_path, *args):
@@ -84,8 +92,7 @@ def test_defaults_follow_the_experiment_and_task():
 def test_cfg_job_prints_the_composed_config_and_builds_nothing(command, extra, key, expected, capsys, monkeypatch):
     for name in ("build_agent", "build_llm", "instantiate"):
         monkeypatch.setattr(augmenter.config, name, _fail)
-    for name in ("chat", "evaluate", "run_precompute", "run_train"):
-        monkeypatch.setattr(cli, name, _fail)
+    _never_run(monkeypatch, "chat", "eval", "precompute", "train")
     assert main([command, *extra, "--cfg", "job", "llm=fake"]) == 0
     shown = capsys.readouterr().out
     cfg = yaml.safe_load(shown)
@@ -241,8 +248,8 @@ def test_the_trace_says_the_unit_of_every_figure(tmp_path, capsys, monkeypatch):
 
 
 def test_the_eval_summary_says_the_unit_of_every_figure(capsys):
-    cli._print_summary({"name": "x", "turns": 2, "run_dir": "d", "metrics": {"KF1": 85.0, "length": 12.0},
-                        "cost": {"llm_calls": 1.5, "turn_seconds": 2.0}})
+    print_summary({"name": "x", "turns": 2, "run_dir": "d", "metrics": {"KF1": 85.0, "length": 12.0},
+                   "cost": {"llm_calls": 1.5, "turn_seconds": 2.0}})
     assert capsys.readouterr().out == ("x: 2 of 2 turns scored; KF1 85.00 (%), length 12.00 (words); LLM calls 1.50 "
                                        "(per turn), wall time 2.00 (s per turn) -> d\n")
 
@@ -409,8 +416,7 @@ def test_serve_without_the_checks_extra_stops_before_it_listens(without, monkeyp
                                                  (["chat", "--demo", "llm=fake", "retriever=dense"], "faiss", "chat")])
 def test_a_command_or_part_without_its_extra_names_it(argv, hidden, extra, without, monkeypatch, capsys):
     without(hidden)
-    for name in ("evaluate", "report", "run_train"):
-        monkeypatch.setattr(cli, name, _fail)
+    _never_run(monkeypatch, "eval", "report", "train")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and hidden in err and f"pip install 'augmenter[{extra}]'" in err, err

@@ -471,6 +471,65 @@ def test_new_chunk_settings_read_every_file_again(folder, tmp_path):
     assert not third.written and third.chunks == second.chunks
 
 
+
+# ---- the manifest and the update's steps ------------------------------------------------------------------------------
+CURRENT_MANIFEST = {  # as the indexer writes it (and the store adds its format)
+    "root": "/srv/docs", "sources": ["/srv/docs"], "settings": {"words": 200, "overlap": 40, "reader_version": 3},
+    "include": ["*.md"], "exclude": [],
+    "documents": {"a.md": {"size": 10, "mtime_ns": 5, "sha": "f00", "format": "markdown", "title": "A", "pages": None,
+                           "chunks": 2, "words": 30, "notes": ["not UTF-8: read as cp1252"]}},
+    "skipped": {"b.pdf": {"size": 3, "mtime_ns": 6, "sha": "ba4", "retry": True, "reason": "reading it needs pypdf"},
+                "c.md": {"size": 4, "mtime_ns": 7, "reason": "cannot be read (Permission denied)"}},
+    "scan_skipped": {"big.pdf": "too large (60 MB; the limit is 50 MB)"}, "unsupported": {".png": 2}, "hidden": 1,
+    "built_at": "2025-01-01T00:00:00+0000", "bm25": {"k1": 1.5, "b": 0.75}, "format": 2}
+
+
+def test_the_manifest_reads_the_current_format_and_writes_it_back_key_for_key():
+    from augmenter.documents.manifest import DocumentEntry, Manifest, Settings, SkippedEntry
+
+    manifest = Manifest.from_json(CURRENT_MANIFEST)
+    assert manifest.settings == Settings(200, 40, 3) and manifest.include == ["*.md"] and manifest.hidden == 1
+    assert manifest.documents["a.md"] == DocumentEntry(10, 5, "f00", "markdown", "A", None, 2, 30,
+                                                       ["not UTF-8: read as cp1252"])
+    assert manifest.skipped == {"b.pdf": SkippedEntry(3, 6, "ba4", True, "reading it needs pypdf"),
+                                "c.md": SkippedEntry(4, 7, None, False, "cannot be read (Permission denied)")}
+    assert manifest.to_json() == {k: v for k, v in CURRENT_MANIFEST.items() if k != "format"}
+    older = Manifest.from_json({"root": "/srv/docs", "documents": {}, "settings": {"words": 200, "overlap": 40}})
+    assert older.settings.reader_version is None and older.skipped == {} and older.scan_skipped == {}
+
+
+def test_the_manifest_an_update_writes_round_trips(folder, tmp_path):
+    from augmenter.documents.manifest import Manifest
+
+    update_index([folder], tmp_path / "index", warn=quiet)
+    written = IndexStore(tmp_path / "index").current().manifest
+    assert Manifest.from_json(written).to_json() == {k: v for k, v in written.items() if k != "format"}
+    assert written["documents"]["kitchen.md"]["title"] == "Kitchen Manual" and written["settings"]["words"] == 200
+
+
+def test_the_plan_names_the_files_to_read_and_a_settings_change_reads_them_all(folder, tmp_path):
+    from augmenter.documents.indexer import Request, needs_writing, plan, read
+
+    index = tmp_path / "index"
+    update_index([folder], index, warn=quiet)
+    store = IndexStore(index)
+    unchanged = plan(store.current(with_chunks=False), Request([folder]))
+    assert not unchanged.rebuild and not unchanged.to_read and len(unchanged.kept) == 5
+    assert not needs_writing(unchanged, read(unchanged, progress=False))
+    (folder / "notes.txt").write_text("The wifi password changed.\n", encoding="utf-8")
+    (folder / "garden.docx").unlink()
+    changed = plan(store.current(with_chunks=False), Request([folder]))
+    assert [c.rel for c in changed.to_read] == ["notes.txt"] and changed.removed == ["garden.docx"]
+    assert not changed.rebuild and not changed.is_new("notes.txt") and "notes.txt" not in changed.kept
+    contents = read(changed, progress=False)
+    assert contents.changed == ["notes.txt"] and not contents.added and contents.chunks["kitchen.md"] is None
+    assert needs_writing(changed, contents)
+    resized = plan(store.current(with_chunks=False), Request([folder], words=50, overlap=10))
+    assert resized.rebuild and not resized.kept and len(resized.to_read) == 4
+    assert (resized.settings.words, resized.settings.overlap) == (50, 10)
+    assert all(chunks is not None for chunks in read(resized, progress=False).chunks.values())
+
+
 KILLER = """
 import os, signal, sys
 import augmenter.documents.indexer as indexer

@@ -10,7 +10,9 @@ Memory (the evidence, every candidate with its score and feedback, the claims an
 
 `policy=` takes a Policy or a plain function of the memory, `utility=` any callable `(memory, candidate)`,
 `callbacks=` functions called as `callback(memory, record)` after every action (a UI, logging, streaming).
-The gymnasium environments are built from config in `augmenter.api.envs`.
+The jobs the commands run are built from config here too: `augmenter.api.jobs` (eval, grid, ground),
+`augmenter.api.conversations` (converse, judge), `augmenter.api.training` (train); the gymnasium environments
+and precompute are in `augmenter.api.envs`. They are imported on demand (some need an extra).
 """
 
 from __future__ import annotations

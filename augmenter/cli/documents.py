@@ -12,24 +12,6 @@ import sys
 from augmenter.errors import InputError
 
 
-def add_command(command) -> None:
-    ix = command("index", "index a folder of documents (.md .txt .pdf .html .docx) for knowledge=docs; "
-                          "re-run to update it (only changed files are read)")
-    ix.add_argument("paths", nargs="*", metavar="PATH", help="folders (read recursively), files or globs")
-    ix.add_argument("--status", action="store_true", help="list the index's documents, chunks and skipped files")
-    ix.add_argument("--index-dir", help="where the index lives (default: <cache>/documents/<name>-<hash of PATHs>, "
-                                        "where knowledge=docs looks for it)")
-    ix.add_argument("--include", action="append", metavar="GLOB",
-                    help="index only files matching it (repeatable), e.g. '*.md' or 'policies/*' (default: the "
-                         "index's, or all)")
-    ix.add_argument("--exclude", action="append", metavar="GLOB",
-                    help="leave these files out (repeatable; default: the index's, or none)")
-    ix.add_argument("--words", type=int, help="chunk size in words (default: the index's, or 200)")
-    ix.add_argument("--overlap", type=int, help="words a chunk repeats from the one before (default: 40)")
-    ix.add_argument("--max-file-mb", type=float, default=50.0, help="skip larger files (default: 50)")
-    ix.add_argument("--rebuild", action="store_true", help="read every file again, ignoring the previous index")
-
-
 def index(args: argparse.Namespace) -> int:
     from augmenter.documents import IndexStore, default_index_dir, update_index
 
@@ -50,30 +32,32 @@ def index(args: argparse.Namespace) -> int:
 
 
 def show_status(store) -> int:
+    from augmenter.documents.manifest import Manifest
+
     generation = store.current()
     if generation is None:
         raise InputError(f"no document index at {store.directory}: run augmenter index PATH first")
-    m = generation.manifest
-    docs, skipped = m["documents"], m.get("skipped", {}) | {k: {"reason": v} for k, v in m.get("scan_skipped", {}).items()}
+    m = Manifest.from_json(generation.manifest)
+    skipped = {rel: entry.reason for rel, entry in m.skipped.items()} | m.scan_skipped
     out = sys.stdout
-    print(f"index {store.directory} ({generation.directory.name}, built {m.get('built_at', '?')})", file=out)
-    globs = "".join(f"; {k} {' '.join(m[k])}" for k in ("include", "exclude") if m.get(k))
-    print(f"from {', '.join(m.get('sources', []))} (root {m.get('root')}); chunks of at most "
-          f"{m['settings']['words']} words, {m['settings']['overlap']} repeated{globs}", file=out)
-    print(f"{len(docs)} documents, {len(generation.chunks)} chunks:", file=out)
-    width = min(60, max((len(rel) for rel in docs), default=0))
-    for rel, entry in sorted(docs.items()):
-        pages = f", {entry['pages']} pages" if entry.get("pages") else ""
-        notes = f"  ({'; '.join(entry['notes'])})" if entry.get("notes") else ""
-        print(f"  {rel:<{width}}  {entry.get('format', '?'):<8} {entry['chunks']:>4} chunk{'s' * (entry['chunks'] != 1)}{pages}  "
-              f"{entry.get('title', '')}{notes}", file=out)
+    print(f"index {store.directory} ({generation.directory.name}, built {m.built_at or '?'})", file=out)
+    globs = "".join(f"; {name} {' '.join(globs)}" for name, globs in (("include", m.include), ("exclude", m.exclude))
+                    if globs)
+    print(f"from {', '.join(m.sources)} (root {m.root}); chunks of at most {m.settings.words} words, "
+          f"{m.settings.overlap} repeated{globs}", file=out)
+    print(f"{len(m.documents)} documents, {len(generation.chunks)} chunks:", file=out)
+    width = min(60, max((len(rel) for rel in m.documents), default=0))
+    for rel, entry in sorted(m.documents.items()):
+        pages = f", {entry.pages} pages" if entry.pages else ""
+        notes = f"  ({'; '.join(entry.notes)})" if entry.notes else ""
+        print(f"  {rel:<{width}}  {entry.format or '?':<8} {entry.chunks:>4} chunk{'s' * (entry.chunks != 1)}{pages}  "
+              f"{entry.title}{notes}", file=out)
     if skipped:
         print(f"{len(skipped)} skipped:", file=out)
-        for rel, entry in sorted(skipped.items()):
-            print(f"  {rel}: {entry['reason']}", file=out)
-    unsupported = m.get("unsupported") or {}
-    if unsupported or m.get("hidden"):
-        kinds = ", ".join(f"{n} {k}" for k, n in sorted(unsupported.items(), key=lambda kv: -kv[1]))
-        print(f"not indexed: {sum(unsupported.values())} of unsupported types{f' ({kinds})' if kinds else ''}, "
-              f"{m.get('hidden', 0)} hidden or junk", file=out)
+        for rel, reason in sorted(skipped.items()):
+            print(f"  {rel}: {reason}", file=out)
+    if m.unsupported or m.hidden:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(m.unsupported.items(), key=lambda kv: -kv[1]))
+        print(f"not indexed: {sum(m.unsupported.values())} of unsupported types{f' ({kinds})' if kinds else ''}, "
+              f"{m.hidden} hidden or junk", file=out)
     return 0

@@ -1,6 +1,6 @@
 """Your own documents as knowledge: a folder of Markdown, text, PDF, HTML and Word files read by format
-(`readers`), cut into citable chunks (`splitter`), kept in a persisted, incremental index (`store`, `indexer`)
-and loaded as a knowledge base (`knowledge`). `augmenter index PATH...` builds or updates the index;
+(`readers`), cut into citable chunks (`splitter`), kept in a persisted, incremental index (`store`, `indexer`,
+`manifest`) and loaded as a knowledge base (`knowledge`). `augmenter index PATH...` builds or updates the index;
 `knowledge=docs knowledge.path=PATH` uses it in chat, serve, eval and the API."""
 
 from augmenter.documents.indexer import Report, update_index
