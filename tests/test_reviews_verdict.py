@@ -45,7 +45,7 @@ def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
     llm = FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert verdict.written and verdict.text == "Yes, most guests loved the view from the room."
-    assert "Begin with Yes or No" in llm.calls[0][-1]["content"]
+    assert "Begin with Yes," in llm.calls[0][-1]["content"]
 
 
 def test_a_verdict_on_one_side_speaks_for_most_reviewers_not_all():
@@ -69,9 +69,27 @@ def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["No, most guests did not like the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["Yes, most guests complained about the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
+
+
+WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "negative", domain="restaurant")]
+
+
+@pytest.mark.parametrize("draft, problem", [
+    ("Most diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
+    ("No, most diners complained about the alcoholic drink menu.", "a No"),
+])
+def test_complaints_are_no_no(draft, problem):
+    """A complaint about the drinks does not say there are none: no "No", no negation the reviews lack."""
+    llm = FakeLLM([draft, judged(0.05, 0.9)])
+    verdict = VerdictWriter(llm).write("Does the restaurant serve alcohol?", WINE)
+    assert not verdict.written and problem in verdict.problem
+    assert verdict.text == "Most diners who mention it complain about it."
+    assert "Do not begin with Yes or No" in llm.calls[0][-1]["content"]
+    kept = VerdictWriter(FakeLLM(["Most diners would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
+    assert kept.write("Does the restaurant serve alcohol?", WINE).written
 
 
 def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():

@@ -19,7 +19,7 @@ from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import is_yes_no
 from augmenter.verification.encoder import embed
-from augmenter.verification.lexical import content_words, names, numbers, parts_of
+from augmenter.verification.lexical import content_words, names, numbers, parts_of, statements
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
@@ -124,7 +124,7 @@ class VerdictWriter:
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place,
-                                       divided=side == "mixed")
+                                       divided=side == "mixed", complaint=side == "negative")
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
         problem = self.problem(question, text, said, side, place)
@@ -145,11 +145,16 @@ class VerdictWriter:
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         if added:
             return f"words the reviews do not use: {', '.join(sorted(added))}"
+        said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
+        if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
+            return "a negation the reviews do not make"
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
         if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
             return "it does not say what the reviewers think"
         if opens in ("yes", "no") and not is_yes_no(question):
             return "a yes or a no to a question that asks neither"
+        if opens == "no":  # a complaint about the wine does not say there is none: the reviews' side, not a No
+            return "a No: complaints do not say the thing asked about is missing"
         if side == "mixed":
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
                 return "the reviews are divided and the sentence does not say so"

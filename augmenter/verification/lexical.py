@@ -23,7 +23,8 @@ _DAY_RANGE = re.compile(r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|thro
                         re.IGNORECASE)
 _NEGATIONS = {"no", "not", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable",
               "closed", "unavailable", "prohibited", "forbidden", "banned", "lacks", "lack", "isnt", "arent", "doesnt",
-              "dont", "didnt", "wont", "cant", "wasnt", "werent", "hasnt", "havent", "shouldnt", "couldnt", "nt"}
+              "dont", "didnt", "wont", "cant", "wasnt", "werent", "hasnt", "havent", "shouldnt", "couldnt", "wouldnt",
+              "neednt", "mustnt", "aint", "nt"}
 STOPWORDS = frozenset("""a an the and or but if of at by for with about against between into through during before
 after above below to from up down in out on off over under again further then once here there when where why how all
 any both each few more most other some such only own same so than too very s t can will just should now is are was
