@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from augmenter.cli.main import main as cli
 from augmenter.cli.conversations import sample_dir
+from augmenter.cli.main import main as cli
 from augmenter.config import compose
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import re
 import sys
 import time

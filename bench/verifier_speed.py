@@ -24,8 +24,7 @@ from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator, load_dstc
 from augmenter.memory import WorkingMemory
 from augmenter.tasks.dstc11 import load_turns
 from augmenter.utilities import ClaimsUtility
-from augmenter.verification import FastVerifier
-from augmenter.verification import encoder
+from augmenter.verification import FastVerifier, encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 

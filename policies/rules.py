@@ -27,9 +27,9 @@ Actions: consolidate_knowledge, call_llm, verify_utility, send, ask_need_knowled
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
 
 import yaml
 
@@ -78,7 +78,7 @@ class Rule:
     test: Predicate
 
     @classmethod
-    def parse(cls, spec: Mapping) -> "Rule":
+    def parse(cls, spec: Mapping) -> Rule:
         if not isinstance(spec, Mapping) or "then" not in spec:
             raise ConfigError(f"policy rule {spec!r}: needs 'then: <action>' (and optionally 'if: <condition>')")
         try:
@@ -120,7 +120,7 @@ class RulePolicy:
     name = "rules"
     RULES: Sequence[Mapping] = ()
 
-    def __init__(self, rules: Optional[Sequence[Mapping]] = None, file: Optional[str | Path] = None):
+    def __init__(self, rules: Sequence[Mapping] | None = None, file: str | Path | None = None):
         if file is not None:
             self.rules = load_rules(file)
         else:

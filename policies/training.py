@@ -19,9 +19,10 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -90,7 +91,7 @@ class MovingBaseline:
 
     def __init__(self, momentum: float = 0.9, per_turn: bool = True):
         self.momentum, self.per_turn = momentum, per_turn
-        self.overall: Optional[float] = None
+        self.overall: float | None = None
         self.turns: dict[str, tuple[float, int]] = {}  # turn id -> (average, visits)
 
     def value(self, turn_id: str) -> float:
@@ -147,7 +148,7 @@ class Trainer:
     `cfg` is the composed `train` config (its `train` and `model` settings; the whole of it is saved, so that a
     resumed run is known to be the same); `teacher` is the Working-Memory policy stage 1 clones."""
 
-    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: Optional[int] = None,
+    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: int | None = None,
                  train_envs=None):
         self.cfg, self.t = cfg, cfg.train
         self.seed = int(self.t.seed if seed is None else seed)

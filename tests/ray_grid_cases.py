@@ -13,7 +13,6 @@ import pytest
 
 from augmenter.cli.main import main, parse_args
 from augmenter.errors import ConfigError
-
 from conftest import DATA
 
 ray = pytest.importorskip("ray")

@@ -13,8 +13,7 @@ from augmenter.llm.base import Completion
 from augmenter.memory import Snippet, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.utilities import ClaimsUtility
-from augmenter.verification import FastVerifier, LLMVerifier, split_sentences
-from augmenter.verification import lexical
+from augmenter.verification import FastVerifier, LLMVerifier, lexical, split_sentences
 from augmenter.verification.splitter import ClaimSplitter, is_claim, parse_claims
 from augmenter.verification.verifiers import label_distribution, label_of
 

@@ -3,11 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import augmenter.config
 from augmenter.cli.main import main
-
 from conftest import DATA
 
 

@@ -9,12 +9,10 @@ import pytest
 from augmenter.cli.main import main
 from augmenter.envs.user_sim import LLMUserSimulator
 from augmenter.errors import ConfigError, InputError, LLMError, LLMFatalError
-from augmenter.eval.conversations import (ConversationRunner, ConversationSeed, chat_seeds, dstc11_seeds,
-                                          sample_seeds)
+from augmenter.eval.conversations import ConversationRunner, ConversationSeed, chat_seeds, dstc11_seeds, sample_seeds
 from augmenter.llm import Completion, FakeLLM
 from augmenter.memory import Utterance
 from augmenter.policies import NoKnowledgePolicy
-
 from conftest import DATA
 
 SEEDS = DATA / "botchat" / "MuTual_test_starts.jsonl"

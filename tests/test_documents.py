@@ -828,7 +828,7 @@ def test_an_index_written_before_chunks_had_their_own_spans_is_read_again(folder
 def test_a_blank_line_with_windows_line_ends_separates_paragraphs_of_a_text_file():
     from augmenter.documents.readers.text import read_text
 
-    data = "First paragraph, line one.\r\nLine two.\r\n\r\nSecond paragraph.\r\n \r\nThird.\r\n".encode()
+    data = b"First paragraph, line one.\r\nLine two.\r\n\r\nSecond paragraph.\r\n \r\nThird.\r\n"
     document = read_text(data, "notes.txt")
     text = data.decode()
     assert [b.text for b in document.blocks] == ["First paragraph, line one. Line two.", "Second paragraph.", "Third."]

@@ -11,14 +11,13 @@ import shutil
 
 import httpx
 import pytest
+from test_documents import make_pdf
 
 from augmenter.api import Assistant
 from augmenter.cli.main import main
 from augmenter.config import compose
 from augmenter.documents.replies import NOT_FOUND
 from augmenter.serve import Background, ServeSettings, create_app, pool_from_config, warm_up
-
-from test_documents import make_pdf
 
 HOTEL_Q = "What is the hotel limit per night in London?"
 HOTEL_A = "In London the hotel limit is 210 euros per night."

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from augmenter.errors import ConfigError
 from augmenter.envs import ACTIONS, CHARSET, DSTC11Replay, TurnEnv, UserTurn, observation_text
+from augmenter.errors import ConfigError
 from augmenter.memory import Action, Snippet, WorkingMemory
 from augmenter.policies import LLMAugmenterPolicy, MemoryPolicy, RandomPolicy, run_episode
-
 from conftest import DATA, ROOT
 
 FAKE = [f"data_root={DATA}", "llm=fake"]

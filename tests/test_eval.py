@@ -12,9 +12,8 @@ from augmenter.eval import metrics
 from augmenter.eval.report import bootstrap_ci, load_runs, paired_delta
 from augmenter.eval.runner import Evaluator, read_records, summarize
 from augmenter.memory import Snippet
-from policies import LLMAugmenterPolicy
-
 from conftest import DATA
+from policies import LLMAugmenterPolicy
 
 
 # ---- metrics -------------------------------------------------------------------------------------------

@@ -12,11 +12,11 @@ import pytest
 from augmenter.config import build_evaluator, compose
 from augmenter.eval.runner import read_records
 from augmenter.llm import Completion, FakeLLM
-
 from conftest import DATA
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from compare_records import without_timings  # noqa: E402
+
 
 class SlowLLM(FakeLLM):
     """A server-like fake: each call waits `delay` seconds, and the reply depends on the prompt (so that turns

@@ -19,7 +19,6 @@ from augmenter.config import build_evaluator, build_task, compose
 from augmenter.errors import CircuitOpenError, ConfigError, LLMError, LLMFatalError
 from augmenter.eval.runner import EvalFailed, Evaluator, read_records, run_lock, summarize
 from augmenter.llm import Completion, FakeLLM
-
 from conftest import DATA
 
 RUN = "table2_bm25_feedback"  # the default experiment's run name

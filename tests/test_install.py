@@ -16,8 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import textwrap
+import time
 import zipfile
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path

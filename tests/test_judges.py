@@ -8,12 +8,22 @@ import pytest
 
 from augmenter.cli.main import main
 from augmenter.errors import InputError, LLMError, LLMFatalError
-from augmenter.judges import (ArenaJudge, ChecksJudge, Dialogue, EloSettings, GTEvalJudge, UniEvalJudge, WikiChatJudge,
-                              bootstrap_elo, elo, make_judges, passes_at)
+from augmenter.judges import (
+    ArenaJudge,
+    ChecksJudge,
+    Dialogue,
+    EloSettings,
+    GTEvalJudge,
+    UniEvalJudge,
+    WikiChatJudge,
+    bootstrap_elo,
+    elo,
+    make_judges,
+    passes_at,
+)
 from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_yes_no_index
 from augmenter.judges.results import summarize
-from augmenter.judges.run import (JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems,
-                                  plan)
+from augmenter.judges.run import JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems, plan
 from augmenter.judges.validity import copied_examples, known_ordering, position_bias, self_consistency, wilson
 from augmenter.llm import Completion, FakeLLM
 

@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 
 from augmenter.errors import KnowledgeFormatError
-from augmenter.knowledge import (BM25sRetriever, EntityLinker, KnowledgeConsolidator, RankBM25Retriever, load_dstc11,
-                                 load_jsonl, load_knowledge, top_k)
+from augmenter.knowledge import (
+    BM25sRetriever,
+    EntityLinker,
+    KnowledgeConsolidator,
+    RankBM25Retriever,
+    load_dstc11,
+    load_jsonl,
+    load_knowledge,
+    top_k,
+)
 from augmenter.knowledge.linker import one_edit
 from augmenter.memory import Utterance
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,7 +15,6 @@ from augmenter.agent import Session
 from augmenter.config import build_agent, compose
 from augmenter.llm import LocalLLM, OpenAICompatLLM, SamplingParams
 from augmenter.llm.assets import model_path
-
 from conftest import DATA
 
 pytestmark = pytest.mark.live

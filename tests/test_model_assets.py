@@ -7,12 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
-from augmenter.errors import LLMError
-from augmenter.llm import assets
 from augmenter.config import compose
-from augmenter.llm import LocalLLM
+from augmenter.errors import LLMError
+from augmenter.llm import LocalLLM, assets
 from augmenter.llm.assets import MODELS, EmbeddedModel, model_path
 
 ROOT = Path(__file__).resolve().parents[1]

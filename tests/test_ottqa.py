@@ -5,13 +5,11 @@ import json
 import pytest
 
 from augmenter.cli.main import main
-
 from augmenter.eval.metrics import answer_prf, answer_recall
 from augmenter.knowledge import BM25sRetriever
 from augmenter.knowledge.chainer import EvidenceChainer, HyperlinkLinker, TableTextCorpus
 from augmenter.tasks.ottqa import load_passages, load_questions, load_tables
 from augmenter.utilities.kf1 import normalize_answer
-
 from conftest import DATA
 
 OTT = DATA / "ott-qa"

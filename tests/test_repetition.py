@@ -13,7 +13,6 @@ from augmenter.memory import EntityMention, Snippet, Utterance, WorkingMemory
 from augmenter.utilities import ClaimsUtility, CombinedUtility, DodgeUtility, KF1Utility, RepetitionUtility
 from augmenter.utilities.dodge import find_dodges, place_names
 from augmenter.utilities.repetition import measure
-
 from conftest import DSTC11
 
 # issue 18, read by hand among the paper's system's answers on DSTC11 turns

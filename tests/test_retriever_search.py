@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 from augmenter.errors import InputError
-from augmenter.knowledge import (BM25sRetriever, DenseRetriever, EntityLinker, HybridRetriever, KnowledgeConsolidator,
-                                 RankBM25Retriever, tokenize, top_k)
+from augmenter.knowledge import (
+    BM25sRetriever,
+    DenseRetriever,
+    EntityLinker,
+    HybridRetriever,
+    KnowledgeConsolidator,
+    RankBM25Retriever,
+    tokenize,
+    top_k,
+)
 from augmenter.knowledge.linker import strip_names
 from augmenter.knowledge.topk import NUMBA
 from conftest import DSTC11

@@ -20,7 +20,6 @@ from augmenter.memory.observation import ACTIONS, N_FEATURES
 from augmenter.policies import RandomPolicy, run_episode
 from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
 from augmenter.policies.training import reinforce_update
-
 from conftest import DATA
 
 FAKE = [f"data_root={DATA}", "llm=fake"]

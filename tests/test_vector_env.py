@@ -13,7 +13,6 @@ from augmenter.memory import Action
 from augmenter.memory.observation import ACTIONS
 from augmenter.policies import run_episode
 from augmenter.policies.vector_rollouts import play_episodes
-
 from conftest import DATA
 
 FAKE = [f"data_root={DATA}", "llm=fake", "llm_cache.enabled=false"]

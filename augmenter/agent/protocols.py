@@ -7,7 +7,8 @@ pair or a bare score (which always passes); `utility_result` reads any of them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from augmenter.memory import Action, EntityMention, Snippet, Utterance, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
@@ -83,4 +84,4 @@ def as_policy(policy: Any) -> Policy:
 
 Callback = Callable[[WorkingMemory, Any], None]  # (memory, the ActionRecord just taken): for a UI, logging, streaming
 # A callback may also have `on_text(memory, text)`: each response call's reply, piece by piece, as it is generated.
-OptionalCallbacks = Optional[Sequence[Callback]]
+OptionalCallbacks = Sequence[Callback] | None

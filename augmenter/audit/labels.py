@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl, write_atomic
@@ -33,8 +33,8 @@ class ClaimLabel:
 class AnswerLabel:
     claims: list[ClaimLabel] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
-    answers: Optional[str] = None  # yes | partly | no (the rules' extension; None in rounds before it)
-    natural: Optional[int] = None  # 1-3
+    answers: str | None = None  # yes | partly | no (the rules' extension; None in rounds before it)
+    natural: int | None = None  # 1-3
 
     @property
     def flawed(self) -> bool:
@@ -109,7 +109,7 @@ def read_ranks(path: str | Path) -> dict[int, list[list[str]]]:
     return out
 
 
-def read_labels(path: str | Path, expected: Optional[Iterable[Key]] = None) -> dict[Key, AnswerLabel]:
+def read_labels(path: str | Path, expected: Iterable[Key] | None = None) -> dict[Key, AnswerLabel]:
     """A labeller's file: (item, response) -> label. With `expected`, every expected answer must be labelled and
     nothing else (InputError listing what is missing or extra)."""
     path = Path(path)
@@ -160,7 +160,7 @@ def align_claims(a: Sequence[ClaimLabel], b: Sequence[ClaimLabel], threshold: fl
     return sorted(pairs)
 
 
-def cohen_kappa(x: Sequence, y: Sequence) -> Optional[float]:
+def cohen_kappa(x: Sequence, y: Sequence) -> float | None:
     """Cohen's kappa of two labellings of the same items (None when there are none; 1.0 when both use one label
     throughout and agree)."""
     if len(x) != len(y):
@@ -197,12 +197,12 @@ def disagree(a: AnswerLabel, b: AnswerLabel) -> list[str]:
 class Agreement:
     answers: int
     disputed: int
-    flawed_kappa: Optional[float]
+    flawed_kappa: float | None
     claims_a: int
     claims_b: int
     matched: int
-    claim_kappa: Optional[float]  # S / C / U on the matched claims
-    claim_kappa_binary: Optional[float]  # S against C or U
+    claim_kappa: float | None  # S / C / U on the matched claims
+    claim_kappa_binary: float | None  # S against C or U
 
     def to_json(self) -> dict:
         r = lambda v: None if v is None else round(v, 3)

@@ -17,10 +17,11 @@ import random
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -154,7 +155,7 @@ def conversation_fingerprint(cfg: DictConfig) -> dict:
     return data
 
 
-def _error(mem) -> Optional[str]:
+def _error(mem) -> str | None:
     """Why an answered turn counts as failed (the LLM failed, or nothing was said), or None."""
     if mem.outcome == "failed":
         notes = [t.note.removeprefix("failed: ") for t in mem.trace if t.note and t.note.startswith("failed: ")]
@@ -174,10 +175,10 @@ class ConversationRunner:
     (the system consolidates as configured) or "none" (no knowledge given); `max_failed`: a count, or a share
     below 1, of failed conversations allowed before the run ends with EvalFailed."""
 
-    def __init__(self, agent: Union[Agent, Callable[[], Agent]], simulator: LLMUserSimulator,
+    def __init__(self, agent: Agent | Callable[[], Agent], simulator: LLMUserSimulator,
                  seeds: Sequence[ConversationSeed], turns: int, run_dir: Path, name: str = "system",
-                 fingerprint: Optional[dict] = None, knowledge: str = "retrieved", seed: int = 0,
-                 restart: bool = False, max_failed: Union[int, float] = 0, progress: bool = True,
+                 fingerprint: dict | None = None, knowledge: str = "retrieved", seed: int = 0,
+                 restart: bool = False, max_failed: int | float = 0, progress: bool = True,
                  goals: bool = True):
         if turns < 1:
             raise InputError(f"a conversation needs at least one turn, got {turns}")
@@ -189,7 +190,7 @@ class ConversationRunner:
                               f"and 1), got {max_failed!r}")
         self.agent, self.simulator, self.seeds, self.turns = agent, simulator, list(seeds), turns
         self.dir, self.name, self.fingerprint = Path(run_dir), name, redact_data(fingerprint or {})
-        self.given: Optional[list[Snippet]] = [] if knowledge == "none" else None
+        self.given: list[Snippet] | None = [] if knowledge == "none" else None
         self.seed, self.restart, self.max_failed, self.progress = seed, restart, max_failed, progress
         self.goals = goals
         self.records_path = self.dir / "records.jsonl"
@@ -307,7 +308,7 @@ class ConversationRunner:
             for i in range(3):
                 cost[i] += after[i] - before[i]
 
-    def _record(self, seed: ConversationSeed, turns: list[dict], error: Optional[str], user_cost: list[int],
+    def _record(self, seed: ConversationSeed, turns: list[dict], error: str | None, user_cost: list[int],
                 seconds: float) -> dict[str, Any]:
         dialogue = [u.model_dump() for u in seed.opening]
         for t in turns:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from statistics import mean
-from typing import Optional, Sequence
 
 import sacrebleu
 
@@ -96,7 +96,7 @@ def wordnet():
         return OfflineWordNet(str(root), None)
 
 
-def meteor(response: str, references: Sequence[str]) -> Optional[float]:
+def meteor(response: str, references: Sequence[str]) -> float | None:
     """METEOR in % (NLTK, multi-reference); None when WordNet is not installed."""
     reader = wordnet()
     if reader is None or not references:
@@ -110,9 +110,9 @@ def length(response: str) -> int:
     return len(response.split())
 
 
-def turn_metrics(response: str, references: Sequence[str], knowledge: Sequence[str]) -> dict[str, Optional[float]]:
+def turn_metrics(response: str, references: Sequence[str], knowledge: Sequence[str]) -> dict[str, float | None]:
     """The per-turn metrics (corpus-level BLEU, chrF and BERTScore come from `corpus_metrics`)."""
-    out: dict[str, Optional[float]] = {"KF1": kf1(response, knowledge)}
+    out: dict[str, float | None] = {"KF1": kf1(response, knowledge)}
     out.update(rouge(response, references))
     out["METEOR"] = meteor(response, references)
     out["length"] = float(length(response))
@@ -133,7 +133,7 @@ def chrf(responses: Sequence[str], references: Sequence[Sequence[str]]) -> float
     return sacrebleu.corpus_chrf(list(responses), _reference_streams(references)).score
 
 
-def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 64) -> Optional[float]:
+def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 64) -> float | None:
     """Mean BERTScore F1 in % with the packaged MiniLM (best reference per turn); None without it."""
     path = minilm_path()
     if path is None or not responses:
@@ -150,7 +150,7 @@ def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], bat
 
 
 def corpus_metrics(responses: Sequence[str], references: Sequence[Sequence[str]],
-                   knowledge: Sequence[Sequence[str]], with_bertscore: bool = True) -> dict[str, Optional[float]]:
+                   knowledge: Sequence[Sequence[str]], with_bertscore: bool = True) -> dict[str, float | None]:
     """All metrics over a run: per-turn means plus corpus BLEU-4, chrF and BERTScore; n/a ones are None."""
     if not responses:
         return {}

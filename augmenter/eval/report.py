@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -45,11 +45,11 @@ TABLE5 = [("table5_closed_book", "LLM only (closed book)", 0.59), ("table5_dpr",
 METRICS = ["KF1", "BLEU-4", "ROUGE-1", "ROUGE-L", "chrF", "METEOR", "BERTScore", "BARTScore", "BLEURT"]
 
 
-def _fmt(value: Optional[float], digits: int = 2) -> str:
+def _fmt(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _sample_size(run_dir: Path) -> Optional[int]:
+def _sample_size(run_dir: Path) -> int | None:
     """The number of turns in the run's sample, from its summary.json (None when unknown)."""
     try:
         turns = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")).get("turns")
@@ -117,7 +117,7 @@ def _metric_table(rows, runs) -> list[str]:
     return lines
 
 
-def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
+def paired_delta(run: dict, base: dict) -> tuple[float, list[float]] | None:
     """Mean score difference run - base over the turns both scored, with its paired bootstrap 95% CI."""
     shared = [t for t in run["score_per_turn"] if t in base["score_per_turn"]]
     if not shared:
@@ -126,7 +126,7 @@ def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
     return sum(diffs) / len(diffs), bootstrap_ci(diffs)
 
 
-def _delta(run: dict, base: Optional[dict]) -> str:
+def _delta(run: dict, base: dict | None) -> str:
     if base is None or run is base:
         return "–"
     d = paired_delta(run, base)
@@ -214,7 +214,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def plot_fig5(runs, path: Path) -> Optional[Path]:
+def plot_fig5(runs, path: Path) -> Path | None:
     """KF1 against the average number of LLM calls per turn (the paper's Fig. 5)."""
     points = [(label, runs[name]) for name, label, _ in FIG5 if name in runs]
     if not points:
@@ -233,7 +233,7 @@ def plot_fig5(runs, path: Path) -> Optional[Path]:
     return _save(fig, path)
 
 
-def plot_fig4(runs, path: Path) -> Optional[Path]:
+def plot_fig4(runs, path: Path) -> Path | None:
     """KF1 and the share of turns that used the knowledge consolidator, per policy (the paper's Fig. 4)."""
     points = [(label, runs[name]) for name, label, _ in FIG4 if name in runs]
     if not points:

@@ -8,10 +8,11 @@ whether the answer is in the top-5 evidence).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Protocol
 
 from augmenter.errors import ConfigError
 from augmenter.eval.metrics import answer_prf, answer_recall, corpus_metrics, turn_metrics
@@ -19,13 +20,13 @@ from augmenter.memory import WorkingMemory
 from augmenter.tasks import dstc7, dstc11, ottqa
 from augmenter.tasks.base import Turn
 
-Loader = Callable[[Optional[int], Optional[int]], list[Turn]]  # (limit, seed) -> turns
+Loader = Callable[[int | None, int | None], list[Turn]]  # (limit, seed) -> turns
 
 
 @dataclass
 class TurnScore:
-    metrics: dict[str, Optional[float]]  # per-turn metrics, the task's `score_metric` among them
-    evidence_recall: Optional[float]  # gold knowledge found (dialogue) or answer in the top-5 evidence (QA)
+    metrics: dict[str, float | None]  # per-turn metrics, the task's `score_metric` among them
+    evidence_recall: float | None  # gold knowledge found (dialogue) or answer in the top-5 evidence (QA)
 
 
 class Task(Protocol):
@@ -33,7 +34,7 @@ class Task(Protocol):
     score_metric: str  # the headline per-turn metric, e.g. "KF1"
     metric_keys: tuple[str, ...]  # the per-turn metrics every scored turn has (what reports read back)
 
-    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]: ...
+    def turns(self, limit: int | None = None, seed: int | None = 0) -> list[Turn]: ...
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore: ...
 
@@ -46,7 +47,7 @@ class _LoadedTask:
     def __init__(self, name: str, load: Loader):
         self.name, self._load = name, load
 
-    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+    def turns(self, limit: int | None = None, seed: int | None = 0) -> list[Turn]:
         return self._load(limit, seed)
 
 
@@ -114,7 +115,7 @@ class DocumentQATask(_LoadedTask):
                 "refused_unanswerable": share(other, lambda m: m["refused"])}
 
 
-def handbook_turns(limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+def handbook_turns(limit: int | None = None, seed: int | None = 0) -> list[Turn]:
     """The sample handbook's questions as turns (their answers as references, the question itself as the label)."""
     from augmenter.documents.handbook import QUESTIONS
     from augmenter.tasks.base import seeded_sample

@@ -5,12 +5,12 @@ position bias and self-consistency (`validity`); running them resumably over sys
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from augmenter.errors import InputError
 from augmenter.judges.base import Dialogue, Judge, Judgment, LLMJudge, transcript
-from augmenter.judges.checks import ChecksJudge
 from augmenter.judges.botchat import ArenaJudge, GTEvalJudge, UniEvalJudge, passes_at
+from augmenter.judges.checks import ChecksJudge
 from augmenter.judges.elo import EloSettings, bootstrap_elo, elo
 from augmenter.judges.wikichat import WikiChatJudge
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.judges.parsing import CRITERIA
 from augmenter.storage import write_atomic
@@ -13,11 +13,11 @@ NAMES = {"relevant": "relevant", "informational": "informational", "natural": "n
          "non_repetitive": "non-repetitive", "temporal": "temporally correct"}
 
 
-def _pct(x: Optional[float]) -> str:
+def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-def _num(x: Optional[float], digits: int = 2) -> str:
+def _num(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
@@ -98,7 +98,7 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
     return "\n".join(lines) + "\n"
 
 
-def plot_elo(results: dict[str, Any], path: Path) -> Optional[Path]:
+def plot_elo(results: dict[str, Any], path: Path) -> Path | None:
     """Bootstrap Elo per system with its 95% interval, one panel per pairwise judge (Arena, the rule checks); None
     without a parsed game."""
     panels = [(title, [r for r in results.get(key, {}).get("elo", []) if r["games"]])

@@ -6,8 +6,9 @@ the other seeds serve self-consistency."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from statistics import mean, pstdev
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL, UNPARSED
 from augmenter.judges.botchat import passes_at
@@ -93,7 +94,7 @@ def wikichat(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
 
 def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[int], settings: EloSettings,
               pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = (),
-              examples: Optional[dict[str, Sequence[str]]] = None) -> dict[str, Any]:
+              examples: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Every judge's figures (first seed), validity (all seeds; `known`: (better, worse) system pairs whose order
     each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers}:
     answers that copy them are counted and left out of every figure) and cost."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL
 from augmenter.judges.botchat import passes_at
@@ -74,7 +75,7 @@ def self_consistency(records: Iterable[dict], judge: str) -> dict[str, Any]:
 PAIRWISE = ("arena", "checks")  # judges that compare two systems' dialogues directly
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[Optional[float], Optional[float]]:
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float | None, float | None]:
     """The Wilson score interval (95% by default) of a share `successes / n`; (None, None) when n is 0."""
     if n == 0:
         return None, None
@@ -119,7 +120,7 @@ def _unary_scores(records: Iterable[dict], judge: str, system: str) -> dict[str,
     return out
 
 
-def _compare(mine: Any, theirs: Any) -> Optional[float]:
+def _compare(mine: Any, theirs: Any) -> float | None:
     """1 / 0.5 / 0: `mine` above, level with or below `theirs` (None: undecidable). UniEval verdicts compare at the
     shorter dialogue's length (one that ended early would pass more easily): passing beats failing."""
     if isinstance(mine, dict):

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Protocol
 
 import bm25s
 import numpy as np
@@ -48,12 +49,12 @@ class Retriever(Protocol):
 
     def scores(self, query: str) -> np.ndarray: ...
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         """Per query, its k best (row, score) with a positive score, among `rows` if given."""
         ...
 
 
-def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> Hits:
+def top_k(scores: np.ndarray, k: int, rows: Sequence[int] | None = None) -> Hits:
     """The k best (row, score) pairs with a positive score, best first, among `rows` if given."""
     candidates = np.arange(len(scores)) if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
     if len(candidates) == 0 or k <= 0:
@@ -61,7 +62,7 @@ def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> H
     return best_rows(candidates, np.asarray(scores)[candidates], k)
 
 
-def check_search(queries: Sequence[str], k: int, rows: Optional[Sequence[int]], n: int):
+def check_search(queries: Sequence[str], k: int, rows: Sequence[int] | None, n: int):
     """`search`'s arguments checked: (the queries as a list, k, rows sorted and unique or None)."""
     if not isinstance(queries, (list, tuple)) or not all(isinstance(q, str) for q in queries):
         raise InputError(f"search takes a list of query strings, got {type(queries).__name__}")
@@ -104,7 +105,7 @@ class BM25sRetriever:
 
     name = "bm25s"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: Optional[bool] = None):
+    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: bool | None = None):
         if numba and not NUMBA:
             raise ConfigError("BM25sRetriever(numba=True) needs numba: pip install numba")
         self.k1, self.b, self._numba = k1, b, numba
@@ -145,7 +146,7 @@ class BM25sRetriever:
         return NUMBA and self._n >= NUMBA_FROM if self._numba is None else self._numba
 
     @numba.setter
-    def numba(self, value: Optional[bool]) -> None:
+    def numba(self, value: bool | None) -> None:
         self._numba = value
 
     def scores(self, query: str) -> np.ndarray:
@@ -154,7 +155,7 @@ class BM25sRetriever:
             return np.zeros(self._n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens))
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         queries, k, rows = check_search(queries, k, rows, self._n)
         if self._n == 0 or k == 0 or (rows is not None and len(rows) == 0):
             return [[] for _ in queries]
@@ -201,7 +202,7 @@ class RankBM25Retriever:
         # rank-bm25 multiplies the term-frequency part by (k1 + 1); Lucene (and bm25s) do not.
         return np.asarray(self._bm25.get_scores(tokens)) / (self.k1 + 1)
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         """rank-bm25 has no top-k of its own: every row's score, or only `rows`' (its `get_batch_scores`)."""
         queries, k, rows = check_search(queries, k, rows, self._n)
         if rows is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Optional
 
 from augmenter.errors import ConfigError, LLMError
 from augmenter.llm.assets import check_installed, model_path
@@ -37,8 +36,8 @@ class LocalLLM:
     backend = "local"
 
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct", n_ctx: int = 4096,
-                 n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive",
-                 kv_reuse: str = "any", n_batch: Optional[int] = None):
+                 n_threads: int | None = None, verbose: bool = False, wait_policy: str | None = "passive",
+                 kv_reuse: str = "any", n_batch: int | None = None):
         if kv_reuse not in self.KV_REUSE:
             raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")
         if n_batch is not None and (isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1):
@@ -152,7 +151,7 @@ class LocalLLM:
             shared += 1
         return shared if self.kv_reuse == "any" else shared // self.n_batch * self.n_batch
 
-    def _metered(self, llm, call, messages: Optional[Messages] = None):
+    def _metered(self, llm, call, messages: Messages | None = None):
         """Run `call()` on `llm` after keeping what `kv_reuse` allows of the KV cache (for a generation call, given
         its `messages`), counting the prompt evaluation."""
         if messages is not None and self.kv_reuse != "any":

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,10 +32,10 @@ class Location(BaseModel):
     word's first character to its last word's last), in the document's text as read (the page's text for a PDF)."""
 
     path: str
-    page: Optional[int] = None
+    page: int | None = None
     heading: list[str] = Field(default_factory=list)
-    start: Optional[int] = None
-    end: Optional[int] = None
+    start: int | None = None
+    end: int | None = None
 
     def label(self) -> str:
         """How a citation names it, e.g. `policies/travel.pdf, page 2, Travel Policy > Hotels`."""
@@ -51,16 +52,16 @@ class Snippet(BaseModel):
 
     id: str
     text: str
-    domain: Optional[str] = None
-    entity_id: Optional[int | str] = None
-    entity_name: Optional[str] = None
-    doc_type: Optional[str] = None  # "faq", "review" or free text
-    doc_id: Optional[int | str] = None
-    sent_id: Optional[int] = None
-    score: Optional[float] = None  # retrieval score, when it came from a retriever
+    domain: str | None = None
+    entity_id: int | str | None = None
+    entity_name: str | None = None
+    doc_type: str | None = None  # "faq", "review" or free text
+    doc_id: int | str | None = None
+    sent_id: int | None = None
+    score: float | None = None  # retrieval score, when it came from a retriever
     context: list[str] = Field(default_factory=list)  # linked context (the evidence linker's), shown after the text
-    stance: Optional[str] = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
-    location: Optional[Location] = None  # a document chunk's file, page, headings and span (augmenter.documents)
+    stance: str | None = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
+    location: Location | None = None  # a document chunk's file, page, headings and span (augmenter.documents)
 
     def render(self) -> str:
         """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.` (a review sentence
@@ -85,9 +86,9 @@ class EvidenceRef(BaseModel):
 
     id: str
     text: str
-    similarity: Optional[float] = None
-    location: Optional[Location] = None
-    passage: Optional[str] = None
+    similarity: float | None = None
+    location: Location | None = None
+    passage: str | None = None
 
     @property
     def quote(self) -> str:
@@ -103,7 +104,7 @@ class ClaimCheck(BaseModel):
     verdict: Verdict
     p_supported: float  # the verifier's probability that the evidence supports the claim
     evidence: list[EvidenceRef] = Field(default_factory=list)  # best first; the citations of a supported claim
-    reason: Optional[str] = None  # e.g. "the evidence says 15, the claim 12"
+    reason: str | None = None  # e.g. "the evidence says 15, the claim 12"
 
     @property
     def supported(self) -> bool:
@@ -118,7 +119,7 @@ class ClaimCheck(BaseModel):
 class EntityMention(BaseModel):
     """A knowledge-base entity found in the query or the history."""
 
-    domain: Optional[str] = None
+    domain: str | None = None
     entity_id: int | str
     name: str
     surface: str  # the text that matched
@@ -129,8 +130,8 @@ class ActionRecord(BaseModel):
     """One step of the turn: what was done, with what, what came out, and what it cost."""
 
     action: Action
-    requested: Optional[Action] = None  # the policy's choice, when the loop had to replace it
-    note: Optional[str] = None
+    requested: Action | None = None  # the policy's choice, when the loop had to replace it
+    note: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
     outputs: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0  # time spent executing the action
@@ -153,18 +154,18 @@ class WorkingMemory(BaseModel):
     e: list[Snippet] = Field(default_factory=list)
     o: list[str] = Field(default_factory=list)
     u: list[float] = Field(default_factory=list)
-    f: list[Optional[str]] = Field(default_factory=list)
+    f: list[str | None] = Field(default_factory=list)
     h_q: list[Utterance] = Field(default_factory=list)
     checks: list[list[ClaimCheck]] = Field(default_factory=list)  # per verified candidate: its claims ([] unchecked)
 
-    given: Optional[list[Snippet]] = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
+    given: list[Snippet] | None = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
     entities: list[EntityMention] = Field(default_factory=list)
-    needs_knowledge: Optional[bool] = None  # the self-ask answer, when asked
+    needs_knowledge: bool | None = None  # the self-ask answer, when asked
     consolidated: bool = False  # whether the knowledge consolidator ran this turn
     trace: list[ActionRecord] = Field(default_factory=list)
-    response: Optional[str] = None  # what was sent to the user
-    sent_index: Optional[int] = None  # which candidate was sent (None: an "I don't know" or a composed reply)
-    outcome: Optional[str] = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
+    response: str | None = None  # what was sent to the user
+    sent_index: int | None = None  # which candidate was sent (None: an "I don't know" or a composed reply)
+    outcome: str | None = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
     sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
     signals: dict[str, float] = Field(default_factory=dict)  # scores read off the LLM this turn, e.g. "refusal": the
     # probability that the drafting prompt's answer starts with its refusal marker
@@ -185,11 +186,11 @@ class WorkingMemory(BaseModel):
         return len(self.u) < len(self.o)
 
     @property
-    def last_utility(self) -> Optional[float]:
+    def last_utility(self) -> float | None:
         return self.u[-1] if self.u else None
 
     @property
-    def feedback(self) -> Optional[str]:
+    def feedback(self) -> str | None:
         """The feedback the next prompt should carry: that of the latest verified candidate."""
         return self.f[-1] if self.f else None
 
@@ -248,7 +249,7 @@ class WorkingMemory(BaseModel):
         """The latest verified candidate has a claim the knowledge contradicts."""
         return bool(self.u) and self.contradicts(len(self.u) - 1)
 
-    def best_index(self, select: str = "best") -> Optional[int]:
+    def best_index(self, select: str = "best") -> int | None:
         """The candidate to send: "best" = the verified one with the highest utility (latest wins ties), else the
         latest; "latest" = the last one. A candidate with a refuted claim is never chosen (None if all are)."""
         allowed = [i for i in range(len(self.o)) if not self.contradicts(i)]
@@ -261,11 +262,11 @@ class WorkingMemory(BaseModel):
             return allowed[-1]
         return max(verified, key=lambda i: (self.u[i], i))
 
-    def best_candidate(self) -> Optional[str]:
+    def best_candidate(self) -> str | None:
         i = self.best_index()
         return None if i is None else self.o[i]
 
-    def choose(self, select: str = "best") -> Optional[str]:
+    def choose(self, select: str = "best") -> str | None:
         """The candidate text to send (see best_index)."""
         i = self.best_index(select)
         return None if i is None else self.o[i]
@@ -273,7 +274,7 @@ class WorkingMemory(BaseModel):
     def add_candidate(self, text: str) -> None:
         self.o.append(text)
 
-    def add_verdict(self, score: float, feedback: Optional[str], checks: Optional[list[ClaimCheck]] = None) -> None:
+    def add_verdict(self, score: float, feedback: str | None, checks: list[ClaimCheck] | None = None) -> None:
         if not self.has_unverified_candidate:
             raise ValueError("no unverified candidate to score")
         self.u.append(float(score))
@@ -337,5 +338,5 @@ class WorkingMemory(BaseModel):
         return self.model_dump_json()
 
     @classmethod
-    def from_json(cls, text: str) -> "WorkingMemory":
+    def from_json(cls, text: str) -> WorkingMemory:
         return cls.model_validate_json(text)

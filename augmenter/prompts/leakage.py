@@ -20,7 +20,8 @@ only through the names around them.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import normalize_answer

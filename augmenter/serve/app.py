@@ -9,8 +9,9 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any, AsyncIterator, Optional
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -66,7 +67,7 @@ def _turn_error(exc: BaseException) -> ApiError:
                     code="internal_error", kind="server_error")
 
 
-def _auth_error(sent: Optional[str], key: str) -> Optional[ApiError]:
+def _auth_error(sent: str | None, key: str) -> ApiError | None:
     """Why a request's Authorization header does not let it in (None: it does): no header, not a bearer token, or
     a wrong token, told apart; nothing about the expected token is said."""
     headers = {"WWW-Authenticate": "Bearer"}

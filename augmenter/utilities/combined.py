@@ -8,7 +8,7 @@ claims base are passed on, so the executor treats the combination as the claims 
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
 
 from augmenter.memory import WorkingMemory
 from augmenter.utilities.answers import AnswersQuestion
@@ -26,7 +26,7 @@ class CombinedUtility:
 
     name = "combined"
 
-    def __init__(self, base: Optional[Callable] = None, checks: Sequence[Union[str, Callable]] = ("repetition",),
+    def __init__(self, base: Callable | None = None, checks: Sequence[str | Callable] = ("repetition",),
                  ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5,
                  min_sentence_words: int = 3):
         self.base = base

@@ -5,7 +5,7 @@ file is read, and a library found missing while reading is MissingLibrary (skipp
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from augmenter.documents.model import Document, MissingLibrary, Unreadable, clean
 from augmenter.documents.readers.docx import read_docx
