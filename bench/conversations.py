@@ -48,7 +48,8 @@ def conversations_table(summaries: dict[str, dict]) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in summaries.items():
         c = s.get("cost_per_conversation") or {}
-        num = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        def num(v):
+            return "-" if v is None else f"{v:.1f}"
         sources = ", ".join(f"{k} {v}" for k, v in (s.get("user_messages") or {}).items())
         if not s:
             rows.append(f"| {name} | no summary.json: run its `augmenter converse` again to write one |")

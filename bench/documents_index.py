@@ -68,7 +68,8 @@ def child(mode: str, folder: str, index: str) -> dict:
             consolidator.retrieve(q, (), consolidator.link(q))
             times.append(1000 * (time.perf_counter() - t))
         times.sort()
-        return {"load_seconds": round(loaded, 2), "queries": len(times), "median_ms": round(statistics.median(times), 2),
+        return {"load_seconds": round(loaded, 2), "queries": len(times),
+                "median_ms": round(statistics.median(times), 2),
                 "p95_ms": round(times[int(0.95 * len(times)) - 1], 2), "max_ms": round(times[-1], 2),
                 "chunks": len(kb.snippets), "peak_mb": round(peak_mb())}
     if mode in ("dense", "dense_update"):

@@ -44,7 +44,7 @@ from augmenter.storage import content_hash
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fault_server import ESCAPES, HUGE, MARKUP, FaultServer  # noqa: E402
+from fault_server import ESCAPES, HUGE, MARKUP, FaultServer
 
 KEY = "sk-faultbench-" + "k3y" * 8  # a fake key in OpenAI's format: it must never be written anywhere
 REPLY = "The hotel offers free parking and a heated pool for all guests."

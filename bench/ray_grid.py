@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_records import without_timings  # noqa: E402
+from compare_records import without_timings
 
 
 def _records(sample: Path) -> dict[str, list[dict]]:

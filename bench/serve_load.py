@@ -155,7 +155,8 @@ async def run(args, url: str) -> dict:
 
 def figures(rows: list[dict], wall: float) -> dict:
     ok = [r for r in rows if r.get("status") == 200 and "summary" in r]
-    timing = lambda r, k: r["summary"]["timings"][k]  # noqa: E731
+    def timing(r, k):
+        return r["summary"]["timings"][k]
     overhead = [r["latency"] - timing(r, "llm_seconds") for r in ok]
     unqueued = [r["latency"] - timing(r, "llm_seconds") - timing(r, "queue_seconds") for r in ok]
     server = [timing(r, "request_seconds") - timing(r, "llm_seconds") for r in ok]

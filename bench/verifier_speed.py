@@ -55,7 +55,8 @@ def main() -> None:
             checks = utility.check(mem, (t.references or [""])[0])
             rows[phase].append((time.perf_counter() - start, len(checks)))
         claims_total += rows["warm"][-1][1]
-    result = {"turns": len(turns), "claims": claims_total, "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
+    result = {"turns": len(turns), "claims": claims_total,
+              "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
               "machine": f"{os.cpu_count()} cores"}
     for phase, data in rows.items():
         seconds = sum(s for s, _ in data)

@@ -141,7 +141,8 @@ def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
 # what an assistant says and a customer does not (2 of the 9,205 distinct DSTC11 dev user messages match)
 _ASSISTANT_SPEAK = re.compile(
     r"\b(i can(?:not|'?t) (?:assist|help)|as an ai|how (?:can|may) i (?:help|assist)|"
-    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find)|i'?ll (?:look|check|find) (?:it|that|for you)|"
+    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find)|"
+    r"i'?ll (?:look|check|find) (?:it|that|for you)|"
     r"what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
     r"any other questions|based on the information|here(?: i|')s|i'?ll provide|you (?:could|should) consider)\b",
     re.IGNORECASE)

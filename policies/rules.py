@@ -67,7 +67,8 @@ def _predicate(term: str) -> Predicate:
             raise ConfigError(f"policy rule: bad regular expression in {term!r}: {exc}") from None
         return lambda m: bool(pattern.search(m.q))
     if term not in PREDICATES:
-        raise ConfigError(f"policy rule: unknown predicate {term!r}; known: {', '.join(PREDICATES)}, query_matches:REGEX")
+        raise ConfigError(f"policy rule: unknown predicate {term!r}; "
+                          f"known: {', '.join(PREDICATES)}, query_matches:REGEX")
     return PREDICATES[term]
 
 

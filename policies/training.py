@@ -3,8 +3,9 @@
 Stage 1 clones a rule-based teacher's decisions (cross-entropy on its (observation, action) pairs). Stage 2 is
 REINFORCE: episodes sampled from the policy, return-to-go minus a moving-average baseline (per user turn by
 default: which turn is drawn moves the return far more than what the policy does, so a turn's own average
-removes most of the variance), an entropy bonus, gradient-norm clipping. A plain torch loop, not `trl`: trl's trainers fine-tune causal or seq2seq language models
-on text, and this policy is an encoder with a five-way action head whose data come from an environment.
+removes most of the variance), an entropy bonus, gradient-norm clipping. A plain torch loop, not `trl`: trl's
+trainers fine-tune causal or seq2seq language models on text, and this policy is an encoder with a five-way action
+head whose data come from an environment.
 
 Every `checkpoint_every` episodes the whole training state (network, optimizer, baseline, episode counter, the
 action sampler's RNG) is written atomically to `checkpoint.pt`; a killed run restarts from it and, since the
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 
 CSV_FIELDS = ["episode", "stage", "heldout_reward", "heldout_kf1", "heldout_llm_calls", "heldout_consolidate_seeking",
               "heldout_consolidate_other", "train_reward", "entropy", "baseline", "seconds"]
-IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")  # may change between a run and its resumption
+# Settings that may change between a run and its resumption.
+IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")
 
 
 @dataclass
@@ -65,7 +67,8 @@ def score_heldout(env: TurnEnv, policy: EnvPolicy, seed: int = 0) -> HeldoutScor
         consolidated[turn.knowledge_seeking].append(env.mem.consolidated)
         if turn.knowledge_seeking:
             kf1.append(episode.info.get("quality", 0.0))
-    mean = lambda xs: float(np.mean(xs)) if xs else 0.0
+    def mean(xs):
+        return float(np.mean(xs)) if xs else 0.0
     return HeldoutScore(mean(rewards), mean(kf1), mean(calls), mean(consolidated[True]), mean(consolidated[False]),
                         len(env.users.turns))
 
@@ -166,7 +169,8 @@ class Trainer:
         t = self.t
         for key in ("eval_every", "checkpoint_every"):
             if t[key] < t.batch_episodes or t[key] % t.batch_episodes:
-                raise ConfigError(f"train.{key} ({t[key]}) must be a multiple of train.batch_episodes ({t.batch_episodes})")
+                raise ConfigError(f"train.{key} ({t[key]}) must be a multiple of "
+                                  f"train.batch_episodes ({t.batch_episodes})")
         for key in ("episodes", "bc_episodes", "bc_epochs"):
             if t[key] < 0:
                 raise ConfigError(f"train.{key} must be >= 0, got {t[key]}")

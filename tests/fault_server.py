@@ -98,7 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
-        error = lambda message, kind: json.dumps({"error": {"message": message, "type": kind}})
+        def error(message, kind):
+            return json.dumps({"error": {"message": message, "type": kind}})
         if mode == "500":
             return self._send(500, error("internal error (fault server)", "server_error"))
         if mode == "429":

@@ -281,7 +281,8 @@ def test_the_readme_option_table_lists_every_option_in_configs():
 # each command's own settings, suggestions, JSON errors (issue 29, point 4)
 @pytest.mark.parametrize("command, config, nodes", [("serve", "serve", ["serve"]), ("eval", "eval", ["name", "eval"]),
                                                     ("grid", "eval", ["eval"]), ("converse", "converse", ["converse"]),
-                                                    ("judge", "judge", ["judge", "elo"]), ("train", "train", ["train"])])
+                                                    ("judge", "judge", ["judge", "elo"]),
+                                                    ("train", "train", ["train"])])
 def test_help_lists_the_commands_own_settings_with_their_defaults(command, config, nodes, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
@@ -313,7 +314,8 @@ def test_an_unknown_key_or_option_suggests_the_closest(argv, hint, capsys):
     assert err.startswith("augmenter: error: ") and err.count("\n") == 1 and hint in err, err
 
 
-@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"), (["chat", "--trce"], "did you mean '--trace'?"),
+@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"),
+                                        (["chat", "--trce"], "did you mean '--trace'?"),
                                         (["grid", "--shard-sise", "3"], "did you mean '--shard-size'?"),
                                         (["ground", "r", "--verifier", "fst"], "did you mean 'fast'?")])
 def test_an_unknown_command_or_flag_suggests_the_closest(argv, hint, capsys):
@@ -332,7 +334,8 @@ def test_a_json_error_names_the_line_the_column_and_the_whole_message(line, colu
     kb.write_bytes(b'{"text": "fine"}\n' + line.encode())  # the last line: no line break after it
     assert main(["chat", "--demo", "llm=fake", "utility=kf1", "knowledge=jsonl", f"knowledge.path={kb}"]) == 2
     err = capsys.readouterr().err
-    assert err == f"augmenter: error: {kb}:2: not valid JSON: line 2, column {column}: {message}" + err.split(message)[1]
+    expected = f"augmenter: error: {kb}:2: not valid JSON: line 2, column {column}: {message}"
+    assert err == expected + err.split(message)[1]
     assert err.count("\n") == 1 and not err.rstrip().endswith(" at")
 
 

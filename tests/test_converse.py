@@ -245,7 +245,8 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
     assert len(records) == 2
     for r in records:
         assert r["status"] == "ok" and len(r["turns"]) == 2  # a goal for every turn: never ended early
-        tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}  # at most: retries=2, so a fallback follows 3 tries
+        # At most: retries=2, so a fallback follows 3 tries.
+        tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}
         assert 2 <= r["cost"]["user_llm_calls"] <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry")
                                                        for t in r["turns"])
         for turn in r["turns"]:

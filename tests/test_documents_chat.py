@@ -21,8 +21,9 @@ from augmenter.serve import Background, ServeSettings, create_app, pool_from_con
 
 HOTEL_Q = "What is the hotel limit per night in London?"
 HOTEL_A = "In London the hotel limit is 210 euros per night."
-HOTEL_QUOTE = ("In London the hotel limit is 210 euros per night. Breakfast is paid for when the hotel does not include "
-               "it. Book through the travel agency.")  # the sentences the answer rests on, quoted after it
+# The sentences the answer rests on, quoted after it.
+HOTEL_QUOTE = ("In London the hotel limit is 210 euros per night. "
+               "Breakfast is paid for when the hotel does not include it. Book through the travel agency.")
 DOOR_Q = "What is the door code?"
 DOOR_A = "The door code is 4711."
 MARKUP = "<img src=x onerror=window.__pwned=4> <script>window.__pwned=5</script>"

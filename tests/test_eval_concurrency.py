@@ -15,7 +15,7 @@ from augmenter.llm import Completion, FakeLLM
 from conftest import DATA
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from compare_records import without_timings  # noqa: E402
+from compare_records import without_timings
 
 
 class SlowLLM(FakeLLM):

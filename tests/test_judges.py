@@ -350,7 +350,8 @@ def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(t
 def test_answers_copying_the_prompts_worked_example_are_counted():
     example = ("Relevant: it does not answer the question about parking. Score: 2\n"
                "Informational: it gives nothing new. Score: 1")
-    copy = "Relevant: it does not answer the question about beer. Score: 2\nInformational: it gives nothing new. Score: 1"
+    copy = ("Relevant: it does not answer the question about beer. Score: 2\n"
+            "Informational: it gives nothing new. Score: 1")
     own = "Relevant: yes, it says the pool opens at nine. Score: 5\nInformational: the hours are useful. Score: 4"
     records = [{"judge": "wikichat", "raw": [copy, own]}, {"judge": "wikichat", "raw": ["Relevant: 4/5"]},
                {"judge": "arena", "raw": [copy]}]
@@ -372,7 +373,8 @@ def test_the_rule_checks_judge_prefers_the_conversation_with_fewer_flagged_repli
     judge = ChecksJudge()
     assert judge.flagged(clean) == (0, 2) and judge.flagged(flawed) == (2, 2)
     verdict = judge.judge([flawed, clean])
-    assert (verdict.status, verdict.llm_calls, verdict.verdict["choice"], verdict.verdict["first"]) == ("ok", 0, "1", 0.0)
+    assert (verdict.status, verdict.llm_calls) == ("ok", 0)
+    assert (verdict.verdict["choice"], verdict.verdict["first"]) == ("1", 0.0)
     assert judge.judge([clean, flawed]).verdict["first"] == 1.0 and judge.judge([clean, clean]).verdict["first"] == 0.5
     assert judge.flagged(clean.cut(4)) == (0, 1)  # only replies after the human opening, in what is shown
     records = JudgeRun({"checks": judge}, {"clean": [clean], "flawed": [flawed]}, tmp_path, progress=False).run()
@@ -457,7 +459,8 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
 def test_conversations_bring_the_human_dialogue_they_continue_as_the_system_human(tmp_path):
     run = tmp_path / "sample" / "table2_llm_only"
     run.mkdir(parents=True)
-    turn = lambda s, t: {"speaker": s, "text": t}  # noqa: E731
+    def turn(s, t):
+        return {"speaker": s, "text": t}
     opening = [turn("U", "I need a hotel."), turn("S", "Which area?")]
     rows = [{"conversation_id": "a", "status": "ok", "opening": opening,
              "utterances": [*opening, turn("U", "The north."), turn("S", "The north.")],

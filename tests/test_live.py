@@ -144,7 +144,8 @@ def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledg
     dev = "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"
     assert main(["eval", "experiment=grounded_bm25", f"data_root={DATA}", "eval.limit=3", "eval.seed=2", dev,
                  f"eval.out_dir={tmp_path}", "eval.progress=false", f"llm_cache.dir={tmp_path / 'cache'}"]) == 0
-    records = [json.loads(line) for line in next(tmp_path.glob("*/grounded_bm25/records.jsonl")).read_text().splitlines()]
+    records_path = next(tmp_path.glob("*/grounded_bm25/records.jsonl"))
+    records = [json.loads(line) for line in records_path.read_text().splitlines()]
     assert len(records) == 3 and all(r["status"] == "ok" for r in records)
     assert any(r["outcome"] in ("quoted", "answered") for r in records)  # the knowledge answers these turns
     for r in records:
@@ -166,7 +167,7 @@ def test_llm_user_simulator_with_the_embedded_model(tmp_path):
     """The BotChat-seeded user simulator writes user messages with Qwen2.5-Coder-0.5B, two turns of a dialogue."""
     import gymnasium
 
-    import augmenter.envs  # noqa: F401  (registers the environments)
+    import augmenter.envs  # registers the environments
     from augmenter.memory import Action
 
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=[f"data_root={DATA}", "env.users=chat_seeds",

@@ -65,7 +65,7 @@ def test_rollouts_on_a_vector_env_play_each_seed_as_run_episode(mode, single):
         envs.close()
     for seed, (turn, observations, actions, rewards) in zip(seeds, played):
         actions_one = []
-        episode = run_episode(single, lambda obs: actions_one.append(rule(obs)) or actions_one[-1], seed=seed)
+        episode = run_episode(single, lambda obs, acts=actions_one: acts.append(rule(obs)) or acts[-1], seed=seed)
         assert turn == episode.info["turn_id"] and actions == actions_one
         assert rewards == pytest.approx(episode.rewards) and len(observations) == len(actions)
     assert [p[0] for p in again] == [p[0] for p in played[:3]]

@@ -129,7 +129,8 @@ def read_labels(path: str | Path, expected: Iterable[Key] | None = None) -> dict
         want = set(expected)
         missing, extra = sorted(want - set(out)), sorted(set(out) - want)
         if missing or extra:
-            show = lambda keys: ", ".join(f"{i}/{r}" for i, r in keys[:8]) + (" ..." if len(keys) > 8 else "")
+            def show(keys):
+                return ", ".join(f"{i}/{r}" for i, r in keys[:8]) + (" ..." if len(keys) > 8 else "")
             raise InputError(f"{path}: " + "; ".join(filter(None, [
                 f"{len(missing)} answer(s) not labelled ({show(missing)})" if missing else "",
                 f"{len(extra)} not on the sheets ({show(extra)})" if extra else ""])))
@@ -205,7 +206,8 @@ class Agreement:
     claim_kappa_binary: float | None  # S against C or U
 
     def to_json(self) -> dict:
-        r = lambda v: None if v is None else round(v, 3)
+        def r(v):
+            return None if v is None else round(v, 3)
         return {"answers": self.answers, "disputed": self.disputed, "flawed_kappa": r(self.flawed_kappa),
                 "claims_labeller_1": self.claims_a, "claims_labeller_2": self.claims_b, "claims_matched": self.matched,
                 "claim_kappa": r(self.claim_kappa), "claim_kappa_supported_vs_not": r(self.claim_kappa_binary)}
@@ -221,7 +223,8 @@ def agreement(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel
         for i, j in align_claims(a.claims, b.claims):
             la.append(a.claims[i].label)
             lb.append(b.claims[j].label)
-    binary = lambda labels: [lab == "S" for lab in labels]
+    def binary(labels):
+        return [lab == "S" for lab in labels]
     return Agreement(len(keys), sum(bool(disagree(first[k], second[k])) for k in keys),
                      cohen_kappa([first[k].flawed for k in keys], [second[k].flawed for k in keys]),
                      ca, cb, len(la), cohen_kappa(la, lb), cohen_kappa(binary(la), binary(lb)))

@@ -146,7 +146,8 @@ class PassageSelector:
         alone: a code block with the sentence before it, a sentence that introduces something (ends with ':') or
         is followed by code with the code after it."""
         chunk = found[i].chunk
-        same = lambda j: 0 <= j < len(found) and found[j].chunk == chunk  # noqa: E731
+        def same(j):
+            return 0 <= j < len(found) and found[j].chunk == chunk
         first, last = i, i
         if found[i].code and same(i - 1) and not found[i - 1].code:
             first = i - 1

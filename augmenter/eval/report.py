@@ -33,7 +33,8 @@ FIG4 = [("table2_llm_only", "no knowledge consolidator", None), ("fig4_self_ask"
 FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feedback", "(2) utility + feedback", None),
         ("fig5_no_gating", "(3) feedback without utility gating", None),
         ("fig5_always_feedback", "(4) always feedback", None), ("fig5_rerank", "(5) rerank the best of two", None)]
-CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None), ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
+CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None),
+                ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
                 ("querygen_bm25", "BM25 on an LLM-written query", None)]
 
 GROUNDING = [*TABLE2, ("claims_bm25", "+ BM25 + claims utility + its feedback", None)]
@@ -152,7 +153,8 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
                                         "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
                                         _fmt(c["llm_calls"]), _cached_share(c),
-                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
+                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0),
+                                        _fmt(c["completion_tokens"], 0),
                                         _fmt(c["turn_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
     return lines
@@ -172,7 +174,8 @@ def _grounding_table(rows, runs) -> list[str]:
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
                                         "–".join(_fmt(v, 1) for v in r["score_ci95"]),
                                         f"{g['unsupported_response_rate']:.1f}%", f"{g['refuted_response_rate']:.1f}%",
-                                        "n/a" if g["supported_claim_share"] is None else f"{g['supported_claim_share']:.1f}%",
+                                        "n/a" if g["supported_claim_share"] is None
+                                        else f"{g['supported_claim_share']:.1f}%",
                                         _fmt(g["claims_per_response"]), f"{g['idk_rate']:.1f}%",
                                         f"{r.get('outcomes_percent', {}).get('partial', 0.0):.1f}%",
                                         _fmt(r["cost"]["llm_calls"]), g["verifier"]]) + " |")
@@ -279,7 +282,8 @@ def render(runs: dict[str, dict], title: str) -> str:
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
            "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
-           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
+           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. "
+           "KF1 95% CI: percentile bootstrap over turns; "
            "ΔKF1: paired difference to the table's first row over the same turns.", "", *warning]
     if runs and all(run.get("score_metric") == "F1" for run in runs.values()):  # Wiki QA
         out = [f"# {title}", "", "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
@@ -301,7 +305,8 @@ def render(runs: dict[str, dict], title: str) -> str:
                 "sentences are not claims); each is judged against the turn's gold snippets (`augmenter ground`).",
                 "", *_grounding_table(GROUNDING, runs), ""]
     everything = [(name, name, None) for name in runs]
-    out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs, with_delta=False), ""]
+    out += ["## All runs", "", *_metric_table(everything, runs), "",
+            *_cost_table(everything, runs, with_delta=False), ""]
     return "\n".join(out)
 
 

@@ -370,9 +370,10 @@ class Evaluator:
         return redact_data({
             "dialogue_id": item.id,
             "status": "failed" if error else "ok",
-            "error": one_line(error, 500) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
+            # One line: the LLM's error, "empty response", "crash: ...".
+            "error": one_line(error, 500) if error else None,
             "response": (mem.response or "") if mem else "",
-            "outcome": mem.outcome if mem else None,  # answered | partial | quoted | abstained ("I don't know") | failed
+            "outcome": mem.outcome if mem else None,  # an augmenter.memory.Outcome; None when the turn crashed
             "citations": mem.citation_records() if mem else [],
             "references": item.references,
             "gold_knowledge": [s.text for s in item.gold],

@@ -107,7 +107,8 @@ class DocumentQATask(_LoadedTask):
     def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
         answerable = [r["metrics"] for r in records if r["metrics"]["answerable"]]
         other = [r["metrics"] for r in records if not r["metrics"]["answerable"]]
-        share = lambda rows, f: 100.0 * mean(f(m) for m in rows) if rows else None  # noqa: E731
+        def share(rows, f):
+            return 100.0 * mean(f(m) for m in rows) if rows else None
         return {"score": mean(r["metrics"]["score"] for r in records),
                 "correct_with_citation": share(answerable, lambda m: m["correct"] and m["cited"]),
                 "correct": share(answerable, lambda m: m["correct"]),

@@ -23,7 +23,8 @@ class ChecksJudge:
 
     name = "checks"
     arity = 2
-    recompute = True  # free and deterministic: judged anew on every run, so a changed check never mixes with old verdicts
+    # Free and deterministic: judged anew on every run, so a changed check never mixes with old verdicts.
+    recompute = True
 
     def __init__(self, repetition: RepetitionUtility | None = None, dodge: DodgeUtility | None = None):
         self.repetition, self.dodge = repetition or RepetitionUtility(), dodge or DodgeUtility()

@@ -28,7 +28,8 @@ def _counts(row: dict) -> str:
 def _elo_section(a: dict, s: dict, title: str) -> list[str]:
     lines = ["", f"## {title}", "",
              f"{a['games']} parsed order-verdicts (both orders of each pair count); unparsed {a['unparsed']}, "
-             f"copying the prompt's example {a.get('copied', 0)}, failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
+             f"copying the prompt's example {a.get('copied', 0)}, failed {a['failed']}. "
+             f"Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
              f"of {s['rounds']} seeded shuffles; 95% interval from as many resamples of the games.", "",
              "| system | Bootstrap Elo | 95% interval | games |", "|---|---|---|---|"]
     lines += [f"| {r['player']} | {r['elo']:.1f} | {r['low']:.1f} to {r['high']:.1f} | {r['games']} |"
@@ -55,7 +56,8 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
             lines += _elo_section(results[key], results["elo_settings"], title)
     if "gteval" in results:
         lines += ["", "## GTEval: against the human conversation", "",
-                  "| system | win % | tie % | lose % | judged | unparsed / copied / failed |", "|---|---|---|---|---|---|"]
+                  "| system | win % | tie % | lose % | judged | unparsed / copied / failed |",
+                  "|---|---|---|---|---|---|"]
         lines += [f"| {name} | {_pct(r['win'])} | {_pct(r['tie'])} | {_pct(r['lose'])} | {r['judged']} | {_counts(r)} |"
                   for name, r in results["gteval"].items()]
     if "unieval" in results:

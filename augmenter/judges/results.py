@@ -102,7 +102,8 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     copies = {name: copied_examples(records, name, examples[name]) for name in judges if examples and name in examples}
     records = mark_copies(records, examples or {})  # copied answers: counted, never scored
     primary = [r for r in records if r["seed"] == seeds[0]]
-    of = lambda name: [r for r in primary if r["judge"] == name]  # noqa: E731
+    def of(name):
+        return [r for r in primary if r["judge"] == name]
     out: dict[str, Any] = {"systems": list(systems), "seeds": list(seeds), "elo_settings": vars(settings)}
     if "arena" in judges:
         out["arena"] = arena(of("arena"), systems, settings)
@@ -114,7 +115,8 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
         out["unieval"] = unieval(of("unieval"), systems, pass_at)
     if "wikichat" in judges:
         out["wikichat"] = wikichat(of("wikichat"), systems)
-    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval", "checks") else {}),
+    paired = ("arena", "gteval", "checks")
+    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in paired else {}),
                               "self_consistency": self_consistency(records, name),
                               **({"copied": copies[name]} if name in copies else {})} for name in judges}
     out["known"] = [{"judge": name, **known_ordering(of(name), name, better, worse)}

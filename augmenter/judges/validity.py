@@ -135,8 +135,9 @@ def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str)
     """How often `judge` puts `better` above `worse`, a known ordering (human gold replies above a small model's,
     say), over the dialogues judged for both: wins, ties and losses of `better`; `agreement` = wins / (wins +
     losses) with its 95% Wilson interval; `reading`: "agrees" (interval above 0.5), "reversed" (below), "cannot
-    tell" (it holds 0.5), "all ties" (no decisive comparison) or "no comparison" (no dialogue judged for both). Arena compares the two directly (both orders
-    combined); the one-dialogue judges compare each system's own score on the same dialogue."""
+    tell" (it holds 0.5), "all ties" (no decisive comparison) or "no comparison" (no dialogue judged for both).
+    Arena compares the two directly (both orders combined); the one-dialogue judges compare each system's own score
+    on the same dialogue."""
     records = list(records)
     if judge in PAIRWISE:
         results = list(_arena_results(records, judge, better, worse).values())
@@ -203,8 +204,9 @@ def mark_copies(records: Iterable[dict], examples: dict[str, Sequence[str]], n: 
 def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4,
                     share: float = 0.5) -> dict[str, Any]:
     """How many of `judge`'s answers copy its prompt's worked examples (`examples`, their answers): at least `share`
-    of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A small model that copies an example's answer (its reasons and
-    scores) is echoing, not judging. {"answers", "copied", "share": copied / answers}."""
+    of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A
+    small model that copies an example's answer (its reasons and scores) is echoing, not judging.
+    {"answers", "copied", "share": copied / answers}."""
     known = {g for text in examples for g in _grams(text, n)}
     answers = copied = 0
     for r in records:

@@ -99,7 +99,8 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
             if isinstance(mapping, dict):
                 variants = {str(k).lower(): [str(v) for v in vs] for k, vs in mapping.items() if isinstance(vs, list)}
     if not isinstance(data, dict):
-        raise KnowledgeFormatError(f"{path}: expected an object {{domain: {{entity_id: entity}}}}, got {type(data).__name__}")
+        raise KnowledgeFormatError(f"{path}: expected an object {{domain: {{entity_id: entity}}}}, "
+                                   f"got {type(data).__name__}")
     snippets: list[Snippet] = []
     entities: list[Entity] = []
     try:

@@ -119,7 +119,8 @@ class EvidenceChainer:
         text = self.corpus.units[row].text
         if passage is not None:
             unit = self.corpus.units[passage]
-            body = unit.text if len(unit.text) <= self.max_passage_chars else unit.text[: self.max_passage_chars] + "..."
+            limit = self.max_passage_chars
+            body = unit.text if len(unit.text) <= limit else unit.text[:limit] + "..."
             text += f" => {body}"
         return text
 

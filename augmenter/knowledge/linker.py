@@ -1,4 +1,5 @@
-"""Entity linking: the entities mentioned in q and h_q (`EntityLinker`), and the context of raw evidence (`EvidenceLinker`)."""
+"""Entity linking: the entities mentioned in q and h_q (`EntityLinker`), and the context of raw evidence
+(`EvidenceLinker`)."""
 
 from __future__ import annotations
 

@@ -38,7 +38,8 @@ def _import_searcher():
         from pyserini.pyclass import autoclass
         from pyserini.search.lucene import LuceneSearcher
     except ImportError as exc:
-        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: pip install 'pyserini==0.25.0' ({exc})") from None
+        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: "
+                          f"pip install 'pyserini==0.25.0' ({exc})") from None
     finally:
         if saved is None:
             del os.environ["OPENAI_API_KEY"]

@@ -83,7 +83,7 @@ class CachedLLM:
         try:  # the cache is an optimisation: whatever goes wrong reading it is a miss
             stored = self._cache.get(key)
             hit = Completion(**stored, cached=True) if stored is not None else None
-        except Exception as exc:  # noqa: BLE001 (sqlite, pickle, file and shape errors alike)
+        except Exception as exc:  # sqlite, pickle, file and shape errors alike
             warnings.warn(f"LLM cache read failed ({type(exc).__name__}: {exc}): calling the LLM",
                           RuntimeWarning, stacklevel=3)
             return None
@@ -115,6 +115,6 @@ class CachedLLM:
                 stored["top_logprobs"] = out.top_logprobs
             try:
                 self._cache.set(key, stored)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 warnings.warn(f"LLM cache write failed ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=2)
         return out

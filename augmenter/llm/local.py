@@ -83,7 +83,8 @@ class LocalLLM:
     def _fit(self, llm, messages: Messages, max_tokens: int) -> Messages:
         """Drop middle messages, then shorten the last one, until the prompt fits the context window."""
         budget = self.n_ctx - max_tokens - 32
-        count = lambda text: len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
+        def count(text):
+            return len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
         msgs = [dict(m) for m in messages]
         sizes = [count(m["content"]) + 8 for m in msgs]
         while sum(sizes) > budget and len(msgs) > 2:
@@ -103,7 +104,8 @@ class LocalLLM:
             template = llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise LLMError(f"{self.model}: the GGUF file has no chat template, so it cannot score labels")
-            text = lambda token: llm._model.token_get_text(token) if token != -1 else ""
+            def text(token):
+                return llm._model.token_get_text(token) if token != -1 else ""
             self._formatter = Jinja2ChatFormatter(template=template, eos_token=text(llm.token_eos()),
                                                   bos_token=text(llm.token_bos()))
         prompt = self._formatter(messages=messages).prompt
@@ -138,7 +140,7 @@ class LocalLLM:
 
             data = llama_cpp.llama_perf_context(llm._ctx.ctx)
             return int(data.n_p_eval), float(data.t_p_eval_ms)
-        except Exception:  # noqa: BLE001 (a figure for benchmarks, never a reason to fail a call)
+        except Exception:  # a figure for benchmarks, never a reason to fail a call
             return 0, 0.0
 
     def _reusable(self, llm, tokens: list[int]) -> int:
@@ -239,10 +241,10 @@ class LocalLLM:
         """The prompt's size in tokens (in the chat template; else its messages' tokens; 0 if neither works)."""
         try:
             return len(self._chat_tokens(llm, messages))
-        except Exception:  # noqa: BLE001 (a count for the trace, never a reason to fail the call)
+        except Exception:  # a count for the trace, never a reason to fail the call
             pass
         try:
             return sum(len(llm.tokenize(m["content"].encode("utf-8", "ignore"), add_bos=False, special=False))
                        for m in messages)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return 0

@@ -181,7 +181,8 @@ class OpenAICompatLLM:
                     raise
                 seen = 0
                 try:
-                    for seen, chunk in enumerate(chunks, 1):
+                    for chunk in chunks:
+                        seen += 1
                         usage = getattr(chunk, "usage", None) or usage
                         for choice in getattr(chunk, "choices", None) or []:
                             finish = getattr(choice, "finish_reason", None) or finish

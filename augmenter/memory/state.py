@@ -67,7 +67,8 @@ class Snippet(BaseModel):
         """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.` (a review sentence
         with its stance on the question: `Review (negative): ...`)."""
         prefix = f"[{self.entity_name}] " if self.entity_name else ""
-        kind = {"faq": "", "review": f"Review ({self.stance}): " if self.stance else "Review: "}.get(self.doc_type or "", "")
+        review = f"Review ({self.stance}): " if self.stance else "Review: "
+        kind = {"faq": "", "review": review}.get(self.doc_type or "", "")
         linked = "".join(f" ({c})" for c in self.context)
         return f"{prefix}{kind}{self.text}{linked}"
 

@@ -111,7 +111,8 @@ class PromptEngine:
         self.max_chars_per_turn = max_chars_per_turn
 
     def _variables(self, mem: WorkingMemory, with_evidence: bool = True, previous: str | None = None) -> dict:
-        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+        def clip(text):
+            return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
         history = mem.h_q[-self.max_history_turns:] if self.max_history_turns > 0 else []
         return {
             "q": mem.q,
@@ -154,6 +155,7 @@ class PromptEngine:
 
     def verify_claim(self, claim: str, evidence: list[str], context: str = "") -> Messages:
         """The prompt that labels a claim SUPPORTED / REFUTED / NOT ENOUGH INFO against evidence sentences."""
-        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+        def clip(text):
+            return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
         return self.verify_prompt.render(q="", history=[], evidence=[clip(e) for e in evidence], feedback=None,
                                          previous=claim, context=context)

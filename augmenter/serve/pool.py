@@ -174,7 +174,7 @@ def _warm_retrieval(agent: Any) -> None:
         return
     try:
         consolidator.retrieve("hello", (), [])
-    except Exception as exc:  # noqa: BLE001 (a warm-up only: the first turn will say what is wrong)
+    except Exception as exc:  # a warm-up only: the first turn will say what is wrong
         log.warning("warming up retrieval failed: %s", redact(str(exc)))
 
 

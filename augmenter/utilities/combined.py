@@ -20,9 +20,9 @@ CHECKS = ("repetition", "dodge", "answers")
 
 
 class CombinedUtility:
-    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge", "answers") or callables
-    `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the repetition
-    check's settings (see RepetitionUtility)."""
+    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge", "answers") or
+    callables `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the
+    repetition check's settings (see RepetitionUtility)."""
 
     name = "combined"
 

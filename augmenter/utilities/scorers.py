@@ -88,7 +88,8 @@ class SelfCritiqueUtility(KF1Utility):
         return UtilityResult(result.score, critique or self.feedback)
 
 
-RECALL_FEEDBACK = "The answer is not supported by the knowledge. Please answer again with a short answer taken from the knowledge."
+RECALL_FEEDBACK = ("The answer is not supported by the knowledge. "
+                   "Please answer again with a short answer taken from the knowledge.")
 
 
 class RecallUtility:

@@ -36,7 +36,8 @@ class StoredModel:
             names = [str(f) for f in d["feature_names"]]
             mean, scale, coef = (np.asarray(d[k], dtype=float) for k in ("mean", "scale", "coef"))
             model = cls(names, mean, scale, coef, float(d["intercept"]), float(d["threshold"]),
-                        {k: v for k, v in d.items() if k not in ("feature_names", "mean", "scale", "coef", "intercept")})
+                        {k: v for k, v in d.items()
+                         if k not in ("feature_names", "mean", "scale", "coef", "intercept")})
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: not a stored verifier model ({type(exc).__name__}: {exc})") from None
         if not (len(names) == len(mean) == len(scale) == len(coef)):

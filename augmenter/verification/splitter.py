@@ -18,7 +18,8 @@ ABSTENTION = re.compile(
     r"\b(i (do not|don't|dont) (know|have (any |that |the |this |such |more )?(information|details|data|info))|"
     r"i('m| am) not sure|"
     r"(there is|there's|i have|i found) no (information|mention|details)|(does|do) not (say|mention|answer|specify)|"
-    r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|not (mentioned|specified|stated) in|"
+    r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|"
+    r"not (mentioned|specified|stated) in|"
     r"no information (about|on|regarding)|unable to (find|answer))\b", re.IGNORECASE)
 
 

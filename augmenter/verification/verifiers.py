@@ -73,7 +73,8 @@ def missing_words(claim: str, evidence: Sequence[str], context: str = "") -> lis
     return list(dict.fromkeys(t for t, stem in zip(surface, lexical.stem_words(surface)) if stem in missing))
 
 
-def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict[str, float], list[int], str | None]:
+def fast_features(claim: str, evidence: Sequence[str],
+                  context: str = "") -> tuple[dict[str, float], list[int], str | None]:
     """The fast verifier's features, the evidence order by similarity (best first) and the lexical conflict found.
     (The claim's length is deliberately not a feature: in labelled sets it tells more about how the set was made
     than about support.)
@@ -89,7 +90,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     top3 = " ".join(evidence[i] for i in order[:3])
     everything = " ".join(evidence)
     best_words, top_words, all_words = (set(lexical.content_words(t)) for t in (best, top3, everything))
-    cover = lambda pool: sum(w in pool for w in new) / len(new) if new else 0.0
+    def cover(pool):
+        return sum(w in pool for w in new) / len(new) if new else 0.0
     bigrams = _bigrams(words)
     claim_numbers, top_numbers, all_numbers = (lexical.numbers(t) for t in (claim, top3, everything))
     claim_days, top_days = lexical.days(claim), lexical.days(top3)
@@ -113,7 +115,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
         "days_missing": lexical.share_missing(claim_days, lexical.days(everything)),
         "day_conflict": float(day_conflict),
         "negation_conflict": float(negation_conflict) * max_sim,
-        "names_missing": lexical.share_missing(lexical.names(claim), all_words | {w.lower() for w in lexical.tokens(everything)}),
+        "names_missing": lexical.share_missing(lexical.names(claim),
+                                               all_words | {w.lower() for w in lexical.tokens(everything)}),
         "no_evidence": float(not evidence),
     }
     reason = None
@@ -206,7 +209,8 @@ class LLMVerifier:
         self.max_evidence = max_evidence
         self.params = SamplingParams(max_tokens=4, temperature=0.0, logprobs=top_logprobs)
 
-    def distribution(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict[Verdict, float], list[int]]:
+    def distribution(self, claim: str, evidence: Sequence[str],
+                     context: str = "") -> tuple[dict[Verdict, float], list[int]]:
         order = [int(i) for i in np.argsort(-similarities(claim, list(evidence)), kind="stable")] if evidence else []
         shown = [evidence[i] for i in order[: self.max_evidence]]
         out = self.llm.complete(self.prompts.verify_claim(claim, shown, context), self.params)
@@ -218,7 +222,8 @@ class LLMVerifier:
         if p >= self.threshold:
             verdict = Verdict.SUPPORTED
         else:
-            verdict = Verdict.REFUTED if dist[Verdict.REFUTED] > dist[Verdict.NOT_ENOUGH_INFO] else Verdict.NOT_ENOUGH_INFO
+            refuted = dist[Verdict.REFUTED] > dist[Verdict.NOT_ENOUGH_INFO]
+            verdict = Verdict.REFUTED if refuted else Verdict.NOT_ENOUGH_INFO
         features = {f"llm_{v.value}": q for v, q in dist.items()}
         return Judgement(verdict, p, order[:3], None, features)
 
