@@ -30,7 +30,7 @@ from augmenter.documents.check import DocumentCheck, refuses
 from augmenter.documents.passages import Idf, PassageSelector
 from augmenter.documents.replies import answered, cited, from_passage, not_found, plain, quote
 from augmenter.knowledge.ranking import interleave
-from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
+from augmenter.memory import ClaimCheck, Outcome, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import is_yes_no
 
@@ -50,7 +50,7 @@ class Reply:
     """What is sent: the text, how it came about, the candidate sent (if one was) and its citations."""
 
     text: str
-    outcome: str
+    outcome: Outcome  # "answered", "quoted" or "abstained"
     index: int | None = None
     claims: list[ClaimCheck] = field(default_factory=list)
 

@@ -19,6 +19,17 @@ class Action(str, Enum):
     ASK_NEED_KNOWLEDGE = "ask_need_knowledge"  # self-ask: the LLM says whether it needs external knowledge
 
 
+# How a turn's reply came about: `WorkingMemory.outcome`, and the `outcome` of eval records and served summaries.
+#   "answered"  a candidate the LLM drafted was sent as it is;
+#   "quoted"    the knowledge's own words were sent, quoted (an FAQ's answer, review sentences, a document's
+#               passage, or a candidate's claims replaced by the review sentences they rest on);
+#   "partial"   no candidate passed the check: only the supported claims of the best one were sent;
+#   "abstained" nothing found answers the question for sure: the reply says so (with the best evidence found, or
+#               what contradicts the candidate) instead of guessing;
+#   "failed"    the LLM failed on this turn and nothing could be sent: a fixed apology was.
+Outcome = Literal["answered", "quoted", "partial", "abstained", "failed"]
+
+
 class Utterance(BaseModel):
     """One turn of dialogue history. `speaker` follows DSTC11: "U" for the user, "S" for the system."""
 
@@ -166,7 +177,7 @@ class WorkingMemory(BaseModel):
     trace: list[ActionRecord] = Field(default_factory=list)
     response: str | None = None  # what was sent to the user
     sent_index: int | None = None  # which candidate was sent (None: an "I don't know" or a composed reply)
-    outcome: str | None = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
+    outcome: Outcome | None = None  # how the reply came about (see Outcome); None until one is sent
     sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
     signals: dict[str, float] = Field(default_factory=dict)  # scores read off the LLM this turn, e.g. "refusal": the
     # probability that the drafting prompt's answer starts with its refusal marker
