@@ -38,7 +38,7 @@ class Task(Protocol):
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore: ...
 
-    def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]: ...
+    def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]: ...
 
 
 class _LoadedTask:
@@ -58,13 +58,13 @@ class GroundedDialogueTask(_LoadedTask):
     metric_keys = ("KF1",)
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
-        metrics = turn_metrics(memory.response, turn.references or [""], [s.text for s in turn.gold])
+        metrics = turn_metrics(memory.response or "", turn.references or [""], [s.text for s in turn.gold])
         gold = {s.id for s in turn.gold}
         recall = len(gold & {s.id for s in memory.e}) / len(gold) if gold else None
         return TurnScore(metrics, recall)
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         return corpus_metrics([r["response"] for r in records], [r["references"] or [""] for r in records],
                               [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
 
@@ -76,12 +76,13 @@ class ShortAnswerTask(_LoadedTask):
     metric_keys = ("P", "R", "F1", "length")
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
-        p, r, f = answer_prf(memory.response, turn.references)
-        metrics = {"P": p, "R": r, "F1": f, "length": len(memory.response.split())}
+        response = memory.response or ""
+        p, r, f = answer_prf(response, turn.references)
+        metrics: dict[str, float | None] = {"P": p, "R": r, "F1": f, "length": len(response.split())}
         return TurnScore(metrics, answer_recall([s.text for s in memory.e[:5]], turn.references))
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
         metrics["answer_recall@5"] = 100.0 * mean(r.get("evidence_recall") or 0.0 for r in records)
         return metrics
@@ -104,7 +105,7 @@ class DocumentQATask(_LoadedTask):
         return TurnScore(metrics, None)
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         answerable = [r["metrics"] for r in records if r["metrics"]["answerable"]]
         other = [r["metrics"] for r in records if not r["metrics"]["answerable"]]
         def share(rows, f):

@@ -323,10 +323,10 @@ class WorkingMemory(BaseModel):
         sources, claims = self.sources()
         records = []
         for claim, numbers in claims:
-            record = {"claim": claim, "sources": [sources[n - 1].id for n in numbers]}
-            if any(sources[n - 1].location for n in numbers):
-                record["where"] = [sources[n - 1].location.label() if sources[n - 1].location else sources[n - 1].id
-                                   for n in numbers]
+            cited = [sources[n - 1] for n in numbers]
+            record = {"claim": claim, "sources": [s.id for s in cited]}
+            if any(s.location for s in cited):
+                record["where"] = [s.location.label() if s.location else s.id for s in cited]
             records.append(record)
         return records
 

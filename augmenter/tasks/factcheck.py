@@ -16,7 +16,7 @@ claims a seeded sample of whole groups drawn with the one sampling helper (`augm
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -135,7 +135,7 @@ def _halueval_sample(n_rows: int, n: int, seed: int) -> list[int]:
     return seeded_sample(range(n_rows), n, seed)
 
 
-def _halueval_items(rows: list[dict], indices: list[int]) -> list[LabelledClaim]:
+def _halueval_items(rows: list[dict], indices: Sequence[int]) -> list[LabelledClaim]:
     items = []
     for r in indices:
         row = rows[r]

@@ -153,7 +153,7 @@ class FastVerifier:
 
     def judge(self, claim: str, evidence: Sequence[str], context: str = "") -> Judgement:
         features, order, reason = self.features(claim, evidence, context)
-        p = self.model.predict_proba(features)
+        p = float(self.model.predict_proba(features))  # one item's features: one probability
         verdict = self.verdict(p, features, reason)
         if verdict == Verdict.REFUTED:  # the rule overrides the regression: the closer the evidence, the surer
             p = min(p, 1.0 - features.get("max_sim", 0.0))
