@@ -1,4 +1,4 @@
-"""What checking costs (issue 28, point 5): seconds per turn of the checked system against the same model answering
+"""What checking costs: seconds per turn of the checked system against the same model answering
 unchecked from the same evidence, and seconds per claim of each verifier, with the embedded model on 2 cores.
 
     python bench/check_cost.py turns --mode checked   [--turns 30] [overrides]   # one process per mode:

@@ -1,4 +1,4 @@
-"""Concurrent turns (issue 16, point 2): wall time of `augmenter eval` at eval.concurrency=N against a server.
+"""Concurrent turns: wall time of `augmenter eval` at eval.concurrency=N against a server.
 
     python bench/concurrency.py --turns 200 --delay 1.0 --levels 1,4,16
 

@@ -1,4 +1,4 @@
-"""Issue 18's figures: simulated conversations of several systems, then the LLM judges over them.
+"""Simulated conversations of several systems, then the LLM judges over them.
 
     python bench/conversations.py [--conversations 50] [--turns 6] [--seeds chat_seeds]
         [--systems table2_llm_only,table2_bm25_feedback,claims_bm25] [--judges arena,gteval,unieval,wikichat,checks]

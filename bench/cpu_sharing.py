@@ -1,4 +1,4 @@
-"""CPU sharing (issue 14, point 8): the embedded model's per-call time alone and beside another llama.cpp process.
+"""CPU sharing: the embedded model's per-call time alone and beside another llama.cpp process.
 
     python bench/cpu_sharing.py --calls 4
 

@@ -1,5 +1,5 @@
 """Indexing speed, peak memory, incremental updates and query latency of `augmenter index` on folders of 100,
-1,000 and 10,000 documents (issue 30, point 6).
+1,000 and 10,000 documents.
 
     python bench/documents_index.py [--sizes 100,1000,10000] [--dense 1000] [--work /tmp/augmenter-docs-bench]
 

@@ -1,4 +1,4 @@
-"""Faults (issue 14, point 10): `augmenter eval` over 1,000 DSTC11 turns against a fault-injecting server.
+"""Faults: `augmenter eval` over 1,000 DSTC11 turns against a fault-injecting server.
 
     python bench/faults.py --turns 1000 --seed 0
 

@@ -1,4 +1,4 @@
-"""How often answers copy the response prompt's few-shot examples (issue 13), per prompt.
+"""How often answers copy the response prompt's few-shot examples, per prompt.
 
     python bench/fewshot_leakage.py --prompts assistant,customer_service --limit 50 [hydra overrides, e.g. llm=fake]
 

@@ -1,4 +1,4 @@
-"""The answers check's two thresholds (augmenter/utilities/answers.py, issue 28 point 4), chosen on the labelled
+"""The answers check's two thresholds (augmenter/utilities/answers.py), chosen on the labelled
 claim set's answers (bench/labels/dstc11-dev) with 5 folds by dialogue, and how well the check agrees with the
 labellers' flags:
 

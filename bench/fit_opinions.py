@@ -1,5 +1,5 @@
 """Fit the two models of the opinion gatherer (augmenter/knowledge/opinions.py) and report their cross-validated
-quality (issue 28, point 3):
+quality:
 
 - relevance of a review sentence to the question, on DSTC11 dev turns apart from the 200 experiment turns and the
   60 claim-set turns (one gold entity; its gold review sentences are the positives, its other sentences negatives),

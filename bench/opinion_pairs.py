@@ -1,5 +1,5 @@
 """A labelled set of (question, review sentence) pairs: does the sentence praise, complain about, or not speak of what
-the user asks (issue 28, point 3)? It measures and fits the opinion gatherer's stance on the question, which the
+the user asks? It measures and fits the opinion gatherer's stance on the question, which the
 clause labels of bench/labels/stance/ (general sentiment, no question) cannot.
 
 The pairs come from DSTC11 dev turns apart from the 200 scored turns and the 60 labelled ones (and from every

@@ -1,4 +1,4 @@
-"""Prefix reuse (issue 16, point 3): prompt tokens llama.cpp actually evaluates, and wall time per turn.
+"""Prefix reuse: prompt tokens llama.cpp actually evaluates, and wall time per turn.
 
     python bench/prefix_reuse.py --label after --turns 20
     python bench/prefix_reuse.py --label after_exact --turns 20 +llm.kv_reuse=exact

@@ -1,4 +1,4 @@
-"""Wall time of a small grid run one experiment after another and on Ray (issue 16, point 4).
+"""Wall time of a small grid run one experiment after another and on Ray.
 
     python bench/ray_grid.py [--only table2] [--limit 20] [--shard-size 10] [--delay SECONDS]
 

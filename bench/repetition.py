@@ -1,4 +1,4 @@
-"""Issue 18, point 4: how many sent replies repeat themselves (or dodge) on DSTC11 dev turns, before and after the
+"""How many sent replies repeat themselves (or dodge) on DSTC11 dev turns, before and after the
 repetition check's feedback and llama.cpp's repeat penalty.
 
     python bench/repetition.py [--limit 200] [--variants NAME=OVERRIDES;...] [overrides for every run ...]

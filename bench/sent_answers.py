@@ -1,4 +1,4 @@
-"""End to end on the 200 scored DSTC11 dev turns (issue 28, point 7): per system, KF1, LLM calls, seconds per turn,
+"""End to end on the 200 scored DSTC11 dev turns: per system, KF1, LLM calls, seconds per turn,
 outcomes, and the share of sent answers judged flawed twice: by the shipped check against the whole knowledge of the
 entities involved, and (when a labelled round exists) by blind labellers.
 

@@ -1,4 +1,4 @@
-"""Load on `augmenter serve` (issue 17, point 5): concurrent chat sessions, each a few turns with its history.
+"""Load on `augmenter serve`: concurrent chat sessions, each a few turns with its history.
 
     python bench/serve_load.py --sessions 50 --turns 4                 # the fake LLM: augmenter's own overhead
     python bench/serve_load.py --sessions 8 --turns 2 --repeat 1 llm=local   # the embedded model: queueing, first token

@@ -1,4 +1,4 @@
-"""Table 2 with two models side by side (issue 16, point 5): KF1 per row, the gains the paper reports (knowledge,
+"""Table 2 with two models side by side: KF1 per row, the gains the paper reports (knowledge,
 feedback) with paired bootstrap intervals over the same turns, and each model's uncached cost per turn.
 
     augmenter grid --only table2 eval.limit=200 llm=local_1_5b eval.out_dir=runs/eval-1.5b  # the 1.5B model

@@ -1,4 +1,4 @@
-"""Claim verifiers on the project's own labelled claims (issue 28, points 2 and 6): every settled claim of a labelled
+"""Claim verifiers on the project's own labelled claims: every settled claim of a labelled
 round (bench/labels/<round>/, see bench/claim_set.py) judged as the system judges it, through the default
 consolidator's evidence for the turn plus the per-claim retrieval of the claims utility, against the labels.
 

@@ -1,4 +1,4 @@
-"""What the claims utility with the fast verifier adds per claim, on DSTC11 (issue 13's "under 20 ms per claim").
+"""What the claims utility with the fast verifier adds per claim, on DSTC11 (the aim: under 20 ms per claim).
 
     python bench/verifier_speed.py [--turns 100] [--seed 0]
 

@@ -159,10 +159,10 @@ class LLMAugmenterPolicy(RulePolicy):
 
 
 class GroundedPolicy(RulePolicy):
-    """The checked system's policy (issue 28): when reviews speak to the question, the answer is theirs, quoted (no
-    draft: a small model's summaries of reviews it cannot all see were the checked system's main flaw); otherwise
-    the paper's loop: draft, verify, revise while the budget lasts, send (a failed draft: the knowledge's own words).
-    Sending with no candidate is allowed only when the executor can answer from the knowledge (see Agent)."""
+    """The checked system's policy: when reviews speak to the question, the answer is theirs, quoted (no draft: a small
+    model's summaries of reviews it cannot all see are often wrong); otherwise the paper's loop: draft, verify, revise
+    while the budget lasts, send (a failed draft: the knowledge's own words). Sending with no candidate is allowed only
+    when the executor can answer from the knowledge (see Agent)."""
 
     name = "grounded"
     RULES = (

@@ -278,7 +278,7 @@ def test_the_readme_option_table_lists_every_option_in_configs():
         assert sorted(table[group]) == group_options(group), f"docs/chatting.md option table, group {group}"
 
 
-# each command's own settings, suggestions, JSON errors (issue 29, point 4)
+# each command's own settings, suggestions, JSON errors
 @pytest.mark.parametrize("command, config, nodes", [("serve", "serve", ["serve"]), ("eval", "eval", ["name", "eval"]),
                                                     ("grid", "eval", ["eval"]), ("converse", "converse", ["converse"]),
                                                     ("judge", "judge", ["judge", "elo"]),
@@ -343,7 +343,8 @@ KEY_WITH_ACCENT = "sk-clé-0123456789abcdef"
 
 
 def test_a_key_an_http_header_cannot_carry_is_one_line_at_start(monkeypatch, capsys):
-    """It failed every turn as `crash: UnicodeEncodeError` (issue 29); the key itself is never shown."""
+    """A key with a character HTTP headers cannot carry is one error at start (not a crash on every turn); the key
+    itself is never shown."""
     monkeypatch.setenv("AUGMENTER_TEST_LLM_KEY", KEY_WITH_ACCENT)
     argv = ["chat", "--demo", "utility=kf1", "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1",
             "llm.api_key_env=AUGMENTER_TEST_LLM_KEY"]
@@ -362,7 +363,7 @@ def test_a_serve_token_clients_cannot_send_is_refused_at_start(monkeypatch):
     assert "clé" not in str(err.value)
 
 
-# a missing extra (issue 29, point 1): one line naming it, before a chat's first turn or before serve listens
+# a missing extra: one line naming it, before a chat's first turn or before serve listens
 @pytest.fixture
 def without(monkeypatch):
     """Make modules look uninstalled to augmenter's checks: `without("sentence_transformers")`."""

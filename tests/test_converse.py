@@ -1,4 +1,4 @@
-"""Issue 18: `augmenter converse`, simulated conversations between the LLM user simulator and a system, with the
+"""`augmenter converse`, simulated conversations between the LLM user simulator and a system, with the
 scripted fake LLM: one record per conversation with every turn's Working Memory, resumable, a failed conversation
 recorded as failed and retried, a fatal LLM error stopping the run with its records kept."""
 

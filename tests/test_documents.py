@@ -1,4 +1,4 @@
-"""Your own documents (issue 30): every format read from real files (made here with fpdf2 and python-docx, or the
+"""Your own documents: every format read from real files (made here with fpdf2 and python-docx, or the
 shipped handbook), chunks that keep their file, page, headings and span, the persisted incremental index (add,
 change, delete, touch, a run killed half-way), every bad file as one warning line while the rest is indexed, and
 `augmenter index` / `--status`."""
@@ -234,7 +234,7 @@ def test_a_sentence_longer_than_a_chunk_is_cut_into_overlapping_windows():
         split_document(Document("T", [], "text"), words=10, overlap=10)
 
 
-# each chunk's own span (issue 30, point 2): the windows of a long paragraph have their own offsets
+# each chunk's own span: the windows of a long paragraph have their own offsets
 _VOCAB = ["a", "an", "oven", "bread", "is", "warm", "door", "kept", "shut", "on", "friday,", "so", "it's",
           "well-made", "twenty", "degrees", "x", "glass"]
 _ENDS = [".", "!", "?", '."', ".)"]

@@ -1,4 +1,4 @@
-"""Citations of your own documents (issue 30) through every way in: `augmenter chat` (printed and in --output),
+"""Citations of your own documents through every way in: `augmenter chat` (printed and in --output),
 the Python API, the OpenAI-compatible service's `augmenter` field, and the web chat in a real browser, where a
 citation links to its passage and a document holding HTML or a script stays text. The fake LLM answers from
 rules; the documents are real files (a PDF made with fpdf2, a text file, Markdown) or the shipped handbook."""

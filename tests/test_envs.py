@@ -1,4 +1,4 @@
-"""The gymnasium environment (issue #4, first part): API conformance, invalid actions, reward and costs."""
+"""The gymnasium environment: API conformance, invalid actions, reward and costs."""
 
 import os
 import re

@@ -1,4 +1,4 @@
-"""`eval.concurrency=N` (issue 16, point 2): N turns at once for server backends, with records identical in content
+"""`eval.concurrency=N`: N turns at once for server backends, with records identical in content
 to a sequential run, in sample order, resumable, written by one thread; the embedded backend stays at one."""
 
 import json

@@ -1,4 +1,4 @@
-"""Installed as users install it (issue 29): the wheel built from this checkout holds every file of the source tree;
+"""Installed as users install it: the wheel built from this checkout holds every file of the source tree;
 installed into a fresh virtualenv outside the repository, a plain install names the extra a command needs (one
 line, exit code 2, before anything runs), and with the extras the README names for the tour the README's examples
 run from another directory: the Python API, `augmenter chat llm=fake --script`, `augmenter serve llm=fake` with one

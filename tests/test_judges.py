@@ -1,4 +1,4 @@
-"""Issue 18: the LLM judges (BotChat's UniEval, Arena, GTEval; WikiChat's five criteria), Bootstrap Elo against
+"""The LLM judges (BotChat's UniEval, Arena, GTEval; WikiChat's five criteria), Bootstrap Elo against
 hand-computed values, the order swap and position bias, self-consistency over seeds, unparseable and failed
 verdicts (counted, never scored), and `augmenter judge` end to end, all with the scripted fake LLM."""
 

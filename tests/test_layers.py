@@ -1,4 +1,4 @@
-"""One-way layers (issue 15, point 1), checked on the import graph of the source (imports inside functions count
+"""One-way layers, checked on the import graph of the source (imports inside functions count
 too): each module imports only from layers below its own, no two modules import each other (directly or through
 others), and `import augmenter.policies` needs neither gymnasium nor torch."""
 

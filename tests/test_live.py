@@ -133,7 +133,7 @@ def test_short_eval_with_the_embedded_model(tmp_path):
 
 
 def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledge_says(tmp_path, dstc11_kb):
-    """Issue 28's checked system (experiment grounded_bm25, the default 1.5B model, its opinion judge included) on
+    """The checked system (experiment grounded_bm25, the default 1.5B model, its opinion judge included) on
     three DSTC11 dev turns of the development sample: every reply is a quote of the knowledge (each quoted sentence
     is, word for word, a review sentence or FAQ answer of the places in the turn) or a draft whose claims were all
     supported, or says the knowledge does not answer."""
@@ -215,7 +215,7 @@ def test_claims_utility_with_the_embedded_model(tmp_path):
 
 
 def test_exact_kv_reuse_answers_as_an_empty_cache_does_and_evaluates_less():
-    """llm.kv_reuse=exact keeps whole n_batch blocks of the previous call's prefix (issue 16, point 3): greedy
+    """llm.kv_reuse=exact keeps whole n_batch blocks of the previous call's prefix: greedy
     replies equal those from an empty cache, with fewer prompt tokens evaluated."""
     from augmenter.memory import Snippet, Utterance, WorkingMemory
     from augmenter.prompts import PromptEngine

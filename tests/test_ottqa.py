@@ -1,4 +1,4 @@
-"""OTT-QA (Wiki QA) data, the hyperlink linker and the evidence chainer on a few real dev tables (issue #5, point 4)."""
+"""OTT-QA (Wiki QA) data, the hyperlink linker and the evidence chainer on a few real dev tables."""
 
 import json
 

@@ -1,5 +1,5 @@
 """`search` (each backend's own top-k, batches, an entity's rows) gives the same hits as `top_k(scores(q), k, rows)`
-on the real DSTC11 knowledge base and dev queries (issue 16, point 1)."""
+on the real DSTC11 knowledge base and dev queries."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""augmenter.storage: atomic writes, tolerant JSONL reading, content hashing (issue 15, point 3)."""
+"""augmenter.storage: atomic writes, tolerant JSONL reading, content hashing."""
 
 import hashlib
 import json

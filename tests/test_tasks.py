@@ -1,4 +1,4 @@
-"""The one turn model, the one seeded sample, and the eval tasks that load turns and score responses (issue 15)."""
+"""The one turn model, the one seeded sample, and the eval tasks that load turns and score responses."""
 
 import random
 

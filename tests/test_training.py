@@ -1,4 +1,4 @@
-"""Policy training (issue #4): the offline candidate cache, REINFORCE, checkpoints and resume after a kill, and a
+"""Policy training: the offline candidate cache, REINFORCE, checkpoints and resume after a kill, and a
 trained policy in `augmenter chat` / `augmenter eval`."""
 
 import csv

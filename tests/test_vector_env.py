@@ -1,4 +1,4 @@
-"""`augmenter/Turn-v0` through gymnasium's vector environments (issue 16, point 4): `gymnasium.make_vec` in sync and
+"""`augmenter/Turn-v0` through gymnasium's vector environments: `gymnasium.make_vec` in sync and
 async mode steps its sub-environments as the plain environment steps, and training's rollouts run on one
 (`train.num_envs`)."""
 

@@ -161,7 +161,7 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
 
 
 def _grounding_table(rows, runs) -> list[str]:
-    """Issue 13: the share of sent responses with a claim the gold knowledge does not support (judged claim by
+    """The share of sent responses with a claim the gold knowledge does not support (judged claim by
     claim by a verifier against the gold snippets), the "I don't know" rate, KF1 and LLM calls."""
     head = ["system", "KF1", "KF1 95% CI", "responses with an unsupported claim", "... with a refuted claim",
             "supported share of claims", "claims per response", "\"I don't know\"", "only supported claims sent",

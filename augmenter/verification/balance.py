@@ -1,4 +1,4 @@
-"""Claims that summarise reviews, held against how the reviews on the question are split (issue 28, point 3; the
+"""Claims that summarise reviews, held against how the reviews on the question are split (the claim set's
 labelling rules: "a summary of mixed reviews that picks one side only is S if at least one review says it and none
 says otherwise, else U"). The split comes from the opinion gatherer's line in the evidence (doc_type "opinions")."""
 
