@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine (Python 3.10+, a C compiler, internet access to PyPI):
 #   make demo   - set up, then run the demo session on the embedded offline LLM
-#   make test   - set up, then run the whole test suite (live-model tests included)
+#   make test   - set up, lint (ruff) and type-check (mypy), then run the whole test suite (live-model tests included)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,7 +11,7 @@ TOUR_EXTRAS := chat,serve,train,docs
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 # pip caches the built llama-cpp-python wheel, so only the first setup on a machine compiles it (~15 min on 2 cores).
 
-.PHONY: setup demo test clean chromium wheelhouse
+.PHONY: setup demo lint test clean chromium wheelhouse
 
 setup: $(VENV)/.installed chromium
 
@@ -42,7 +42,12 @@ chromium:
 demo: setup
 	$(BIN)/augmenter chat --demo --trace
 
-test: setup wheelhouse
+# ruff and mypy read their settings from pyproject.toml ([tool.ruff], [tool.mypy]: the public API's modules).
+lint: setup
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy
+
+test: setup wheelhouse lint
 	$(BIN)/python -m pytest -q
 
 clean:

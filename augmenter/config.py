@@ -7,9 +7,10 @@ import inspect
 import logging
 import os
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir

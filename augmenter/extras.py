@@ -7,8 +7,8 @@ says it is ready or a chat's first turn), so a missing package is one line namin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.util import find_spec
-from typing import Optional, Sequence
 
 from augmenter.errors import ConfigError
 
@@ -44,7 +44,7 @@ def missing(modules: Sequence[str]) -> list[str]:
     return out
 
 
-def require(extra: str, what: str, modules: Optional[Sequence[str]] = None, instead: str = "") -> None:
+def require(extra: str, what: str, modules: Sequence[str] | None = None, instead: str = "") -> None:
     """Raise MissingExtra ("<what> needs <modules>: pip install 'augmenter[<extra>]'") unless every one of
     `modules` (default: all of the extra's) is installed; `instead` says how to do without."""
     absent = missing(MODULES[extra] if modules is None else modules)
@@ -54,12 +54,12 @@ def require(extra: str, what: str, modules: Optional[Sequence[str]] = None, inst
                            + (f" ({instead})" if instead else ""))
 
 
-def extra_of(module: str) -> Optional[str]:
+def extra_of(module: str) -> str | None:
     """The extra that brings top-level `module` (the first listed), or None."""
     return next((extra for extra, names in MODULES.items() if module.partition(".")[0] in names), None)
 
 
-def explain(exc: ImportError, what: str) -> Optional[MissingExtra]:
+def explain(exc: ImportError, what: str) -> MissingExtra | None:
     """A MissingExtra for an ImportError of a module an extra brings (None for any other)."""
     name = getattr(exc, "name", None) or ""
     extra = extra_of(name)

@@ -10,7 +10,7 @@ changes the system as much as a changed option does). `fingerprint` is a short h
 from __future__ import annotations
 
 import json
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -63,7 +63,7 @@ def without_options(data: dict, options: Mapping[str, Sequence[str]] = RUN_OPTIO
     return data
 
 
-def system_config(cfg: DictConfig, ignore: Optional[Mapping[str, Sequence[str]]] = None) -> dict:
+def system_config(cfg: DictConfig, ignore: Mapping[str, Sequence[str]] | None = None) -> dict:
     """The config as the system it describes (see the module's docstring); `ignore` drops more options."""
     data = normalized(OmegaConf.to_container(cfg, resolve=True))
     if ignore:
@@ -86,7 +86,7 @@ def system_config(cfg: DictConfig, ignore: Optional[Mapping[str, Sequence[str]]]
     return data
 
 
-def fingerprint(cfg: DictConfig, groups: Optional[Sequence[str]] = None, length: int = 12) -> str:
+def fingerprint(cfg: DictConfig, groups: Sequence[str] | None = None, length: int = 12) -> str:
     """A short hash of `system_config(cfg)`, or of its `groups` only (with the prompt files when "prompt" is one)."""
     data = system_config(cfg)
     if groups is not None:

@@ -6,9 +6,10 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator, Optional
+from typing import IO
 
 from augmenter.errors import InputError
 
@@ -84,7 +85,7 @@ _JSON_HINTS = {"Invalid control character": "a raw line break or tab inside a st
                "Unterminated string": "a string runs to the end of the line: a raw line break inside it?"}
 
 
-def json_error(exc: json.JSONDecodeError, line: Optional[int] = None) -> str:
+def json_error(exc: json.JSONDecodeError, line: int | None = None) -> str:
     """Where and why a text is not valid JSON, whole: "line L, column C: <message>" (`line`: the text's line in
     its file, for JSON Lines, where each line is parsed alone)."""
     message = exc.msg.removesuffix(" starting at").removesuffix(" at")  # the position is given below

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from augmenter.redact import redact
 
@@ -22,14 +23,14 @@ def strip_controls(text: Any) -> str:
     return _CONTROL.sub("", "" if text is None else str(text))
 
 
-def one_line(message: Any, limit: Optional[int] = None) -> str:
+def one_line(message: Any, limit: int | None = None) -> str:
     """A message fit for one line of a terminal, log or record: secrets masked, control sequences and line
     breaks removed, at most `limit` characters (cut with "…")."""
     line = " ".join(strip_controls(redact(str(message))).split())
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
-def closest(word: str, choices: Iterable[str]) -> Optional[str]:
+def closest(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to `word` (difflib), or None when none is close."""
     close = difflib.get_close_matches(word, [str(c) for c in choices if str(c) != word], n=1, cutoff=0.6)
     return close[0] if close else None

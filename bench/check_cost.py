@@ -1,4 +1,4 @@
-"""What checking costs (issue 28, point 5): seconds per turn of the checked system against the same model answering
+"""What checking costs: seconds per turn of the checked system against the same model answering
 unchecked from the same evidence, and seconds per claim of each verifier, with the embedded model on 2 cores.
 
     python bench/check_cost.py turns --mode checked   [--turns 30] [overrides]   # one process per mode:
@@ -123,7 +123,8 @@ def report(_args) -> None:
     rows = {m: [json.loads(line) for line in (RUNS / f"{m}.jsonl").read_text().splitlines()]
             for m in ("checked", "unchecked")}
     common = set.intersection(*({r["turn"] for r in rs} for rs in rows.values()))
-    med = lambda xs: round(statistics.median(xs), 2) if xs else None
+    def med(xs):
+        return round(statistics.median(xs), 2) if xs else None
     summary = {}
     for mode, rs in rows.items():
         rs = [r for r in rs if r["turn"] in common]
@@ -131,8 +132,10 @@ def report(_args) -> None:
         summary[mode] = {"turns": len(rs), "seconds_per_turn_median": med([r["seconds"] for r in rs]),
                          "seconds_per_turn_mean": round(statistics.mean(r["seconds"] for r in rs), 2),
                          "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rs), 2),
-                         "seconds_by_action_median": {a: med([r["by_action"].get(a, 0.0) for r in rs]) for a in actions},
-                         "outcomes": {o: sum(r["outcome"] == o for r in rs) for o in sorted({r["outcome"] for r in rs})}}
+                         "seconds_by_action_median": {a: med([r["by_action"].get(a, 0.0) for r in rs])
+                                                      for a in actions},
+                         "outcomes": {o: sum(r["outcome"] == o for r in rs)
+                                      for o in sorted({r["outcome"] for r in rs})}}
     checked = {r["turn"]: r for r in rows["checked"]}
     ratios = [checked[r["turn"]]["seconds"] / r["seconds"] for r in rows["unchecked"] if r["turn"] in common]
     check_ms = [1000 * (r["by_action"].get("verify_utility", 0.0)) / max(1, len(r["claims"]))

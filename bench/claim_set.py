@@ -184,6 +184,20 @@ def helpfulness(items: list[Item], settled: dict, labellers: list[dict], ranks: 
     return dict(sorted(out.items()))
 
 
+def knowledge_f1(items: list[Item], kb) -> dict[str, float]:
+    """Per system, the mean KF1 (%) of its answers against each turn's gold knowledge: a side figure (it rewards
+    quoting and says nothing of whether an answer answers)."""
+    from augmenter.eval.metrics import kf1
+
+    scores: dict[str, list[float]] = {}
+    for item in items:
+        gold = [kb.by_id[g].text for g in item.gold_ids if g in kb.by_id]
+        for answer in item.answers:
+            for system in answer.systems:
+                scores.setdefault(system, []).append(kf1(answer.text, gold))
+    return {system: round(statistics.mean(v), 1) for system, v in sorted(scores.items())}
+
+
 def head_to_head(items: list[Item], ranks: list[dict]) -> dict[str, float]:
     """"A over B": the share of turns where the labellers ranked A's answer above B's (a tie, or one answer for
     both, counts a half), averaged over the labellers' ranks."""
@@ -272,6 +286,8 @@ def main() -> None:
     if helpful:
         report["helpfulness"] = helpful
         report["head_to_head_percent"] = head_to_head(items, ranks)
+        for system, value in knowledge_f1(items, knowledge(args.data_root)).items():
+            helpful.setdefault(system, {})["kf1"] = value
     write_atomic(directory / "report.json", json.dumps(report, indent=1) + "\n")
     rows = ["| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
             "|---|---|---|---|---|---|"]
@@ -279,11 +295,11 @@ def main() -> None:
         rows.append(f"| {system} | {r['answers']} | {r['flawed_percent']} {r['flawed_ci95']} | "
                     f"{r['contradicted_percent']} | {r['misses_question_percent']} | {r['idk_percent']} |")
     if helpful:
-        rows += ["", "| system | answers directly | partly | no | off-topic | wrong place | natural (1-3) | ranked first % |",
-                 "|---|---|---|---|---|---|---|---|"]
+        rows += ["", "| system | answers directly | partly | no | off-topic | wrong place | natural (1-3) | ranked "
+                 "first % | KF1 |", "|---|---|---|---|---|---|---|---|---|"]
         rows += [f"| {system} | {r['answers_yes']}/{r['answers']} | {r['answers_partly']} | {r['answers_no']} | "
-                 f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} |"
-                 for system, r in helpful.items()]
+                 f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} | "
+                 f"{r.get('kf1')} |" for system, r in helpful.items()]
         rows += ["", "Ranked above the other (ties a half), % of turns: " + "; ".join(
             f"{pair} {share}" for pair, share in report["head_to_head_percent"].items())]
     agree = report["agreement"]

@@ -1,4 +1,4 @@
-"""Are two eval runs' records the same apart from timings? (issue 15: a refactor must not change behaviour)
+"""Are two eval runs' records the same apart from timings? (A refactor must not change behaviour.)
 
     augmenter eval eval.limit=5 name=before eval.out_dir=/tmp/cmp llm_cache.enabled=false   # on the old commit
     augmenter eval eval.limit=5 name=after eval.out_dir=/tmp/cmp llm_cache.enabled=false    # on the new one

@@ -1,14 +1,14 @@
-"""Concurrent turns (issue 16, point 2): wall time of `augmenter eval` at eval.concurrency=N against a server.
+"""Concurrent turns: wall time of `augmenter eval` at eval.concurrency=N against a server.
 
     python bench/concurrency.py --turns 200 --delay 1.0 --levels 1,4,16
 
-Starts a local OpenAI-compatible server (its own process and thread pool) whose every answer takes `--delay` seconds, as a
-remote model server would, and runs the same eval (`--experiment`, DSTC11 dev, `--turns` turns, no LLM cache) at
-each concurrency level, each into its own run directory, after an untimed 2-turn warm-up. Reports wall time,
-turns/s, the speed-up over the first level (of the whole run, and of its turns alone: the closing summary, corpus
-metrics with BERTScore, takes the same time at every level and is timed apart), and whether the records are
-identical to the first level's apart from timings. With `--server URL` it runs against an existing server instead
-(e.g. llama.cpp's `llama-server --parallel 16`).
+Starts a local OpenAI-compatible server (its own process and thread pool) whose every answer takes `--delay` seconds, as
+a remote model server would, and runs the same eval (`--experiment`, DSTC11 dev, `--turns` turns, no LLM cache) at each
+concurrency level, each into its own run directory, after an untimed 2-turn warm-up. Reports wall time, turns/s, the
+speed-up over the first level (of the whole run, and of its turns alone: the closing summary, corpus metrics with
+BERTScore, takes the same time at every level and is timed apart), and whether the records are identical to the first
+level's apart from timings. With `--server URL` it runs against an existing server instead (e.g. llama.cpp's
+`llama-server --parallel 16`).
 Results go to bench/results/concurrency.json with the command; `docs/RESULTS.md` quotes them.
 """
 
@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_records import without_timings  # noqa: E402
+from compare_records import without_timings
 
-from augmenter.config import build_evaluator, compose  # noqa: E402
-from augmenter.eval.runner import read_records, summarize  # noqa: E402
+from augmenter.config import build_evaluator, compose
+from augmenter.eval.runner import read_records, summarize
 
 
 class SlowServer(ThreadingHTTPServer):

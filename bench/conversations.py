@@ -1,4 +1,4 @@
-"""Issue 18's figures: simulated conversations of several systems, then the LLM judges over them.
+"""Simulated conversations of several systems, then the LLM judges over them.
 
     python bench/conversations.py [--conversations 50] [--turns 6] [--seeds chat_seeds]
         [--systems table2_llm_only,table2_bm25_feedback,claims_bm25] [--judges arena,gteval,unieval,wikichat,checks]
@@ -48,7 +48,8 @@ def conversations_table(summaries: dict[str, dict]) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in summaries.items():
         c = s.get("cost_per_conversation") or {}
-        num = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        def num(v):
+            return "-" if v is None else f"{v:.1f}"
         sources = ", ".join(f"{k} {v}" for k, v in (s.get("user_messages") or {}).items())
         if not s:
             rows.append(f"| {name} | no summary.json: run its `augmenter converse` again to write one |")

@@ -1,4 +1,4 @@
-"""CPU sharing (issue 14, point 8): the embedded model's per-call time alone and beside another llama.cpp process.
+"""CPU sharing: the embedded model's per-call time alone and beside another llama.cpp process.
 
     python bench/cpu_sharing.py --calls 4
 
@@ -104,11 +104,13 @@ def main() -> None:
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
               "rows": rows}
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print("| scenario | threads | wait policy | alone (s/call) | beside a busy process (s/call) |\n|---|---|---|---|---|")
+    print("| scenario | threads | wait policy | alone (s/call) | beside a busy process (s/call) |\n"
+          "|---|---|---|---|---|")
     for name in dict.fromkeys(r["scenario"] for r in rows):
         alone = next(r for r in rows if r["scenario"] == name and not r["beside_busy_process"])
         busy = next(r for r in rows if r["scenario"] == name and r["beside_busy_process"])
-        print(f"| {name} | {alone['threads']} | {alone['omp_wait_policy']} | {alone['median_s']} | {busy['median_s']} |")
+        print(f"| {name} | {alone['threads']} | {alone['omp_wait_policy']} | {alone['median_s']} | "
+              f"{busy['median_s']} |")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Answer quality of the checked system on the sample handbook (issue 30, point 6): each question of
+"""Answer quality of the checked system on the sample handbook: each question of
 augmenter/documents/handbook.py (QUESTIONS) asked in a fresh session of the default system (task=docs: the
 embedded Qwen2.5-Coder-1.5B, the grounded policy and utility with the fast verifier, BM25).
 

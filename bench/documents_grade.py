@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from documents_qa import DOCSETS, RESULTS, load_questions  # noqa: E402
+from documents_qa import DOCSETS, RESULTS, load_questions
 
 LABELS = ROOT / "bench" / "labels" / "documents"
 ANSWERABLE = ("RIGHT", "RIGHT_NOCITE", "PARTIAL", "WRONG", "REFUSED", "QUOTE_ANSWERS")
@@ -63,7 +63,8 @@ def render(question: dict, replies: list[tuple[str, dict]], folder: Path) -> str
     where = "; ".join(f"{s['file']}" + (f", page {s['page']}" if s.get("page") else "") +
                       (f" (section: {s['heading']})" if s.get("heading") else "") for s in question["sources"])
     lines = [f"## {question['id']}", "", f"- Question: {question['question']}", f"- Kind: {question['kind']}",
-             f"- Reference answer: {question['answer']}", f"- Where the answer lives: {where or '(nowhere: unanswerable)'}",
+             f"- Reference answer: {question['answer']}",
+             f"- Where the answer lives: {where or '(nowhere: unanswerable)'}",
              f"- Documents folder: {folder.relative_to(ROOT)}", ""]
     for rid, row in replies:
         lines += [f"### {rid}", "", "```text", row["reply"] or "", "```", "", f"Cited: {_cited(row)}", ""]
@@ -91,7 +92,7 @@ def sheets(args) -> None:
             order = list(texts.items())
             rng.shuffle(order)
             replies = []
-            for i, (text, names) in enumerate(order, 1):
+            for i, (_text, names) in enumerate(order, 1):
                 rid = f"R{i}"
                 key[f"{q['id']}/{rid}"] = names
                 replies.append((rid, rows[names[0]][q["id"]]))
@@ -138,7 +139,8 @@ def disputes(args) -> None:
     for (item, rid), (a, b) in sorted(first.items()):
         if a is None or b is None or a["grade"] != b["grade"]:
             out.append({"item": item, "response": rid, "sheet": next(i["sheet"] for i in items if i["item"] == item),
-                        "grades": [a and a["grade"], b and b["grade"]], "whys": [a and a.get("why"), b and b.get("why")]})
+                        "grades": [a and a["grade"], b and b["grade"]],
+                        "whys": [a and a.get("why"), b and b.get("why")]})
     (round_dir / "disputes.jsonl").write_text("".join(json.dumps(d) + "\n" for d in out))
     print(f"{len(out)} disputes of {len(first)} replies: {round_dir / 'disputes.jsonl'}")
 
@@ -190,10 +192,12 @@ def report(args) -> None:
     lines = [f"# Round {args.round}", "", f"{result['replies']} replies graded by two graders each, "
              f"{len(third)} disputes settled by a third (kappa {result['kappa']}, agreement {result['agreement']}); "
              f"{len(unsettled)} unsettled.", "",
-             "| run | answerable right | single | cross | unanswerable refused | WRONG | INVENTED | s/question (median, max, first) |",
+             "| run | answerable right | single | cross | unanswerable refused | WRONG | INVENTED "
+             "| s/question (median, max, first) |",
              "|---|---|---|---|---|---|---|---|"]
     for name, r in result["runs"].items():
-        fmt = lambda t: f"{t[0]}/{t[1]} [{t[2][0]}, {t[2][1]}]"  # noqa: E731
+        def fmt(t):
+            return f"{t[0]}/{t[1]} [{t[2][0]}, {t[2][1]}]"
         lines.append(f"| {name} | {fmt(r['answerable_right'])} | {fmt(r['single_right'])} | {fmt(r['cross_right'])} | "
                      f"{fmt(r['unanswerable_refused'])} | {r['wrong']} | {r['invented']} | "
                      f"{r['seconds_median']}, {r['seconds_max']}, {r['first_seconds']} |")

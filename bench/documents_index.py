@@ -1,5 +1,5 @@
 """Indexing speed, peak memory, incremental updates and query latency of `augmenter index` on folders of 100,
-1,000 and 10,000 documents (issue 30, point 6).
+1,000 and 10,000 documents.
 
     python bench/documents_index.py [--sizes 100,1000,10000] [--dense 1000] [--work /tmp/augmenter-docs-bench]
 
@@ -68,7 +68,8 @@ def child(mode: str, folder: str, index: str) -> dict:
             consolidator.retrieve(q, (), consolidator.link(q))
             times.append(1000 * (time.perf_counter() - t))
         times.sort()
-        return {"load_seconds": round(loaded, 2), "queries": len(times), "median_ms": round(statistics.median(times), 2),
+        return {"load_seconds": round(loaded, 2), "queries": len(times),
+                "median_ms": round(statistics.median(times), 2),
                 "p95_ms": round(times[int(0.95 * len(times)) - 1], 2), "max_ms": round(times[-1], 2),
                 "chunks": len(kb.snippets), "peak_mb": round(peak_mb())}
     if mode in ("dense", "dense_update"):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import re
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from documents_qa import DOCSETS, load_questions  # noqa: E402
+from documents_qa import DOCSETS, load_questions
 
 OUT = ROOT / "bench" / "results" / "documents_prompts"
 LABELS = ROOT / "bench" / "labels" / "documents" / "dev-drafts"
@@ -70,7 +69,7 @@ def drafts(args) -> None:
 
     prompt, check, llm, out = PromptTemplate.load(args.prompt), DocumentCheck(), None, []
     scoring = SamplingParams(max_tokens=1, temperature=0.0, logprobs=20)
-    for name, questions, consolidator, composer, cfg in _sets(load_questions("dev", [])):
+    for _name, questions, consolidator, composer, cfg in _sets(load_questions("dev", [])):
         llm = llm or build_llm(cfg)
         for q in questions:
             mem = WorkingMemory(q=q["question"])
@@ -105,7 +104,7 @@ def yes_no(args) -> None:
 
     questions = [q for q in load_questions("dev", []) if is_yes_no(q["question"])]
     llm, out = None, []
-    for name, part, consolidator, composer, cfg in _sets(questions):
+    for _name, part, consolidator, composer, cfg in _sets(questions):
         llm = llm or build_llm(cfg)
         for q in part:
             mem = WorkingMemory(q=q["question"])

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "bench" / "labels" / "documents" / "questions"
 DOCSETS = ROOT / "shared" / "docsets"
 RESULTS = ROOT / "bench" / "results" / "documents_qa"
-REFUSAL = re.compile(r"\b((does|do) not (answer|say|cover|mention)|i (do not|don't) (know|have)|(cannot|can't) (find|answer)|"
+REFUSAL = re.compile(r"\b((does|do) not (answer|say|cover|mention)|i (do not|don't) (know|have)|"
+                     r"(cannot|can't) (find|answer)|"
                      r"could not (find|confirm)|no information|not (mentioned|specified|stated))\b", re.IGNORECASE)
 
 

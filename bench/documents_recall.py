@@ -1,5 +1,5 @@
-"""Recall@k of the passage holding the answer, for chunk sizes of 100, 200 and 400 words (issue 30, point 6: the
-default chunk size).
+"""Recall@k of the passage holding the answer, for chunk sizes of 100, 200 and 400 words (what the default chunk
+size is chosen on).
 
     python bench/documents_recall.py [--sizes 100,200,400] [--distractors 1000] [--work /tmp/augmenter-docs-bench]
 

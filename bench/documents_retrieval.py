@@ -27,11 +27,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from documents_qa import DOCSETS, load_questions  # noqa: E402
+from documents_qa import DOCSETS, load_questions
 
 OUT = ROOT / "bench" / "results"
 METHODS = {"bm25": ["retriever=bm25s", "knowledge.answer.split_questions=false"],
-           "bm25_focus": ["retriever=bm25s", "knowledge.answer.split_questions=false", "knowledge.answer.focus_titles=true"],
+           "bm25_focus": ["retriever=bm25s", "knowledge.answer.split_questions=false",
+                          "knowledge.answer.focus_titles=true"],
            "bm25_parts": ["retriever=bm25s"], "dense": ["retriever=dense"], "hybrid": ["retriever=hybrid"]}
 
 
@@ -46,7 +47,8 @@ def holds(evidence: str, keys: list[str], text: str) -> bool:
     want = _words(evidence)
     if want and len(want & _words(text)) >= 0.6 * len(want):
         return True
-    norm = lambda s: " ".join(re.sub(r"[`*\"']", "", s.lower()).split())  # noqa: E731
+    def norm(s):
+        return " ".join(re.sub(r"[`*\"']", "", s.lower()).split())
     specific = [norm(k) for k in keys if norm(k) not in ("yes", "no")]
     return bool(specific) and all(k in norm(text) for k in specific)
 
@@ -114,7 +116,8 @@ def main() -> None:
                         in_passages = [holds(e, q["keys"], joined) for _, e in parts_of(q)]
                         rows.append({"id": q["id"], "kind": q["kind"], "ranks": ranks, "passages": in_passages,
                                      "passage_words": len(joined.split())})
-                full = lambda r, k: all(x is not None and x <= k for x in r["ranks"])  # noqa: E731
+                def full(r, k):
+                    return all(x is not None and x <= k for x in r["ranks"])
                 summary = {f"recall@{k}": round(sum(full(r, k) for r in rows) / len(rows), 3) for k in (1, 5, 10)}
                 for kind in ("single", "cross"):
                     part = [r for r in rows if r["kind"] == kind]

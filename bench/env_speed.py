@@ -73,7 +73,7 @@ def main() -> None:
     for episode in range(args.train_episodes):
         observations, actions = [], []
 
-        def t5_act(obs: dict) -> int:
+        def t5_act(obs: dict, actions: list = actions, observations: list = observations) -> int:
             nonlocal forward_seconds
             start = time.perf_counter()
             actions.append(policy.choose(obs))

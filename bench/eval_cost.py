@@ -44,7 +44,8 @@ def main() -> None:
         runs = {}
         for records_path in sorted(Path(tmp).glob("*/*/records.jsonl")):
             records = [r for r in read_records(records_path) if failure(r) is None]  # failed turns cost nothing real
-            cost = lambda key: [r["cost"][key] for r in records]
+            def cost(key, records=records):
+                return [r["cost"][key] for r in records]
             runs[records_path.parent.name] = {
                 "sample": records_path.parent.parent.name, "turns": len(records),
                 "wall_s_mean": statistics.mean(cost("turn_seconds")),

@@ -1,4 +1,4 @@
-"""Faults (issue 14, point 10): `augmenter eval` over 1,000 DSTC11 turns against a fault-injecting server.
+"""Faults: `augmenter eval` over 1,000 DSTC11 turns against a fault-injecting server.
 
     python bench/faults.py --turns 1000 --seed 0
 
@@ -44,7 +44,7 @@ from augmenter.storage import content_hash
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fault_server import ESCAPES, HUGE, MARKUP, FaultServer  # noqa: E402
+from fault_server import ESCAPES, HUGE, MARKUP, FaultServer
 
 KEY = "sk-faultbench-" + "k3y" * 8  # a fake key in OpenAI's format: it must never be written anywhere
 REPLY = "The hotel offers free parking and a heated pool for all guests."

@@ -1,4 +1,4 @@
-"""How often answers copy the response prompt's few-shot examples (issue 13), per prompt.
+"""How often answers copy the response prompt's few-shot examples, per prompt.
 
     python bench/fewshot_leakage.py --prompts assistant,customer_service --limit 50 [hydra overrides, e.g. llm=fake]
 
@@ -69,8 +69,9 @@ def main() -> None:
     eval_cfg = compose("eval", [f"data_root={args.data_root}", "task=dstc11", f"eval.limit={args.limit}",
                                 f"eval.seed={args.seed}"])
     dstc11_cfg = compose("chat", [*base, "task=dstc11", *args.overrides])
-    items = (build_task("dstc11", args.data_root, str(eval_cfg.eval.split), instantiate(dstc11_cfg.knowledge, "knowledge"))
-             .turns(args.limit, args.seed) if args.limit > 0 else [])
+    knowledge = instantiate(dstc11_cfg.knowledge, "knowledge")
+    items = (build_task("dstc11", args.data_root, str(eval_cfg.eval.split), knowledge).turns(args.limit, args.seed)
+             if args.limit > 0 else [])
     llm = build_llm(dstc11_cfg)  # one model for every prompt and both parts
 
     out = Path(args.out)
@@ -88,7 +89,7 @@ def main() -> None:
                  "policy": "always_use", "dstc11_sample": {"split": str(eval_cfg.eval.split), "limit": args.limit,
                                                            "seed": args.seed}}
 
-        def turn(mem, system_turns: bool = True) -> dict:
+        def turn(mem, system_turns: bool = True, template: PromptTemplate = template) -> dict:
             allowed = allowed_text(mem, system_turns)
             response = mem.response or ""
             calls = [r for r in mem.trace if r.outputs.get("fewshot_leaks")]  # the executor's guard dropped a copy
@@ -128,8 +129,11 @@ def main() -> None:
     print("| prompt | DSTC11 turns | DSTC11 leak share | demo2 turns | demo2 leak share |\n|---|---|---|---|---|")
     for name in prompts:
         entry = results["prompts"][name]
-        cell = lambda part, key: (f"{entry[part][key]:.2f}" if key == "leak_share" and entry[part][key] is not None
-                                  else str(entry[part][key])) if part in entry else "-"
+        def cell(part, key, entry=entry):
+            if part not in entry:
+                return "-"
+            value = entry[part][key]
+            return f"{value:.2f}" if key == "leak_share" and value is not None else str(value)
         print(f"| {name} | {cell('dstc11', 'turns')} | {cell('dstc11', 'leak_share')} | {cell('demo2', 'turns')} | "
               f"{cell('demo2', 'leak_share')} |")
     print(f"written to {out}")

@@ -1,4 +1,4 @@
-"""The answers check's two thresholds (augmenter/utilities/answers.py, issue 28 point 4), chosen on the labelled
+"""The answers check's two thresholds (augmenter/utilities/answers.py), chosen on the labelled
 claim set's answers (bench/labels/dstc11-dev) with 5 folds by dialogue, and how well the check agrees with the
 labellers' flags:
 
@@ -36,7 +36,7 @@ from augmenter.verification.splitter import is_abstention, is_claim, split_sente
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from claim_set import LABELS, load_items  # noqa: E402
+from claim_set import LABELS, load_items
 
 GROUNDED = ["task=dstc11", "prompt=assistant", "utility=grounded", "consolidator.opinions=true",
             "consolidator.opinions_stance=llm", "consolidator.opinions_min_p=0.15",
@@ -120,7 +120,8 @@ def review_rows(agent, data_root: Path, limit: int) -> list[dict]:
     from augmenter.audit import dialogue_key
 
     check, rows = AnswersQuestion(), []
-    reviewed = lambda t: any(g.doc_type == "review" for g in t.gold)  # noqa: E731
+    def reviewed(t):
+        return any(g.doc_type == "review" for g in t.gold)
     for t, mem in searched_gold_turns(agent, data_root, limit, reviewed, "gold review turns"):
         reviews = [s for s in mem.e if s.doc_type == "review"]
         if not reviews:
@@ -197,8 +198,9 @@ def main() -> None:
     answering = cross_validated(sims, y_faq, [r["dialogue"] for r in gold], np.round(np.arange(0.3, 0.9, 0.025), 3),
                                 False)
     answering["auc"] = round(float(roc_auc_score(y_faq, sims)), 4)
-    answering["by_threshold"] = {f"{t:.2f}": {"precision": round(float(y_faq[sims >= t].mean()), 3) if (sims >= t).any()
-                                              else None, "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3)}
+    answering["by_threshold"] = {f"{t:.2f}": {"precision": round(float(y_faq[sims >= t].mean()), 3)
+                                              if (sims >= t).any() else None,
+                                              "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3)}
                                  for t in np.round(np.arange(0.45, 0.86, 0.05), 2)}
     both = [r for r in rows if r["abstains"] and r["claims"]]
     result = {"command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]), "round": args.round,

@@ -1,5 +1,5 @@
 """Fit the two models of the opinion gatherer (augmenter/knowledge/opinions.py) and report their cross-validated
-quality (issue 28, point 3):
+quality:
 
 - relevance of a review sentence to the question, on DSTC11 dev turns apart from the 200 experiment turns and the
   60 claim-set turns (one gold entity; its gold review sentences are the positives, its other sentences negatives),
@@ -8,7 +8,8 @@ quality (issue 28, point 3):
   sentences of the entities that appear in none of those turns (3,291), each labelled by one of four labellers and
   100 of each sheet pair by two (bench/labels/stance/: sheets A and B, C and D overlap), 5 folds by entity.
 
-    python bench/fit_opinions.py    # writes augmenter/knowledge/models/{aspect,stance}.json, bench/results/opinions.json
+    # writes augmenter/knowledge/models/{aspect,stance}.json and bench/results/opinions.json
+    python bench/fit_opinions.py
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def fit_relevance(turns, kb, min_p: float) -> dict:
     for f in range(5):
         p[folds == f] = logistic().fit(X[folds != f], y[folds != f]).predict_proba(X[folds == f])[:, 1]
     chosen = p >= min_p
-    relevance = {"turns": n_turns, "dialogues": len(set(groups)), "sentences": int(len(y)), "gold_sentences": int(y.sum()),
+    relevance = {"turns": n_turns, "dialogues": len(set(groups)), "sentences": int(len(y)),
+                 "gold_sentences": int(y.sum()),
                  "auc": round(float(roc_auc_score(y, p)), 4), "min_p": min_p,
                  "recall_of_gold": round(float((chosen & y).sum() / y.sum()), 3),
                  "precision_against_gold": round(float((chosen & y).sum() / max(1, chosen.sum())), 3),

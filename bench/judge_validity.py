@@ -1,4 +1,4 @@
-"""Issue 18, point 3: is a judge model worth listening to? Known orderings on the same DSTC11 dev turns.
+"""Is a judge model worth listening to? Known orderings on the same DSTC11 dev turns.
 
     python bench/judge_validity.py [--limit 200] [--judge-limit 60] [--judges arena,unieval,wikichat,checks]
         [--systems table2_llm_only,table2_bm25_feedback] [--known table2_bm25_feedback>table2_llm_only]

@@ -1,5 +1,5 @@
 """A labelled set of (question, review sentence) pairs: does the sentence praise, complain about, or not speak of what
-the user asks (issue 28, point 3)? It measures and fits the opinion gatherer's stance on the question, which the
+the user asks? It measures and fits the opinion gatherer's stance on the question, which the
 clause labels of bench/labels/stance/ (general sentiment, no question) cannot.
 
 The pairs come from DSTC11 dev turns apart from the 200 scored turns and the 60 labelled ones (and from every
@@ -10,7 +10,8 @@ sentences that the relevance model scores at least 0.15 (at most 8) plus the gol
     # two labellers: bench/labels/opinions/labels-1.jsonl, labels-2.jsonl; disputes to a third: labels-3.jsonl
     python bench/opinion_pairs.py disputes                 # bench/labels/opinions/disputes.jsonl
     python bench/opinion_pairs.py settle                   # bench/labels/opinions/settled.jsonl and agreement
-    python bench/opinion_pairs.py evaluate [--llm local]   # the judges against the labels: bench/results/opinion_pairs*.json
+    python bench/opinion_pairs.py evaluate [--llm local]   # the judges against the labels:
+                                                           # bench/results/opinion_pairs*.json
 
 `evaluate` measures the opinion gatherer's two ways of telling a sentence's stance on the question, as they ship:
 the stored clause classifier (no LLM) and `ReviewJudge` (the LLM's label probabilities; its `min_related` threshold
@@ -41,7 +42,7 @@ from augmenter.verification.model import StoredModel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from fit_opinions import training_turns  # noqa: E402
+from fit_opinions import training_turns
 
 OUT = ROOT / "bench" / "labels" / "opinions"
 STANCES = ("praise", "complaint", "mixed", "unrelated")
@@ -175,7 +176,8 @@ def evaluate(args) -> None:
     prompt = hashlib.sha256(PromptTemplate.source("review_stance").encode()).hexdigest()[:10]
     cache = ROOT / "runs" / "bench" / "opinion_pairs" / f"{args.llm}-{prompt}.jsonl"  # a changed prompt: judged anew
     cache.parent.mkdir(parents=True, exist_ok=True)
-    done = {json.loads(line)["pair"]: json.loads(line) for line in cache.read_text().splitlines()} if cache.exists() else {}
+    lines = cache.read_text().splitlines() if cache.exists() else []
+    done = {json.loads(line)["pair"]: json.loads(line) for line in lines}
     with open(cache, "a", encoding="utf-8") as sink:
         for r in rows:
             if r["pair"] not in done:
@@ -206,7 +208,8 @@ def evaluate(args) -> None:
     pred, chosen = np.zeros(len(rows), dtype=int), []
     for f in range(5):
         train = folds != f
-        best = max(grid, key=lambda t: balanced_accuracy_score(y[train], np.where(p_related[train] >= t, side[train], 2)))
+        best = max(grid, key=lambda t, train=train: balanced_accuracy_score(
+            y[train], np.where(p_related[train] >= t, side[train], 2)))
         chosen.append(float(best))
         pred[~train] = np.where(p_related[~train] >= best, side[~train], 2)
     whole = max(grid, key=lambda t: balanced_accuracy_score(y, np.where(p_related >= t, side, 2)))
@@ -220,7 +223,8 @@ def evaluate(args) -> None:
     from sklearn.metrics import fbeta_score
 
     p_about = np.array([about[r["pair"]] for r in rows])
-    f_half = lambda y_true, flagged: fbeta_score(y_true, flagged, beta=0.5, zero_division=0)
+    def f_half(y_true, flagged):
+        return fbeta_score(y_true, flagged, beta=0.5, zero_division=0)
     kept_cv, chosen_about = np.zeros(len(rows), dtype=bool), []
     for f in range(5):  # min_about chosen on the training folds for F0.5: a quote had better be right than found
         train = folds != f
@@ -271,9 +275,10 @@ def evaluate(args) -> None:
         "the quote of each side (how the gatherer picks it)": selection,
         "candidates": {"related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
                        "turns": len(by_turn),
-                       "turns_with_both_sides": sum(len({l for l, _ in v if l != 2}) == 2 for v in by_turn.values()),
+                       "turns_with_both_sides": sum(len({lab for lab, _ in v if lab != 2}) == 2
+                                                    for v in by_turn.values()),
                        "turns_whose_sides_change_when_only_relevance_0.15_is_seen":
-                           sum({l for l, _ in v if l != 2} != {l for l, p in v if l != 2 and p >= 0.15}
+                           sum({lab for lab, _ in v if lab != 2} != {lab for lab, p in v if lab != 2 and p >= 0.15}
                                for v in by_turn.values())},
         "note": "candidates are the sentences of relevance >= 0.15 (at most 8) plus the gold ones, so related "
                 "sentences outside them are not counted; the clause classifier judges general sentiment, not the "

@@ -1,4 +1,4 @@
-"""Prefix reuse (issue 16, point 3): prompt tokens llama.cpp actually evaluates, and wall time per turn.
+"""Prefix reuse: prompt tokens llama.cpp actually evaluates, and wall time per turn.
 
     python bench/prefix_reuse.py --label after --turns 20
     python bench/prefix_reuse.py --label after_exact --turns 20 +llm.kv_reuse=exact
@@ -81,7 +81,8 @@ def measure(system: str, args, overrides: list[str]) -> dict:
                      "prompt_eval_seconds": round(after_seconds - seconds, 3), "llm_calls": mem.llm_calls,
                      "response": mem.response})
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "response"}), flush=True)
-    mean = lambda key: round(statistics.mean(r[key] for r in rows), 3)
+    def mean(key):
+        return round(statistics.mean(r[key] for r in rows), 3)
     return {"turns": len(rows), "wall_seconds_per_turn": mean("wall_seconds"),
             "prompt_tokens_per_turn": mean("prompt_tokens"),
             "prompt_tokens_evaluated_per_turn": mean("prompt_tokens_evaluated"),
@@ -96,7 +97,8 @@ def compare(results: dict, labels: list[str]) -> dict:
             a, b = results["runs"].get(base, {}).get(system), results["runs"].get(label, {}).get(system)
             if not a or not b:
                 continue
-            change = lambda key: round(100.0 * (b[key] - a[key]) / a[key], 1) if a[key] else None
+            def change(key, a=a, b=b):
+                return round(100.0 * (b[key] - a[key]) / a[key], 1) if a[key] else None
             same = [x["response"] == y["response"] for x, y in zip(a["rows"], b["rows"])]
             out[f"{label} vs {base}: {system}"] = {
                 "wall_seconds_per_turn": [a["wall_seconds_per_turn"], b["wall_seconds_per_turn"]],

@@ -1,4 +1,4 @@
-"""Wall time of a small grid run one experiment after another and on Ray (issue 16, point 4).
+"""Wall time of a small grid run one experiment after another and on Ray.
 
     python bench/ray_grid.py [--only table2] [--limit 20] [--shard-size 10] [--delay SECONDS]
 
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_records import without_timings  # noqa: E402
+from compare_records import without_timings
 
 
 def _records(sample: Path) -> dict[str, list[dict]]:

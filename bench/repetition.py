@@ -1,4 +1,4 @@
-"""Issue 18, point 4: how many sent replies repeat themselves (or dodge) on DSTC11 dev turns, before and after the
+"""How many sent replies repeat themselves (or dodge) on DSTC11 dev turns, before and after the
 repetition check's feedback and llama.cpp's repeat penalty.
 
     python bench/repetition.py [--limit 200] [--variants NAME=OVERRIDES;...] [overrides for every run ...]
@@ -45,7 +45,8 @@ def count(records_path: Path) -> dict:
         earlier += rep.earlier > repetition.earlier_threshold
         dodging += not dodge(mem, r["response"]).passed
     n = len(rows)
-    pct = lambda k: round(100.0 * k / n, 2) if n else None  # noqa: E731
+    def pct(k):
+        return round(100.0 * k / n, 2) if n else None
     kf1 = [r["metrics"]["KF1"] for r in rows if isinstance(r.get("metrics"), dict) and "KF1" in r["metrics"]]
     return {"replies": n, "repeating_within_%": pct(within), "repeating_earlier_%": pct(earlier),
             "dodging_%": pct(dodging), "KF1": round(mean(kf1), 2) if kf1 else None}

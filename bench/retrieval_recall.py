@@ -3,8 +3,9 @@
     python bench/retrieval_recall.py --turns 400
     python bench/retrieval_recall.py --sample 200 --seed 0   # the turns `augmenter eval` scores by default
 
-Over the first `--turns` knowledge-seeking DSTC11 dev instances (or a seeded sample of them): how often the linker finds a gold entity,
-and the mean share of gold snippets in the top k, with and without entity focus and history in the query.
+Over the first `--turns` knowledge-seeking DSTC11 dev instances (or a seeded sample of them): how often the linker
+finds a gold entity, and the mean share of gold snippets in the top k, with and without entity focus and history
+in the query.
 Writes bench/results/retrieval_recall.json with the command.
 """
 

@@ -1,15 +1,15 @@
 """Build time, queries per second and peak memory of the retrieval backends at 10k, 100k and 1M passages.
 
-    python bench/retrieval_scale.py [--sizes 10000,100000,1000000] [--backends bm25s,rank_bm25,lucene,faiss_flat,faiss_hnsw]
-                                    [--search-queries 2000]
+    python bench/retrieval_scale.py [--sizes 10000,100000,1000000]
+                                    [--backends bm25s,rank_bm25,lucene,faiss_flat,faiss_hnsw] [--search-queries 2000]
 
 The corpus is SYNTHETIC, for size: passages of 30-80 words drawn from a Zipf-distributed vocabulary of 50,000
 made-up words (seeded); queries are 4-word samples of random passages. The faiss backends index random unit
 vectors of the MiniLM's 384 dimensions (their speed does not depend on what the vectors mean); the encoder's own
 throughput is measured separately on real DSTC11 snippets. Lucene is asked for its 10 best hits per query (the
-retriever's `hits`; each hit crosses the Java bridge, so asking for 1,000 is much slower). Each (backend, size) runs in a fresh process, which
-runs on one thread and reports its own peak resident memory (VmHWM) and the memory the corpus alone took. The sparse backends' top-5 are
-compared with bm25s's; HNSW's with exact search (recall@5).
+retriever's `hits`; each hit crosses the Java bridge, so asking for 1,000 is much slower). Each (backend, size)
+runs in a fresh process, which runs on one thread and reports its own peak resident memory (VmHWM) and the memory
+the corpus alone took. The sparse backends' top-5 are compared with bm25s's; HNSW's with exact search (recall@5).
 Each row times the old path (`qps`: `top_k(scores(q), 5)`, one query at a time) and then, on the same index, the
 retriever API's `search` (`search_qps`, over `--search-queries` queries in one batch; the first 200 are the old
 path's, and `search_same_top5` counts those whose top-5 ids are the old path's): bm25s on one thread (its default:

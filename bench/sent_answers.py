@@ -1,4 +1,4 @@
-"""End to end on the 200 scored DSTC11 dev turns (issue 28, point 7): per system, KF1, LLM calls, seconds per turn,
+"""End to end on the 200 scored DSTC11 dev turns: per system, KF1, LLM calls, seconds per turn,
 outcomes, and the share of sent answers judged flawed twice: by the shipped check against the whole knowledge of the
 entities involved, and (when a labelled round exists) by blind labellers.
 
@@ -33,7 +33,7 @@ from augmenter.storage import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from claim_set import LABELS, load_items, wilson  # noqa: E402
+from claim_set import LABELS, load_items, wilson
 
 SAMPLE = "dstc11-dev-n200-seed0"
 
@@ -86,7 +86,8 @@ def main() -> None:
     for system, path in runs(Path(args.runs), args.sample).items():
         records = read_records(path)
         ok = [r for r in records if failure(r) is None]
-        summary = json.loads((path.parent / "summary.json").read_text()) if (path.parent / "summary.json").exists() else {}
+        summary_path = path.parent / "summary.json"
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         flags = checked(ok, agent)
         flag_of = {r["dialogue_id"]: f for r, f in zip(ok, flags)}
         row = {"turns": len(records), "answered_ok": len(ok),

@@ -1,4 +1,4 @@
-"""Load on `augmenter serve` (issue 17, point 5): concurrent chat sessions, each a few turns with its history.
+"""Load on `augmenter serve`: concurrent chat sessions, each a few turns with its history.
 
     python bench/serve_load.py --sessions 50 --turns 4                 # the fake LLM: augmenter's own overhead
     python bench/serve_load.py --sessions 8 --turns 2 --repeat 1 llm=local   # the embedded model: queueing, first token
@@ -155,7 +155,8 @@ async def run(args, url: str) -> dict:
 
 def figures(rows: list[dict], wall: float) -> dict:
     ok = [r for r in rows if r.get("status") == 200 and "summary" in r]
-    timing = lambda r, k: r["summary"]["timings"][k]  # noqa: E731
+    def timing(r, k):
+        return r["summary"]["timings"][k]
     overhead = [r["latency"] - timing(r, "llm_seconds") for r in ok]
     unqueued = [r["latency"] - timing(r, "llm_seconds") - timing(r, "queue_seconds") for r in ok]
     server = [timing(r, "request_seconds") - timing(r, "llm_seconds") for r in ok]

@@ -1,4 +1,4 @@
-"""Table 2 with two models side by side (issue 16, point 5): KF1 per row, the gains the paper reports (knowledge,
+"""Table 2 with two models side by side: KF1 per row, the gains the paper reports (knowledge,
 feedback) with paired bootstrap intervals over the same turns, and each model's uncached cost per turn.
 
     augmenter grid --only table2 eval.limit=200 llm=local_1_5b eval.out_dir=runs/eval-1.5b  # the 1.5B model
@@ -123,7 +123,8 @@ def render(report: dict, names: list[str]) -> str:
             cells += [f"{row['KF1']:.2f} ({row['ci95'][0]:.1f}–{row['ci95'][1]:.1f})", f"{row['length']:.1f}"]
         extra = [_ci(report["larger_minus_smaller"].get(r))] if len(names) == 2 else []
         lines.append(f"| {label} | {paper:.2f} | " + " | ".join(cells + extra) + " |")
-    lines += ["", "| gain | paper (relative) | " + " | ".join(f"{n} (paired 95% CI) | {n} relative" for n in names) + " |",
+    lines += ["", "| gain | paper (relative) | "
+              + " | ".join(f"{n} (paired 95% CI) | {n} relative" for n in names) + " |",
               "|---|---|" + "---|---|" * len(names)]
     for label, _, _ in GAINS:
         cells = []

@@ -95,8 +95,8 @@ def main() -> None:
              **_measure(lambda: gymnasium.make("augmenter/Turn-v0", **kwargs), args.steps, 0)}]
     for mode in ("sync", "async"):
         for n in counts:
-            make = (lambda n=n, mode=mode: gymnasium.make_vec("augmenter/Turn-v0", num_envs=n,
-                                                              vectorization_mode=mode, **kwargs))
+            def make(n=n, mode=mode):
+                return gymnasium.make_vec("augmenter/Turn-v0", num_envs=n, vectorization_mode=mode, **kwargs)
             rows.append({"mode": mode, "num_envs": n, **_measure(make, args.steps, n)})
             print(json.dumps(rows[-1]), file=sys.stderr)
     result = {

@@ -1,4 +1,4 @@
-"""The claim verifiers alone on labelled data, cross-validated (issue 13, point 6).
+"""The claim verifiers alone on labelled data, cross-validated.
 
     python bench/verifier.py [--datasets wikibio,felm,halueval] [--llm-limit N] [--folds 5] [--seed 0]
 

@@ -1,4 +1,4 @@
-"""Claim verifiers on the project's own labelled claims (issue 28, points 2 and 6): every settled claim of a labelled
+"""Claim verifiers on the project's own labelled claims: every settled claim of a labelled
 round (bench/labels/<round>/, see bench/claim_set.py) judged as the system judges it, through the default
 consolidator's evidence for the turn plus the per-claim retrieval of the claims utility, against the labels.
 
@@ -31,7 +31,7 @@ from augmenter.verification.verifiers import fast_features
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from claim_set import LABELS, load_items  # noqa: E402
+from claim_set import LABELS, load_items
 
 
 def claims_utility(agent):
@@ -118,7 +118,8 @@ def safety_net(items, settled, rows) -> dict:
         verdicts.setdefault((int(item), rid), []).append(r["verdict"])
     flawed = [k for k, lab in settled.items() if lab.flawed]
     clean = [k for k, lab in settled.items() if lab.claims and not lab.flawed]
-    flag = lambda k: any(v != "supported" for v in verdicts.get(k, []))
+    def flag(k):
+        return any(v != "supported" for v in verdicts.get(k, []))
     return {"flawed_answers": len(flawed), "flawed_flagged_percent": round(100 * np.mean([flag(k) for k in flawed]), 1)
             if flawed else None, "clean_answers": len(clean),
             "clean_flagged_percent": round(100 * np.mean([flag(k) for k in clean]), 1) if clean else None}

@@ -1,4 +1,4 @@
-"""What the claims utility with the fast verifier adds per claim, on DSTC11 (issue 13's "under 20 ms per claim").
+"""What the claims utility with the fast verifier adds per claim, on DSTC11 (the aim: under 20 ms per claim).
 
     python bench/verifier_speed.py [--turns 100] [--seed 0]
 
@@ -24,8 +24,7 @@ from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator, load_dstc
 from augmenter.memory import WorkingMemory
 from augmenter.tasks.dstc11 import load_turns
 from augmenter.utilities import ClaimsUtility
-from augmenter.verification import FastVerifier
-from augmenter.verification import encoder
+from augmenter.verification import FastVerifier, encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +55,8 @@ def main() -> None:
             checks = utility.check(mem, (t.references or [""])[0])
             rows[phase].append((time.perf_counter() - start, len(checks)))
         claims_total += rows["warm"][-1][1]
-    result = {"turns": len(turns), "claims": claims_total, "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
+    result = {"turns": len(turns), "claims": claims_total,
+              "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
               "machine": f"{os.cpu_count()} cores"}
     for phase, data in rows.items():
         seconds = sum(s for s, _ in data)

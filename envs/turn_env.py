@@ -22,17 +22,17 @@ decision.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from augmenter.agent import Agent, utility_result
+from augmenter.envs.user_sim import UserSimulator, UserTurn
 from augmenter.memory import Action, ActionRecord, WorkingMemory
 from augmenter.memory.observation import ACTIONS, CHARSET, observation_features, observation_text
-
-from augmenter.envs.user_sim import UserSimulator, UserTurn
 
 
 def _budget_ended(taken: Sequence[ActionRecord]) -> bool:
@@ -44,8 +44,8 @@ class TurnEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # gymnasium's checker asks for a rate; text is not timed
 
     def __init__(self, agent: Agent, users: UserSimulator, llm_call_cost: float = 0.0,
-                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: Optional[str] = None,
-                 episode: str = "turn", max_turns: Optional[int] = None):
+                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: str | None = None,
+                 episode: str = "turn", max_turns: int | None = None):
         if llm_call_cost < 0 or consolidation_cost < 0:
             raise ValueError("costs are non-negative amounts subtracted from the reward")
         if episode not in ("turn", "dialogue"):
@@ -65,14 +65,14 @@ class TurnEnv(gym.Env):
             "features": spaces.Box(low=np.array([0, 0, -1, 0, 0], dtype=np.float32),
                                    high=np.array([1, 1, 1, 1, 1], dtype=np.float32), dtype=np.float32),
         })
-        self.turn: Optional[UserTurn] = None
-        self.mem: Optional[WorkingMemory] = None
+        self.turn: UserTurn | None = None
+        self.mem: WorkingMemory | None = None
 
     def _observation(self) -> dict[str, Any]:
         return {"text": observation_text(self.mem, self.max_text),
                 "features": observation_features(self.mem, self.agent.max_llm_calls)}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.turns_done = 0
         if self.episode == "dialogue":
@@ -122,7 +122,7 @@ class TurnEnv(gym.Env):
                     done = truncated = False
         return self._observation(), float(reward), done and not truncated, truncated, info
 
-    def render(self) -> Optional[str]:
+    def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
         return observation_text(self.mem, self.max_text) if self.mem is not None else ""

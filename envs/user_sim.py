@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -27,7 +28,6 @@ from augmenter.storage import content_hash, json_error
 from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.tasks.dstc11 import load_turns
 
-
 UserTurn = Turn  # the environment's name for a turn: the one turn model of augmenter.tasks
 
 
@@ -36,7 +36,7 @@ class Conversation(Protocol):
 
     def first(self) -> UserTurn: ...
 
-    def next(self, response: str) -> Optional[UserTurn]: ...  # None: the user is done
+    def next(self, response: str) -> UserTurn | None: ...  # None: the user is done
 
 
 class UserSimulator(Protocol):
@@ -57,7 +57,7 @@ class Replayed:
         self.i = 0
         return self.turns[0]
 
-    def next(self, response: str) -> Optional[UserTurn]:
+    def next(self, response: str) -> UserTurn | None:
         self.i += 1
         return self.turns[self.i] if self.i < len(self.turns) else None
 
@@ -79,8 +79,8 @@ class DSTC11Replay:
     dialogues are held out; DSTC11 publishes no training logs, so policies learn on dev and are scored on
     held-out dev dialogues), "all" keeps every turn."""
 
-    def __init__(self, root: str | Path, split: str, knowledge: KnowledgeBase, limit: Optional[int] = None,
-                 seed: int = 0, seeking_share: Optional[float] = None, part: str = "all",
+    def __init__(self, root: str | Path, split: str, knowledge: KnowledgeBase, limit: int | None = None,
+                 seed: int = 0, seeking_share: float | None = None, part: str = "all",
                  heldout_share: float = 0.2):
         if part not in PARTS:
             raise InputError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
@@ -141,7 +141,8 @@ def load_chat_seeds(path: str | Path, utterances: int = 2) -> list[list[str]]:
 # what an assistant says and a customer does not (2 of the 9,205 distinct DSTC11 dev user messages match)
 _ASSISTANT_SPEAK = re.compile(
     r"\b(i can(?:not|'?t) (?:assist|help)|as an ai|how (?:can|may) i (?:help|assist)|"
-    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find)|i'?ll (?:look|check|find) (?:it|that|for you)|"
+    r"(?:i'?d|i would) be (?:happy|glad) to help|let me (?:look|check|find)|"
+    r"i'?ll (?:look|check|find) (?:it|that|for you)|"
     r"what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
     r"any other questions|based on the information|here(?: i|')s|i'?ll provide|you (?:could|should) consider)\b",
     re.IGNORECASE)
@@ -153,7 +154,7 @@ def _trigrams(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
 
 
-def unusable(text: str, history: Sequence[Utterance], max_words: int = 60) -> Optional[str]:
+def unusable(text: str, history: Sequence[Utterance], max_words: int = 60) -> str | None:
     """Why a simulated user message cannot be used, or None: empty, too long, the prompt's labels, the assistant's
     words (a refusal, an offer to help), half or more of its word trigrams copied from the assistant's last reply,
     or the same as an earlier user message."""
@@ -181,12 +182,12 @@ class LLMConversation:
     user of the seed dialogue said next, turn by turn (the simulator's hint, and its fallback); `sources` records
     who wrote each user message (see `LLMUserSimulator.next_message`)."""
 
-    def __init__(self, simulator: "LLMUserSimulator", name: str, history: list[Utterance], seed: int,
+    def __init__(self, simulator: LLMUserSimulator, name: str, history: list[Utterance], seed: int,
                  goals: Sequence[str] = ()):
         self.sim, self.name, self.history, self.seed, self.turn = simulator, name, history, seed, 0
         self.goals, self.sources = list(goals), []
 
-    def _user_turn(self) -> Optional[UserTurn]:
+    def _user_turn(self) -> UserTurn | None:
         goal = self.goals[self.turn] if self.turn < len(self.goals) else None
         text, source = self.sim.next_message(self.history, self.seed + self.turn, goal)
         if not text:
@@ -207,7 +208,7 @@ class LLMConversation:
             self.turn += 1
         return turn
 
-    def next(self, response: str) -> Optional[UserTurn]:
+    def next(self, response: str) -> UserTurn | None:
         if self.turn >= self.sim.max_turns:
             return None
         self.history = [*self.history, Utterance(speaker="S", text=response)]
@@ -242,7 +243,7 @@ class LLMUserSimulator:
         speakers = ["U", "S"] * len(seed)
         return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed):], seed)]
 
-    def write(self, history: list[Utterance], seed: int, goal: Optional[str] = None) -> str:
+    def write(self, history: list[Utterance], seed: int, goal: str | None = None) -> str:
         """One LLM-written user message (its first line, the prompt's labels cut), unchecked."""
         params = SamplingParams(max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
         messages = self.prompt.render(q="", history=[u.model_dump() for u in history], goal=goal or "")
@@ -250,7 +251,7 @@ class LLMUserSimulator:
         line = next((ln for ln in raw.splitlines() if ln.strip()), "")
         return line.strip().strip('"').strip()
 
-    def next_message(self, history: list[Utterance], seed: int, goal: Optional[str] = None) -> tuple[str, str]:
+    def next_message(self, history: list[Utterance], seed: int, goal: str | None = None) -> tuple[str, str]:
         """(the user's next message, who wrote it): "llm" (the first try), "llm_retry" (a later try), "llm_goal" (a
         try that says the goal word for word), "goal" (the human's own next message, after every try was unusable)
         or "none" ("": the user is done). Without `guard`, the first try is the message, whatever it is."""

@@ -4,7 +4,7 @@ Rule-based ones (`rules.py`), their environment wrappers and the episode loop (`
 T5 policy (`t5.py`) and its training (`training.py`). Importing this package needs neither gymnasium nor torch:
 the T5 policy and its network load (with torch) only when asked for."""
 
-from augmenter.policies.env_policies import Episode, EnvPolicy, MemoryPolicy, RandomPolicy, run_episode
+from augmenter.policies.env_policies import EnvPolicy, Episode, MemoryPolicy, RandomPolicy, run_episode
 from augmenter.policies.rules import (
     PREDICATES,
     AlwaysUsePolicy,

@@ -8,8 +8,9 @@ Nothing here imports gymnasium: an environment is anything with gymnasium's `res
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -25,7 +26,7 @@ class EnvPolicy(Protocol):
 
 
 class RandomPolicy:
-    def __init__(self, seed: Optional[int] = None):
+    def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
     def act(self, obs: dict[str, Any], env: TurnEnv) -> int:
@@ -60,8 +61,8 @@ class Episode:
         return len(self.rewards)
 
 
-def run_episode(env, act: Callable[[dict[str, Any]], int], seed: Optional[int] = None,
-                options: Optional[dict] = None) -> Episode:
+def run_episode(env, act: Callable[[dict[str, Any]], int], seed: int | None = None,
+                options: dict | None = None) -> Episode:
     """Reset `env` (with `seed` and `options`, e.g. `{"turn": a UserTurn}`) and step it with `act(observation)`
     until the episode terminates or is truncated."""
     obs, info = env.reset(seed=seed, options=options)

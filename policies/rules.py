@@ -27,9 +27,9 @@ Actions: consolidate_knowledge, call_llm, verify_utility, send, ask_need_knowled
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
 
 import yaml
 
@@ -67,7 +67,8 @@ def _predicate(term: str) -> Predicate:
             raise ConfigError(f"policy rule: bad regular expression in {term!r}: {exc}") from None
         return lambda m: bool(pattern.search(m.q))
     if term not in PREDICATES:
-        raise ConfigError(f"policy rule: unknown predicate {term!r}; known: {', '.join(PREDICATES)}, query_matches:REGEX")
+        raise ConfigError(f"policy rule: unknown predicate {term!r}; "
+                          f"known: {', '.join(PREDICATES)}, query_matches:REGEX")
     return PREDICATES[term]
 
 
@@ -78,7 +79,7 @@ class Rule:
     test: Predicate
 
     @classmethod
-    def parse(cls, spec: Mapping) -> "Rule":
+    def parse(cls, spec: Mapping) -> Rule:
         if not isinstance(spec, Mapping) or "then" not in spec:
             raise ConfigError(f"policy rule {spec!r}: needs 'then: <action>' (and optionally 'if: <condition>')")
         try:
@@ -120,7 +121,7 @@ class RulePolicy:
     name = "rules"
     RULES: Sequence[Mapping] = ()
 
-    def __init__(self, rules: Optional[Sequence[Mapping]] = None, file: Optional[str | Path] = None):
+    def __init__(self, rules: Sequence[Mapping] | None = None, file: str | Path | None = None):
         if file is not None:
             self.rules = load_rules(file)
         else:
@@ -158,10 +159,10 @@ class LLMAugmenterPolicy(RulePolicy):
 
 
 class GroundedPolicy(RulePolicy):
-    """The checked system's policy (issue 28): when reviews speak to the question, the answer is theirs, quoted (no
-    draft: a small model's summaries of reviews it cannot all see were the checked system's main flaw); otherwise
-    the paper's loop: draft, verify, revise while the budget lasts, send (a failed draft: the knowledge's own words).
-    Sending with no candidate is allowed only when the executor can answer from the knowledge (see Agent)."""
+    """The checked system's policy: when reviews speak to the question, the answer is theirs, quoted (no draft: a small
+    model's summaries of reviews it cannot all see are often wrong); otherwise the paper's loop: draft, verify, revise
+    while the budget lasts, send (a failed draft: the knowledge's own words). Sending with no candidate is allowed only
+    when the executor can answer from the knowledge (see Agent)."""
 
     name = "grounded"
     RULES = (

@@ -13,8 +13,9 @@ a trained checkpoint plugs into `augmenter chat` and `augmenter eval` (`policy=t
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import numpy as np
 import sentencepiece as spm
@@ -36,7 +37,7 @@ class Tokenizer:
         self.pad_id = self.sp.pad_id()
 
     @classmethod
-    def train(cls, texts: Iterable[str], vocab_size: int = 2000) -> "Tokenizer":
+    def train(cls, texts: Iterable[str], vocab_size: int = 2000) -> Tokenizer:
         sink = io.BytesIO()
         lines = [t.replace("\n", " ").strip() for t in texts if t and t.strip()]
         if len(lines) < 10:
@@ -86,7 +87,7 @@ class T5Policy:
     """The network, its tokenizer and how to read an observation; greedy by default, sampling when asked."""
 
     def __init__(self, net: ActionNetwork, tokenizer: Tokenizer, max_tokens: int = 192, max_llm_calls: int = 2,
-                 greedy: bool = True, seed: Optional[int] = None):
+                 greedy: bool = True, seed: int | None = None):
         self.net, self.tokenizer, self.max_tokens = net, tokenizer, max_tokens
         self.max_llm_calls = max_llm_calls  # the budget the features were normalised with in training
         self.greedy = greedy
@@ -118,7 +119,7 @@ class T5Policy:
                 "actions": [a.value for a in ACTIONS]}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], greedy: bool = True) -> "T5Policy":
+    def from_state(cls, state: dict[str, Any], greedy: bool = True) -> T5Policy:
         if state.get("actions") != [a.value for a in ACTIONS]:
             raise InputError("the checkpoint was trained on another action set: "
                              f"{state.get('actions')} vs {[a.value for a in ACTIONS]}")
@@ -128,7 +129,7 @@ class T5Policy:
         return cls(net, Tokenizer(state["tokenizer"]), state["max_tokens"], state["max_llm_calls"], greedy=greedy)
 
     @classmethod
-    def load(cls, checkpoint: str | Path, greedy: bool = True) -> "T5Policy":
+    def load(cls, checkpoint: str | Path, greedy: bool = True) -> T5Policy:
         """A trained policy from `policy.pt` (or a training run's `checkpoint.pt`)."""
         path = Path(checkpoint)
         if not path.is_file():

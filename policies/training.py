@@ -3,8 +3,9 @@
 Stage 1 clones a rule-based teacher's decisions (cross-entropy on its (observation, action) pairs). Stage 2 is
 REINFORCE: episodes sampled from the policy, return-to-go minus a moving-average baseline (per user turn by
 default: which turn is drawn moves the return far more than what the policy does, so a turn's own average
-removes most of the variance), an entropy bonus, gradient-norm clipping. A plain torch loop, not `trl`: trl's trainers fine-tune causal or seq2seq language models
-on text, and this policy is an encoder with a five-way action head whose data come from an environment.
+removes most of the variance), an entropy bonus, gradient-norm clipping. A plain torch loop, not `trl`: trl's
+trainers fine-tune causal or seq2seq language models on text, and this policy is an encoder with a five-way action
+head whose data come from an environment.
 
 Every `checkpoint_every` episodes the whole training state (network, optimizer, baseline, episode counter, the
 action sampler's RNG) is written atomically to `checkpoint.pt`; a killed run restarts from it and, since the
@@ -19,9 +20,10 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -41,7 +43,8 @@ if TYPE_CHECKING:
 
 CSV_FIELDS = ["episode", "stage", "heldout_reward", "heldout_kf1", "heldout_llm_calls", "heldout_consolidate_seeking",
               "heldout_consolidate_other", "train_reward", "entropy", "baseline", "seconds"]
-IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")  # may change between a run and its resumption
+# Settings that may change between a run and its resumption.
+IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")
 
 
 @dataclass
@@ -64,7 +67,8 @@ def score_heldout(env: TurnEnv, policy: EnvPolicy, seed: int = 0) -> HeldoutScor
         consolidated[turn.knowledge_seeking].append(env.mem.consolidated)
         if turn.knowledge_seeking:
             kf1.append(episode.info.get("quality", 0.0))
-    mean = lambda xs: float(np.mean(xs)) if xs else 0.0
+    def mean(xs):
+        return float(np.mean(xs)) if xs else 0.0
     return HeldoutScore(mean(rewards), mean(kf1), mean(calls), mean(consolidated[True]), mean(consolidated[False]),
                         len(env.users.turns))
 
@@ -90,7 +94,7 @@ class MovingBaseline:
 
     def __init__(self, momentum: float = 0.9, per_turn: bool = True):
         self.momentum, self.per_turn = momentum, per_turn
-        self.overall: Optional[float] = None
+        self.overall: float | None = None
         self.turns: dict[str, tuple[float, int]] = {}  # turn id -> (average, visits)
 
     def value(self, turn_id: str) -> float:
@@ -147,7 +151,7 @@ class Trainer:
     `cfg` is the composed `train` config (its `train` and `model` settings; the whole of it is saved, so that a
     resumed run is known to be the same); `teacher` is the Working-Memory policy stage 1 clones."""
 
-    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: Optional[int] = None,
+    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: int | None = None,
                  train_envs=None):
         self.cfg, self.t = cfg, cfg.train
         self.seed = int(self.t.seed if seed is None else seed)
@@ -165,7 +169,8 @@ class Trainer:
         t = self.t
         for key in ("eval_every", "checkpoint_every"):
             if t[key] < t.batch_episodes or t[key] % t.batch_episodes:
-                raise ConfigError(f"train.{key} ({t[key]}) must be a multiple of train.batch_episodes ({t.batch_episodes})")
+                raise ConfigError(f"train.{key} ({t[key]}) must be a multiple of "
+                                  f"train.batch_episodes ({t.batch_episodes})")
         for key in ("episodes", "bc_episodes", "bc_epochs"):
             if t[key] < 0:
                 raise ConfigError(f"train.{key} must be >= 0, got {t[key]}")

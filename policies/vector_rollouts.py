@@ -7,7 +7,8 @@ episode it plays next, so an episode's turn follows its seed as in `run_episode`
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,11 +21,11 @@ def play_episodes(envs, choose: Callable[[dict], int], seeds: list[int]) -> list
     steps all of them) with action 0, drawing nothing from `choose`."""
     n = envs.num_envs
     queue = list(enumerate(seeds))[::-1]
-    slots: list[Optional[int]] = [None] * n  # the seed index each sub-environment plays, or None (discarded)
+    slots: list[int | None] = [None] * n  # the seed index each sub-environment plays, or None (discarded)
     played: list[list] = [[None, [], [], []] for _ in seeds]
 
-    def assign(mask: np.ndarray) -> list[Optional[int]]:
-        chosen: list[Optional[int]] = [None] * n
+    def assign(mask: np.ndarray) -> list[int | None]:
+        chosen: list[int | None] = [None] * n
         for i in np.flatnonzero(mask):
             slots[i] = None
             if queue:

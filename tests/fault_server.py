@@ -32,8 +32,8 @@ import random
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Optional
 
 HUGE = "0123456789" * 5000
 MARKUP = "[/b] [red]x[/red] <script>alert(1)</script>"
@@ -45,13 +45,13 @@ _TEXT = {"huge": HUGE, "markup": MARKUP, "escapes": ESCAPES, "empty_content": ""
 
 class _Handler(BaseHTTPRequestHandler):
     timeout = 10  # socket timeout: a silent client cannot hold a handler thread forever
-    server: "_Server"
+    server: _Server
 
     def log_message(self, *args) -> None:  # keep the test output clean
         pass
 
     def _send(self, status: int, body: str | bytes, content_type: str = "application/json",
-              headers: Optional[dict] = None) -> None:
+              headers: dict | None = None) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         try:
             self.send_response(status)
@@ -98,7 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
-        error = lambda message, kind: json.dumps({"error": {"message": message, "type": kind}})
+        def error(message, kind):
+            return json.dumps({"error": {"message": message, "type": kind}})
         if mode == "500":
             return self._send(500, error("internal error (fault server)", "server_error"))
         if mode == "429":
@@ -137,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
-    owner: "FaultServer"
+    owner: FaultServer
 
 
 class FaultServer:
@@ -149,7 +150,7 @@ class FaultServer:
         self.hang_seconds, self.retry_after, self.model = hang_seconds, retry_after, model
         self.requests = 0
         self.last_request: dict = {}
-        self.planner: Optional[Callable[[dict], str]] = None  # request -> mode, overriding `mode` when set
+        self.planner: Callable[[dict], str] | None = None  # request -> mode, overriding `mode` when set
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -183,7 +184,7 @@ class FaultServer:
             self._server.server_close()
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,6 +1,6 @@
 """Run by tests/test_ray_grid.py in a pytest process of its own (see there).
 
-`augmenter grid --ray` (issue 16, point 4): a small grid on a local Ray cluster with the fake LLM writes the
+`augmenter grid --ray`: a small grid on a local Ray cluster with the fake LLM writes the
 records a sequential grid writes (apart from timings), resumes without answering anything again, answers a failed
 turn again, sends a crashed task again and stops cleanly on a fatal error."""
 
@@ -13,7 +13,6 @@ import pytest
 
 from augmenter.cli.main import main, parse_args
 from augmenter.errors import ConfigError
-
 from conftest import DATA
 
 ray = pytest.importorskip("ray")

@@ -4,8 +4,7 @@ from augmenter.agent import EMPTY_REPLY, FAILED_REPLY, Session, parse_yes_no
 from augmenter.errors import ConfigError, LLMError
 from augmenter.llm import FakeLLM
 from augmenter.memory import Action, WorkingMemory
-from augmenter.policies import (AlwaysUsePolicy, LLMAugmenterPolicy, NoKnowledgePolicy, RulePolicy,
-                                SelfAskPolicy)
+from augmenter.policies import AlwaysUsePolicy, LLMAugmenterPolicy, NoKnowledgePolicy, RulePolicy, SelfAskPolicy
 
 GOOD = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
 BAD = "I have no idea, sorry."

@@ -1,4 +1,4 @@
-"""The public Python API (issue 15, point 4): the README's example runs, callbacks, plain-function parts."""
+"""The public Python API: the README's example runs, callbacks, plain-function parts."""
 
 import re
 import subprocess

@@ -7,8 +7,18 @@ import json
 
 import pytest
 
-from augmenter.audit import (AnswerLabel, ClaimLabel, align_claims, build_items, cohen_kappa, dialogue_folds,
-                             dialogue_key, read_labels, settle, write_sheets)
+from augmenter.audit import (
+    AnswerLabel,
+    ClaimLabel,
+    align_claims,
+    build_items,
+    cohen_kappa,
+    dialogue_folds,
+    dialogue_key,
+    read_labels,
+    settle,
+    write_sheets,
+)
 from augmenter.audit.labels import agreement, disagree
 from augmenter.errors import InputError
 from augmenter.memory import Utterance

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from fault_server import ESCAPES, HUGE, MARKUP, MODES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -14,8 +15,6 @@ from augmenter.cli.chat import read_script
 from augmenter.cli.main import main
 from augmenter.cli.safe_text import clean, safe
 from augmenter.errors import InputError
-
-from fault_server import ESCAPES, HUGE, MARKUP, MODES
 
 KEY = "augmenter-fault-test-key-7f3e9c21"  # matches no key pattern: only its registration can mask it
 LINES = ["Does the Grand Meridian Hotel have a pool? [/red]", "And parking?"]

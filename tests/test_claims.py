@@ -13,15 +13,16 @@ from augmenter.llm.base import Completion
 from augmenter.memory import Snippet, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.utilities import ClaimsUtility
-from augmenter.verification import FastVerifier, LLMVerifier, split_sentences
-from augmenter.verification import lexical
+from augmenter.verification import FastVerifier, LLMVerifier, lexical, split_sentences
 from augmenter.verification.splitter import ClaimSplitter, is_claim, parse_claims
 from augmenter.verification.verifiers import label_distribution, label_of
 
-SHUTTLE = "[Grand Meridian Hotel] Q: Do you offer airport shuttles? A: A shuttle to the airport leaves every hour for 12 pounds."
+SHUTTLE = ("[Grand Meridian Hotel] Q: Do you offer airport shuttles? "
+           "A: A shuttle to the airport leaves every hour for 12 pounds.")
 SUNDAY = "[Crumb & Co] Q: Are you open on Sundays? A: No, the bakery is closed on Sundays."
 PARKING = "[Riverside Lodge] Q: Is there free parking? A: Yes, guests can park for free in the lot behind the lodge."
-POOL = "[Grand Meridian Hotel] Q: Is there a swimming pool? A: Yes, there is an indoor heated pool open from 7 am to 10 pm."
+POOL = ("[Grand Meridian Hotel] Q: Is there a swimming pool? "
+        "A: Yes, there is an indoor heated pool open from 7 am to 10 pm.")
 
 
 # ------------------------------------------------------------------------------------------- splitting
@@ -35,7 +36,8 @@ def test_sentences_keep_abbreviations_and_drop_questions_and_greetings():
 
 
 def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
-    assert parse_claims("- The hotel has a pool.\n2. The pool is heated.\n") == ["The hotel has a pool.", "The pool is heated."]
+    assert parse_claims("- The hotel has a pool.\n2. The pool is heated.\n") == ["The hotel has a pool.",
+                                                                                  "The pool is heated."]
     assert parse_claims("NONE") == []
     assert parse_claims("   ") is None
     candidate = "The hotel has a heated pool. Parking costs 15 pounds."
@@ -65,8 +67,8 @@ def test_lexical_normalises_numbers_times_days_and_negation():
     assert lexical.numbers("twenty-five rooms, one of the best, two hundred beds") == {"25"}
     assert lexical.days("Closed on Sundays") == {"sunday"}
     assert lexical.days("weekends") == {"saturday", "sunday"}
-    assert lexical.days("weekdays") == lexical.days("Monday to Friday") == {"monday", "tuesday", "wednesday", "thursday",
-                                                                           "friday"}
+    weekdays = {"monday", "tuesday", "wednesday", "thursday", "friday"}
+    assert lexical.days("weekdays") == lexical.days("Monday to Friday") == weekdays
     assert lexical.days("sun loungers by the pool") == set()
     assert lexical.negated("The bakery is closed on Sundays") and not lexical.negated("It opens on Sundays")
     assert lexical.negated("There is no pool and no gym")
@@ -78,8 +80,9 @@ def test_a_faq_states_its_question_with_the_answers_polarity():
     faq = "Q: Is there free parking? A: No, parking costs 15 pounds per day."
     assert lexical.polarity_against("Parking is free.", faq)[:2] == (False, True)
     assert lexical.polarity_against("Parking costs 15 pounds per day.", faq)[:2] == (False, False)
-    assert lexical.polarity_against("No, the bakery is not open on Sundays.",
-                                    "Q: Are you open on Sundays? A: No, the bakery is closed on Sundays.")[:2] == (True, True)
+    found = lexical.polarity_against("No, the bakery is not open on Sundays.",
+                                     "Q: Are you open on Sundays? A: No, the bakery is closed on Sundays.")
+    assert found[:2] == (True, True)
 
 
 def test_apologies_and_pleasantries_are_not_claims_but_facts_after_them_are():
@@ -171,7 +174,8 @@ def _memory(*texts: str, q: str = "Tell me about the hotel.") -> WorkingMemory:
 def test_claims_feedback_names_each_bad_claim_and_quotes_the_evidence(fast):
     utility = ClaimsUtility(fast)
     mem = _memory(SHUTTLE, POOL)
-    result = utility(mem, "There is an indoor heated pool. A shuttle to the airport costs 20 pounds. The hotel has a spa.")
+    result = utility(mem, "There is an indoor heated pool. A shuttle to the airport costs 20 pounds. "
+                          "The hotel has a spa.")
     verdicts = [c.verdict for c in result.claims]
     assert verdicts[0] == Verdict.SUPPORTED and verdicts[1] == Verdict.REFUTED
     assert verdicts[2] == Verdict.NOT_ENOUGH_INFO

@@ -3,11 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import augmenter.config
 from augmenter.cli.main import main
-
 from conftest import DATA
 
 
@@ -38,7 +35,8 @@ def test_errors_are_one_line_not_tracebacks(tmp_path):
         (["chat", "--script", str(bad), "llm=fake"], "not UTF-8"),
         (["chat", "--script", str(tmp_path / "none.txt"), "llm=fake"], "script file not found"),
         (["chat", "policy=nonexistent", "llm=fake"], "Could not find 'policy/nonexistent'"),
-        (["chat", "task=dstc11", f"data_root={tmp_path}", "llm=fake", "--script", str(bad.with_name("x"))], "not found"),
+        (["chat", "task=dstc11", f"data_root={tmp_path}", "llm=fake", "--script", str(bad.with_name("x"))],
+         "not found"),
     ]
     malformed = tmp_path / "kb.jsonl"
     malformed.write_text("{broken\n")

@@ -285,10 +285,11 @@ def test_the_readme_option_table_lists_every_option_in_configs():
         assert sorted(table[group]) == group_options(group), f"docs/chatting.md option table, group {group}"
 
 
-# each command's own settings, suggestions, JSON errors (issue 29, point 4)
+# each command's own settings, suggestions, JSON errors
 @pytest.mark.parametrize("command, config, nodes", [("serve", "serve", ["serve"]), ("eval", "eval", ["name", "eval"]),
                                                     ("grid", "eval", ["eval"]), ("converse", "converse", ["converse"]),
-                                                    ("judge", "judge", ["judge", "elo"]), ("train", "train", ["train"])])
+                                                    ("judge", "judge", ["judge", "elo"]),
+                                                    ("train", "train", ["train"])])
 def test_help_lists_the_commands_own_settings_with_their_defaults(command, config, nodes, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
@@ -320,7 +321,8 @@ def test_an_unknown_key_or_option_suggests_the_closest(argv, hint, capsys):
     assert err.startswith("augmenter: error: ") and err.count("\n") == 1 and hint in err, err
 
 
-@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"), (["chat", "--trce"], "did you mean '--trace'?"),
+@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"),
+                                        (["chat", "--trce"], "did you mean '--trace'?"),
                                         (["grid", "--shard-sise", "3"], "did you mean '--shard-size'?"),
                                         (["ground", "r", "--verifier", "fst"], "did you mean 'fast'?")])
 def test_an_unknown_command_or_flag_suggests_the_closest(argv, hint, capsys):
@@ -339,7 +341,8 @@ def test_a_json_error_names_the_line_the_column_and_the_whole_message(line, colu
     kb.write_bytes(b'{"text": "fine"}\n' + line.encode())  # the last line: no line break after it
     assert main(["chat", "--demo", "llm=fake", "utility=kf1", "knowledge=jsonl", f"knowledge.path={kb}"]) == 2
     err = capsys.readouterr().err
-    assert err == f"augmenter: error: {kb}:2: not valid JSON: line 2, column {column}: {message}" + err.split(message)[1]
+    expected = f"augmenter: error: {kb}:2: not valid JSON: line 2, column {column}: {message}"
+    assert err == expected + err.split(message)[1]
     assert err.count("\n") == 1 and not err.rstrip().endswith(" at")
 
 
@@ -347,7 +350,8 @@ KEY_WITH_ACCENT = "sk-clé-0123456789abcdef"
 
 
 def test_a_key_an_http_header_cannot_carry_is_one_line_at_start(monkeypatch, capsys):
-    """It failed every turn as `crash: UnicodeEncodeError` (issue 29); the key itself is never shown."""
+    """A key with a character HTTP headers cannot carry is one error at start (not a crash on every turn); the key
+    itself is never shown."""
     monkeypatch.setenv("AUGMENTER_TEST_LLM_KEY", KEY_WITH_ACCENT)
     argv = ["chat", "--demo", "utility=kf1", "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1",
             "llm.api_key_env=AUGMENTER_TEST_LLM_KEY"]
@@ -366,7 +370,7 @@ def test_a_serve_token_clients_cannot_send_is_refused_at_start(monkeypatch):
     assert "clé" not in str(err.value)
 
 
-# a missing extra (issue 29, point 1): one line naming it, before a chat's first turn or before serve listens
+# a missing extra: one line naming it, before a chat's first turn or before serve listens
 @pytest.fixture
 def without(monkeypatch):
     """Make modules look uninstalled to augmenter's checks: `without("sentence_transformers")`."""

@@ -7,14 +7,12 @@ import re
 import pytest
 from hydra.utils import get_object
 
-from augmenter.config import GROUPS, build_agent, build_llm, compose, group_options, instantiate, build_utility
+from augmenter.config import GROUPS, build_agent, build_llm, build_utility, compose, group_options, instantiate
 from augmenter.errors import AugmenterError, ConfigError
 from augmenter.knowledge import KnowledgeBase, top_k
 from augmenter.llm import FakeLLM, SamplingParams
 from augmenter.memory import Action, Snippet, Verdict, WorkingMemory
-
 from conftest import DATA
-
 
 # Per knowledge base: a question, a reply its knowledge supports (the fake LLM gives it) and where it says so.
 TURNS = {

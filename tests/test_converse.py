@@ -1,4 +1,4 @@
-"""Issue 18: `augmenter converse`, simulated conversations between the LLM user simulator and a system, with the
+"""`augmenter converse`, simulated conversations between the LLM user simulator and a system, with the
 scripted fake LLM: one record per conversation with every turn's Working Memory, resumable, a failed conversation
 recorded as failed and retried, a fatal LLM error stopping the run with its records kept."""
 
@@ -9,12 +9,10 @@ import pytest
 from augmenter.cli.main import main
 from augmenter.envs.user_sim import LLMUserSimulator
 from augmenter.errors import ConfigError, InputError, LLMError, LLMFatalError
-from augmenter.eval.conversations import (ConversationRunner, ConversationSeed, chat_seeds, dstc11_seeds,
-                                          sample_seeds)
+from augmenter.eval.conversations import ConversationRunner, ConversationSeed, chat_seeds, dstc11_seeds, sample_seeds
 from augmenter.llm import Completion, FakeLLM
 from augmenter.memory import Utterance
 from augmenter.policies import NoKnowledgePolicy
-
 from conftest import DATA
 
 SEEDS = DATA / "botchat" / "MuTual_test_starts.jsonl"
@@ -247,7 +245,8 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
     assert len(records) == 2
     for r in records:
         assert r["status"] == "ok" and len(r["turns"]) == 2  # a goal for every turn: never ended early
-        tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}  # at most: retries=2, so a fallback follows 3 tries
+        # At most: retries=2, so a fallback follows 3 tries.
+        tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}
         assert 2 <= r["cost"]["user_llm_calls"] <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry")
                                                        for t in r["turns"])
         for turn in r["turns"]:

@@ -1,4 +1,4 @@
-"""Dense retrieval (MiniLM + faiss), its on-disk embeddings, HNSW, and the BM25 + dense hybrid (issue #5, point 2)."""
+"""Dense retrieval (MiniLM + faiss), its on-disk embeddings, HNSW, and the BM25 + dense hybrid."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The README and the guides (issue 29, point 3): the README stays a newcomer's page that links every guide; the
+"""The README and the guides: the README stays a newcomer's page that links every guide; the
 site builds with `mkdocs build --strict` (a broken link fails it); every Python program in them runs from another
 directory (the OpenAI client against `augmenter serve llm=fake`), the knowledge lines and YAML files they show load,
 and every command line of their bash blocks runs (on the fake LLM, in a scratch directory) or is exempted with why."""

@@ -1,4 +1,4 @@
-"""Your own documents (issue 30): every format read from real files (made here with fpdf2 and python-docx, or the
+"""Your own documents: every format read from real files (made here with fpdf2 and python-docx, or the
 shipped handbook), chunks that keep their file, page, headings and span, the persisted incremental index (add,
 change, delete, touch, a run killed half-way), every bad file as one warning line while the rest is indexed, and
 `augmenter index` / `--status`."""
@@ -132,7 +132,8 @@ def test_markdown_headings_front_matter_tables_and_source_spans():
     assert by_text["Clean the oven every Friday."].heading == ("Ignored heading", "Oven", "Cleaning")
     assert "Part: Door; Cleaner: glass spray" in by_text
     spans = {b.text: text[b.start:b.end] for b in doc.blocks}  # the span is the block's own lines in the file
-    assert spans["Preheat the oven to 220 degrees for bread."] == "Preheat the oven to **220 degrees** for [bread](bread.md)."
+    assert (spans["Preheat the oven to 220 degrees for bread."]
+            == "Preheat the oven to **220 degrees** for [bread](bread.md).")
     assert spans["Part: Door; Cleaner: glass spray"] == "| Door | glass spray |"
     assert spans["The kitchen opens at 06:30."] == "The kitchen opens at 06:30."
 
@@ -167,7 +168,8 @@ def test_docx_headings_title_and_table_rows(tmp_path):
     assert [(b.heading, b.text) for b in doc.blocks] == [
         (("Watering",), "Water the tomatoes every evening at 19:00."),
         (("Tools",), "The shed key hangs behind the kitchen door."),
-        (("Tools",), "Tool | Shelf"), (("Tools",), "Tool: Rake; Shelf: top"), (("Tools",), "Tool: Spade; Shelf: bottom")]
+        (("Tools",), "Tool | Shelf"), (("Tools",), "Tool: Rake; Shelf: top"),
+        (("Tools",), "Tool: Spade; Shelf: bottom")]
 
 
 def test_the_shipped_handbook_reads_in_every_format():
@@ -232,7 +234,7 @@ def test_a_sentence_longer_than_a_chunk_is_cut_into_overlapping_windows():
         split_document(Document("T", [], "text"), words=10, overlap=10)
 
 
-# each chunk's own span (issue 30, point 2): the windows of a long paragraph have their own offsets
+# each chunk's own span: the windows of a long paragraph have their own offsets
 _VOCAB = ["a", "an", "oven", "bread", "is", "warm", "door", "kept", "shut", "on", "friday,", "so", "it's",
           "well-made", "twenty", "degrees", "x", "glass"]
 _ENDS = [".", "!", "?", '."', ".)"]
@@ -287,7 +289,8 @@ def _render(sections, rnd, paged: bool):
 
 def _check_spans(chunks, source, blocks, sentences, words: int, overlap: int) -> None:
     text_of = (lambda page: source[page]) if isinstance(source, dict) else (lambda page: source)
-    norm = lambda s: " ".join(s.split())  # noqa: E731
+    def norm(s):
+        return " ".join(s.split())
     for chunk in chunks:  # the span reproduces the chunk's text, up to whitespace
         assert norm(text_of(chunk.page)[chunk.start:chunk.end]) == norm(chunk.text), chunk
         assert len(chunk.text.split()) <= words
@@ -618,7 +621,7 @@ def test_a_second_writer_waits_for_nobody_and_says_so(folder, tmp_path):
         assert int(out.stdout) == len(store.current().chunks)
 
 
-# ---- bad files --------------------------------------------------------------------------------------------------------
+# ---- bad files -------------------------------------------------------------------------------------------------------
 def test_every_bad_file_is_one_warning_line_and_the_rest_is_indexed(folder, tmp_path):
     bad = {
         "locked.pdf": make_pdf(folder / "locked.pdf", [("Secret", "Hidden text.")], user_password="s3cret"),
@@ -749,7 +752,7 @@ def test_unreadable_files_raise_one_line_reasons():
             read_document(name, data)
 
 
-# ---- the command ------------------------------------------------------------------------------------------------------
+# ---- the command -----------------------------------------------------------------------------------------------------
 def test_augmenter_index_and_status(folder, tmp_path, capsys):
     index = tmp_path / "index"
     (folder / "empty.md").write_bytes(b"")
@@ -887,7 +890,7 @@ def test_an_index_written_before_chunks_had_their_own_spans_is_read_again(folder
 def test_a_blank_line_with_windows_line_ends_separates_paragraphs_of_a_text_file():
     from augmenter.documents.readers.text import read_text
 
-    data = "First paragraph, line one.\r\nLine two.\r\n\r\nSecond paragraph.\r\n \r\nThird.\r\n".encode()
+    data = b"First paragraph, line one.\r\nLine two.\r\n\r\nSecond paragraph.\r\n \r\nThird.\r\n"
     document = read_text(data, "notes.txt")
     text = data.decode()
     assert [b.text for b in document.blocks] == ["First paragraph, line one. Line two.", "Second paragraph.", "Third."]

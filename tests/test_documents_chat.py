@@ -1,4 +1,4 @@
-"""Citations of your own documents (issue 30) through every way in: `augmenter chat` (printed and in --output),
+"""Citations of your own documents through every way in: `augmenter chat` (printed and in --output),
 the Python API, the OpenAI-compatible service's `augmenter` field, and the web chat in a real browser, where a
 citation links to its passage and a document holding HTML or a script stays text. The fake LLM answers from
 rules; the documents are real files (a PDF made with fpdf2, a text file, Markdown) or the shipped handbook."""
@@ -11,6 +11,7 @@ import shutil
 
 import httpx
 import pytest
+from test_documents import make_pdf
 
 from augmenter.api import Assistant
 from augmenter.cli.main import main
@@ -18,12 +19,11 @@ from augmenter.config import compose
 from augmenter.documents.replies import NOT_FOUND
 from augmenter.serve import Background, ServeSettings, create_app, pool_from_config, warm_up
 
-from test_documents import make_pdf
-
 HOTEL_Q = "What is the hotel limit per night in London?"
 HOTEL_A = "In London the hotel limit is 210 euros per night."
-HOTEL_QUOTE = ("In London the hotel limit is 210 euros per night. Breakfast is paid for when the hotel does not include "
-               "it. Book through the travel agency.")  # the sentences the answer rests on, quoted after it
+# The sentences the answer rests on, quoted after it.
+HOTEL_QUOTE = ("In London the hotel limit is 210 euros per night. "
+               "Breakfast is paid for when the hotel does not include it. Book through the travel agency.")
 DOOR_Q = "What is the door code?"
 DOOR_A = "The door code is 4711."
 MARKUP = "<img src=x onerror=window.__pwned=4> <script>window.__pwned=5</script>"

@@ -144,7 +144,8 @@ def test_mkdocs_markup_is_read_as_the_content_it_marks():
 
 
 @pytest.mark.parametrize("text, shown", [
-    ("Install { #install }", "Install"), ("{* docs_src/a.py hl[3] *}", ""), ("/// tip | Title\nUse it.\n///", "Use it."),
+    ("Install { #install }", "Install"), ("{* docs_src/a.py hl[3] *}", ""),
+    ("/// tip | Title\nUse it.\n///", "Use it."),
     ('!!! note "TL;DR" Use it :rocket: now', "Use it now"), ("{% alert %} Employees {% endalert %}", "Employees"),
     ("Did you mean &apos;create&apos;?", "Did you mean 'create'?"), ("<b>Usage:</b> main.py", "Usage: main.py"),
     ("Time 12:30: ok, keep {x} and a: b:", "Time 12:30: ok, keep {x} and a: b:"),

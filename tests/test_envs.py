@@ -1,4 +1,4 @@
-"""The gymnasium environment (issue #4, first part): API conformance, invalid actions, reward and costs."""
+"""The gymnasium environment: API conformance, invalid actions, reward and costs."""
 
 import os
 import re
@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from augmenter.errors import ConfigError
 from augmenter.envs import ACTIONS, CHARSET, DSTC11Replay, TurnEnv, UserTurn, observation_text
+from augmenter.errors import ConfigError
 from augmenter.memory import Action, Snippet, WorkingMemory
 from augmenter.policies import LLMAugmenterPolicy, MemoryPolicy, RandomPolicy, run_episode
-
 from conftest import DATA, ROOT
 
 FAKE = [f"data_root={DATA}", "llm=fake"]
@@ -24,8 +23,8 @@ FAKE = [f"data_root={DATA}", "llm=fake"]
 
 @pytest.fixture(scope="module")
 def env():
-    return gymnasium.make("augmenter/Turn-v0", overrides=FAKE, part="all", limit=60, seeking_share=None, llm_call_cost=0.01,
-                          consolidation_cost=0.005).unwrapped
+    return gymnasium.make("augmenter/Turn-v0", overrides=FAKE, part="all", limit=60, seeking_share=None,
+                          llm_call_cost=0.01, consolidation_cost=0.005).unwrapped
 
 
 def test_registered_env_passes_the_gymnasium_checker(env):
@@ -127,7 +126,7 @@ def test_a_rule_policy_plays_the_env_exactly_as_it_runs_in_the_agent(env):
     # a random policy always finishes its episodes (the step budget), whatever it picks
     for s in range(10):
         random = RandomPolicy(seed=s)
-        episode = run_episode(env, lambda obs: random.act(obs, env), seed=s)
+        episode = run_episode(env, lambda obs, random=random: random.act(obs, env), seed=s)
         assert env.mem.response and 1 <= episode.steps <= env.agent.max_steps
 
 
@@ -181,7 +180,8 @@ def test_llm_user_simulator_continues_a_chat_seed_with_the_agent_in_the_history(
     overrides = [*FAKE, "llm_cache.enabled=false", "env.users=chat_seeds", "env.max_turns=3"]
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=overrides).unwrapped
     fake = env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> FakeLLM
-    user_line = lambda messages: f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
+    def user_line(messages):
+        return f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
     fake.rules = {"Write the user's next message": user_line}
     check_env(env)
     obs, info = env.reset(seed=3)

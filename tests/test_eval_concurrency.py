@@ -1,4 +1,4 @@
-"""`eval.concurrency=N` (issue 16, point 2): N turns at once for server backends, with records identical in content
+"""`eval.concurrency=N`: N turns at once for server backends, with records identical in content
 to a sequential run, in sample order, resumable, written by one thread; the embedded backend stays at one."""
 
 import json
@@ -12,11 +12,11 @@ import pytest
 from augmenter.config import build_evaluator, compose
 from augmenter.eval.runner import read_records
 from augmenter.llm import Completion, FakeLLM
-
 from conftest import DATA
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from compare_records import without_timings  # noqa: E402
+from compare_records import without_timings
+
 
 class SlowLLM(FakeLLM):
     """A server-like fake: each call waits `delay` seconds, and the reply depends on the prompt (so that turns

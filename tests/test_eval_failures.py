@@ -1,4 +1,4 @@
-"""Issue 14: an eval never loses or mis-scores a turn. Failed, empty and crashed turns are recorded as failed,
+"""An eval never loses or mis-scores a turn. Failed, empty and crashed turns are recorded as failed,
 never scored, counted, and retried on resume; `eval.max_failed`; an open circuit breaker or a fatal LLM error
 stops the run with its records kept; damaged records files; the run lock; the fault server end to end."""
 
@@ -19,7 +19,6 @@ from augmenter.config import build_evaluator, build_task, compose
 from augmenter.errors import CircuitOpenError, ConfigError, LLMError, LLMFatalError
 from augmenter.eval.runner import EvalFailed, Evaluator, read_records, run_lock, summarize
 from augmenter.llm import Completion, FakeLLM
-
 from conftest import DATA
 
 RUN = "table2_bm25_feedback"  # the default experiment's run name

@@ -8,15 +8,27 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from conftest import DATA
 
 from augmenter.errors import AugmenterError, InputError
 from augmenter.eval.factcheck import (
-    choose_threshold, cross_validate, fit_and_save, fit_pipeline, load_model, metrics, pairwise_accuracy, threshold_cv,
+    choose_threshold,
+    cross_validate,
+    fit_and_save,
+    fit_pipeline,
+    load_model,
+    metrics,
+    pairwise_accuracy,
+    threshold_cv,
 )
 from augmenter.tasks.factcheck import (
-    ClaimSet, claim_set, halueval_rest, load_felm, load_halueval_qa, load_wikibio,
+    ClaimSet,
+    claim_set,
+    halueval_rest,
+    load_felm,
+    load_halueval_qa,
+    load_wikibio,
 )
+from conftest import DATA
 
 
 def _need(path):

@@ -102,7 +102,7 @@ def test_read_records_keeps_exactly_the_records(lines, final_newline):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(records, min_size=1, max_size=3), st.sampled_from(sorted({*SHAPES, *SCORED})), values)
 def test_a_record_of_the_wrong_shape_is_one_line_and_nothing_read_crashes_the_summary(good, key, value):
-    """`"metrics": "oops"` crashed a resumed eval and `augmenter report` (issue 29)."""
+    """A record of the wrong shape (`"metrics": "oops"`) neither crashes a resumed eval nor `augmenter report`."""
     bad = {**good[-1], key: value}
     path = _file(b"\n".join(map(_line, [*good[:-1], bad])) + b"\n")
     try:
@@ -195,7 +195,8 @@ keys = st.sampled_from(["text", "question", "answer", "id", "entity", "aliases",
 @given(st.lists(st.one_of(st.dictionaries(keys, values | st.sampled_from(["", " ", "!!!", "the", "a pool"]),
                                           max_size=6), values), max_size=6))
 def test_load_jsonl_on_garbled_rows(rows):
-    """A line `{"text": ""}` gave a numpy warning and "consolidator: max() arg is an empty sequence" (issue 29)."""
+    """Garbled rows (e.g. `{"text": ""}`: a base without words) load and are searched without a warning, or fail
+    as one KnowledgeFormatError."""
     _loads(load_jsonl, _file("\n".join(json.dumps(r) for r in rows).encode()))
 
 

@@ -1,4 +1,4 @@
-"""Installed as users install it (issue 29): the wheel built from this checkout holds every file of the source tree;
+"""Installed as users install it: the wheel built from this checkout holds every file of the source tree;
 installed into a fresh virtualenv outside the repository, a plain install names the extra a command needs (one
 line, exit code 2, before anything runs), and with the extras the README names for the tour the README's examples
 run from another directory: the Python API, `augmenter chat llm=fake --script`, `augmenter serve llm=fake` with one
@@ -16,8 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import textwrap
+import time
 import zipfile
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
@@ -60,7 +60,8 @@ def _run(args, cwd, timeout=600, **kwargs) -> subprocess.CompletedProcess:
 
 
 def _offline() -> dict:
-    """pip's environment without the network: the wheelhouse alone (no index, cache or pip.conf), proxies that refuse."""
+    """pip's environment without the network: the wheelhouse alone (no index, cache or pip.conf), proxies that
+    refuse."""
     built = WHEELHOUSE / ".built"
     if not built.exists():
         pytest.fail(f"no wheelhouse at {WHEELHOUSE}: `make wheelhouse` builds it (`make test` does)")
@@ -156,7 +157,8 @@ def _imported_modules() -> set[str]:
 def test_every_import_comes_from_the_core_or_the_extra_that_names_it(pyproject):
     project = pyproject["project"]
     extras = project["optional-dependencies"]
-    core = _closure({re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in project["dependencies"]})
+    core = _closure({re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-")
+                     for r in project["dependencies"]})
     providers = {m: {d.lower().replace("_", "-") for d in ds} for m, ds in packages_distributions().items()}
     declared = {m for names in MODULES.values() for m in names}
     for module in sorted(_imported_modules()):

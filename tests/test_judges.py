@@ -1,4 +1,4 @@
-"""Issue 18: the LLM judges (BotChat's UniEval, Arena, GTEval; WikiChat's five criteria), Bootstrap Elo against
+"""The LLM judges (BotChat's UniEval, Arena, GTEval; WikiChat's five criteria), Bootstrap Elo against
 hand-computed values, the order swap and position bias, self-consistency over seeds, unparseable and failed
 verdicts (counted, never scored), and `augmenter judge` end to end, all with the scripted fake LLM."""
 
@@ -8,12 +8,22 @@ import pytest
 
 from augmenter.cli.main import main
 from augmenter.errors import InputError, LLMError, LLMFatalError
-from augmenter.judges import (ArenaJudge, ChecksJudge, Dialogue, EloSettings, GTEvalJudge, UniEvalJudge, WikiChatJudge,
-                              bootstrap_elo, elo, make_judges, passes_at)
+from augmenter.judges import (
+    ArenaJudge,
+    ChecksJudge,
+    Dialogue,
+    EloSettings,
+    GTEvalJudge,
+    UniEvalJudge,
+    WikiChatJudge,
+    bootstrap_elo,
+    elo,
+    make_judges,
+    passes_at,
+)
 from augmenter.judges.parsing import parse_criteria, parse_pair_choice, parse_yes_no_index
 from augmenter.judges.results import summarize
-from augmenter.judges.run import (JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems,
-                                  plan)
+from augmenter.judges.run import JudgeRun, dialogues_from_eval, first_dialogues, known_orderings, load_systems, plan
 from augmenter.judges.validity import copied_examples, known_ordering, position_bias, self_consistency, wilson
 from augmenter.llm import Completion, FakeLLM
 
@@ -340,7 +350,8 @@ def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(t
 def test_answers_copying_the_prompts_worked_example_are_counted():
     example = ("Relevant: it does not answer the question about parking. Score: 2\n"
                "Informational: it gives nothing new. Score: 1")
-    copy = "Relevant: it does not answer the question about beer. Score: 2\nInformational: it gives nothing new. Score: 1"
+    copy = ("Relevant: it does not answer the question about beer. Score: 2\n"
+            "Informational: it gives nothing new. Score: 1")
     own = "Relevant: yes, it says the pool opens at nine. Score: 5\nInformational: the hours are useful. Score: 4"
     records = [{"judge": "wikichat", "raw": [copy, own]}, {"judge": "wikichat", "raw": ["Relevant: 4/5"]},
                {"judge": "arena", "raw": [copy]}]
@@ -362,7 +373,8 @@ def test_the_rule_checks_judge_prefers_the_conversation_with_fewer_flagged_repli
     judge = ChecksJudge()
     assert judge.flagged(clean) == (0, 2) and judge.flagged(flawed) == (2, 2)
     verdict = judge.judge([flawed, clean])
-    assert (verdict.status, verdict.llm_calls, verdict.verdict["choice"], verdict.verdict["first"]) == ("ok", 0, "1", 0.0)
+    assert (verdict.status, verdict.llm_calls) == ("ok", 0)
+    assert (verdict.verdict["choice"], verdict.verdict["first"]) == ("1", 0.0)
     assert judge.judge([clean, flawed]).verdict["first"] == 1.0 and judge.judge([clean, clean]).verdict["first"] == 0.5
     assert judge.flagged(clean.cut(4)) == (0, 1)  # only replies after the human opening, in what is shown
     records = JudgeRun({"checks": judge}, {"clean": [clean], "flawed": [flawed]}, tmp_path, progress=False).run()
@@ -447,7 +459,8 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
 def test_conversations_bring_the_human_dialogue_they_continue_as_the_system_human(tmp_path):
     run = tmp_path / "sample" / "table2_llm_only"
     run.mkdir(parents=True)
-    turn = lambda s, t: {"speaker": s, "text": t}  # noqa: E731
+    def turn(s, t):
+        return {"speaker": s, "text": t}
     opening = [turn("U", "I need a hotel."), turn("S", "Which area?")]
     rows = [{"conversation_id": "a", "status": "ok", "opening": opening,
              "utterances": [*opening, turn("U", "The north."), turn("S", "The north.")],

@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 
 from augmenter.errors import KnowledgeFormatError
-from augmenter.knowledge import (BM25sRetriever, EntityLinker, KnowledgeConsolidator, RankBM25Retriever, load_dstc11,
-                                 load_jsonl, load_knowledge, top_k)
+from augmenter.knowledge import (
+    BM25sRetriever,
+    EntityLinker,
+    KnowledgeConsolidator,
+    RankBM25Retriever,
+    load_dstc11,
+    load_jsonl,
+    load_knowledge,
+    top_k,
+)
 from augmenter.knowledge.linker import one_edit
 from augmenter.memory import Utterance
 
@@ -49,7 +57,8 @@ def test_missing_and_non_utf8_knowledge(tmp_path):
 
 def test_jsonl_knowledge(tmp_path):
     path = tmp_path / "kb.jsonl"
-    rows = [{"entity": "Blue Lagoon Spa", "aliases": ["the lagoon"], "question": "Open on Sundays?", "answer": "Yes, 10 to 6."},
+    rows = [{"entity": "Blue Lagoon Spa", "aliases": ["the lagoon"], "question": "Open on Sundays?",
+             "answer": "Yes, 10 to 6."},
             {"entity": "Blue Lagoon Spa", "text": "The sauna was too hot for me.", "doc_type": "review"},
             {"text": "All spas close on public holidays."}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
@@ -188,7 +197,8 @@ def test_a_slip_two_names_are_equally_near_names_neither():
     linker = EntityLinker([Entity(0, "Marston House", "hotel"), Entity(1, "Marsden House", "hotel")])
     assert linker.link("Is Marsten House quiet?") == []  # one edit from each
     assert [m.name for m in linker.link("Is Marstan House quiet?")] == ["Marston House"]  # from one only
-    assert EntityLinker([Entity(0, "Marston House", "hotel")], misspelt_names=False).link("Is Marstan House quiet?") == []
+    exact = EntityLinker([Entity(0, "Marston House", "hotel")], misspelt_names=False)
+    assert exact.link("Is Marstan House quiet?") == []
     codes = EntityLinker([Entity(0, "Router AX1800", "product"), Entity(1, "Routerplus", "product")])
     assert codes.link("Does the Router AX1500 have wifi 6?") == []  # a code is matched exactly
     assert [m.name for m in codes.link("Is the Router Plus fast?")] == ["Routerplus"]  # a space added

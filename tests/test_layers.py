@@ -1,4 +1,4 @@
-"""One-way layers (issue 15, point 1), checked on the import graph of the source (imports inside functions count
+"""One-way layers, checked on the import graph of the source (imports inside functions count
 too): each module imports only from layers below its own, no two modules import each other (directly or through
 others), and `import augmenter.policies` needs neither gymnasium nor torch."""
 
@@ -47,7 +47,8 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             names = [f"{base}.{a.name}" for a in node.names] + [base]
         else:
             continue
@@ -94,7 +95,8 @@ def _reaches(edges: dict, start: str, goal: str, follow=lambda node, target: Tru
 
 def test_no_import_cycles():
     graph = _graph()
-    own = lambda node, target: not _is_package_of(target, node)  # noqa: E731
+    def own(node, target):
+        return not _is_package_of(target, node)
     cycles = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
                      if not _is_package_of(b, a) and not _is_package_of(a, b) and _reaches(graph, b, a, own)})
     assert cycles == []

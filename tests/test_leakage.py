@@ -1,4 +1,4 @@
-"""Few-shot leakage (issue 13): the measure, the domain-neutral default prompt and the second demo."""
+"""Few-shot leakage: the measure, the domain-neutral default prompt and the second demo."""
 
 import json
 
@@ -100,7 +100,7 @@ def test_chat_defaults_to_the_assistant_prompt_and_the_papers_experiments_keep_t
     from augmenter.config import compose
 
     assert compose("chat", ["llm=fake"]).prompt.response == "assistant"
-    expected = {"table1": "news_chat", "table5": "wiki_qa", "grounded": "assistant"}  # grounded: issue 28's system
+    expected = {"table1": "news_chat", "table5": "wiki_qa", "grounded": "assistant"}  # grounded: the checked system
     for name in _experiments():
         cfg = compose("eval", [f"experiment={name}"])
         want = next((p for prefix, p in expected.items() if name.startswith(prefix)), "customer_service")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,7 +15,6 @@ from augmenter.agent import Session
 from augmenter.config import build_agent, compose
 from augmenter.llm import LocalLLM, OpenAICompatLLM, SamplingParams
 from augmenter.llm.assets import model_path
-
 from conftest import DATA
 
 pytestmark = pytest.mark.live
@@ -135,7 +133,7 @@ def test_short_eval_with_the_embedded_model(tmp_path):
 
 
 def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledge_says(tmp_path, dstc11_kb):
-    """Issue 28's checked system (experiment grounded_bm25, the default 1.5B model, its opinion judge included) on
+    """The checked system (experiment grounded_bm25, the default 1.5B model, its opinion judge included) on
     three DSTC11 dev turns of the development sample: every reply is a quote of the knowledge (each quoted sentence
     is, word for word, a review sentence or FAQ answer of the places in the turn) or a draft whose claims were all
     supported, or says the knowledge does not answer."""
@@ -146,7 +144,8 @@ def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledg
     dev = "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"
     assert main(["eval", "experiment=grounded_bm25", f"data_root={DATA}", "eval.limit=3", "eval.seed=2", dev,
                  f"eval.out_dir={tmp_path}", "eval.progress=false", f"llm_cache.dir={tmp_path / 'cache'}"]) == 0
-    records = [json.loads(line) for line in next(tmp_path.glob("*/grounded_bm25/records.jsonl")).read_text().splitlines()]
+    records_path = next(tmp_path.glob("*/grounded_bm25/records.jsonl"))
+    records = [json.loads(line) for line in records_path.read_text().splitlines()]
     assert len(records) == 3 and all(r["status"] == "ok" for r in records)
     assert any(r["outcome"] in ("quoted", "answered") for r in records)  # the knowledge answers these turns
     for r in records:
@@ -168,7 +167,7 @@ def test_llm_user_simulator_with_the_embedded_model(tmp_path):
     """The BotChat-seeded user simulator writes user messages with Qwen2.5-Coder-0.5B, two turns of a dialogue."""
     import gymnasium
 
-    import augmenter.envs  # noqa: F401  (registers the environments)
+    import augmenter.envs  # registers the environments
     from augmenter.memory import Action
 
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=[f"data_root={DATA}", "env.users=chat_seeds",
@@ -216,7 +215,7 @@ def test_claims_utility_with_the_embedded_model(tmp_path):
 
 
 def test_exact_kv_reuse_answers_as_an_empty_cache_does_and_evaluates_less():
-    """llm.kv_reuse=exact keeps whole n_batch blocks of the previous call's prefix (issue 16, point 3): greedy
+    """llm.kv_reuse=exact keeps whole n_batch blocks of the previous call's prefix: greedy
     replies equal those from an empty cache, with fewer prompt tokens evaluated."""
     from augmenter.memory import Snippet, Utterance, WorkingMemory
     from augmenter.prompts import PromptEngine

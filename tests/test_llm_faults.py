@@ -7,11 +7,11 @@ import threading
 import time
 
 import pytest
+from fault_server import ESCAPES, HUGE, MARKUP, FaultServer
 
 from augmenter.errors import CircuitOpenError, ConfigError, LLMError, LLMFatalError
 from augmenter.llm import CachedLLM, FakeLLM, MeteredLLM, OpenAICompatLLM, ResilientLLM, SamplingParams
 from augmenter.llm.cache import cache_key
-from fault_server import ESCAPES, HUGE, MARKUP, FaultServer
 
 KEY = "fault-key-Zq81x9Lm"  # not shaped like any known key: only its registration can mask it
 MSGS = [{"role": "user", "content": "Is there parking at the Alpha Hotel?"}]

@@ -1,4 +1,4 @@
-"""Pyserini's on-disk Lucene index behind the retriever interface agrees with bm25s (issue #5, point 3)."""
+"""Pyserini's on-disk Lucene index behind the retriever interface agrees with bm25s."""
 
 import numpy as np
 import pytest

@@ -7,12 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
-from augmenter.errors import LLMError
-from augmenter.llm import assets
 from augmenter.config import compose
-from augmenter.llm import LocalLLM
+from augmenter.errors import LLMError
+from augmenter.llm import LocalLLM, assets
 from augmenter.llm.assets import MODELS, EmbeddedModel, model_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,13 +81,13 @@ def test_llm_configs_name_registered_models(option, name):
 
 
 def test_the_default_model_is_the_1_5b_and_the_papers_experiments_keep_the_0_5b(pyproject):
-    """Issue 28, point 8: chat, serve and the API default to the 1.5B model; every experiment of the paper pins the
+    """Chat, serve and the API default to the 1.5B model; every experiment of the paper pins the
     model its figures were measured with, and a command-line llm= still wins over it."""
     assert compose("chat", []).llm.model == "qwen2.5-coder-1.5b-instruct"
     assert compose("serve", []).llm.model == "qwen2.5-coder-1.5b-instruct"
     assert LocalLLM().model == "qwen2.5-coder-1.5b-instruct"
     for path in sorted((ROOT / "configs" / "experiment").glob("*.yaml")):
-        if path.stem.startswith("grounded"):  # issue 28's checked system: measured with both models
+        if path.stem.startswith("grounded"):  # the checked system: measured with both models
             continue
         cfg = compose("eval", [f"experiment={path.stem}"])
         assert cfg.llm.model == "qwen2.5-coder-0.5b-instruct", path.name

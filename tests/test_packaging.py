@@ -2,7 +2,6 @@ import subprocess
 import sys
 
 from augmenter.tasks.dstc11 import load_turns
-
 from conftest import DSTC11
 
 

@@ -69,7 +69,7 @@ def test_the_agent_sends_the_cut_reply_and_keeps_the_raw_one_in_the_trace(make_a
 @pytest.mark.parametrize("response", ["customer_service", "assistant"])
 def test_self_ask_shares_the_response_prompts_prefix(response):
     """Self-ask is asked after the response prompt's instruction and examples, so llama.cpp evaluates them once
-    per turn (issue 16, point 3); its own instruction and examples follow, then the question."""
+    per turn; its own instruction and examples follow, then the question."""
     engine = PromptEngine(response=response)
     mem = WorkingMemory(q="Do they allow pets?", h_q=[Utterance(speaker="U", text="I need a hotel in the north.")])
     mem.e = [Snippet(id="1", text="Pets are welcome.")]

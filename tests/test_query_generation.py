@@ -1,4 +1,4 @@
-"""The LLM writes the search query (issue #5, point 1): parsing, the NONE answer, multiple queries, the switch."""
+"""The LLM writes the search query: parsing, the NONE answer, multiple queries, the switch."""
 
 from augmenter.agent.executor import parse_queries
 from augmenter.llm import FakeLLM

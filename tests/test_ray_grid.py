@@ -1,4 +1,4 @@
-"""`augmenter grid --ray` (issue 16, point 4): the cases in tests/ray_grid_cases.py, run in a pytest process of
+"""`augmenter grid --ray`: the cases in tests/ray_grid_cases.py, run in a pytest process of
 their own. Ray replaces the process's native signal handlers, and a JVM (the Lucene retriever's, started by other
 tests in the same process) relies on its own SIGSEGV handling: Lucene calls after `ray.init` crashed the whole test
 process. So the Ray cluster lives and dies in a child process."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from augmenter import redact as redact_module
 from augmenter.redact import MASK, redact, redact_data, register_secret

@@ -1,4 +1,4 @@
-"""Issue 18, point 4: the repetition and dodge checks as utilities (alone, on KF1, on the claims utility), on the
+"""The repetition and dodge checks as utilities (alone, on KF1, on the claims utility), on the
 examples the issue quotes and on DSTC11's real replies, the revision their feedback brings, and llama.cpp's
 repeat penalty in the sampling config."""
 
@@ -13,10 +13,9 @@ from augmenter.memory import EntityMention, Snippet, Utterance, WorkingMemory
 from augmenter.utilities import ClaimsUtility, CombinedUtility, DodgeUtility, KF1Utility, RepetitionUtility
 from augmenter.utilities.dodge import find_dodges, place_names
 from augmenter.utilities.repetition import measure
-
 from conftest import DSTC11
 
-# issue 18, read by hand among the paper's system's answers on DSTC11 turns
+# replies found by hand among the paper's system's answers on DSTC11 turns
 NINE_TIMES = " ".join(["The restaurant has a large, open dining area with a large, open kitchen."] * 9)
 DODGE = "Do you have a certain area or price range in mind?"
 

@@ -1,5 +1,5 @@
 """`search` (each backend's own top-k, batches, an entity's rows) gives the same hits as `top_k(scores(q), k, rows)`
-on the real DSTC11 knowledge base and dev queries (issue 16, point 1)."""
+on the real DSTC11 knowledge base and dev queries."""
 
 import json
 
@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 from augmenter.errors import InputError
-from augmenter.knowledge import (BM25sRetriever, DenseRetriever, EntityLinker, HybridRetriever, KnowledgeConsolidator,
-                                 RankBM25Retriever, tokenize, top_k)
+from augmenter.knowledge import (
+    BM25sRetriever,
+    DenseRetriever,
+    EntityLinker,
+    HybridRetriever,
+    KnowledgeConsolidator,
+    RankBM25Retriever,
+    tokenize,
+    top_k,
+)
 from augmenter.knowledge.linker import strip_names
 from augmenter.knowledge.topk import NUMBA
 from conftest import DSTC11

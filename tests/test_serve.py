@@ -1,4 +1,4 @@
-"""augmenter as a service (issue 17): the OpenAI-compatible endpoint used by the real `openai` client against a
+"""augmenter as a service: the OpenAI-compatible endpoint used by the real `openai` client against a
 uvicorn server in a thread (streaming and not), the `augmenter` field and usage, bad input as 4xx with a message,
 concurrent sessions that do not mix, the queue, bearer-token auth and secrets, CORS, health and readiness."""
 

@@ -1,4 +1,4 @@
-"""augmenter.storage: atomic writes, tolerant JSONL reading, content hashing (issue 15, point 3)."""
+"""augmenter.storage: atomic writes, tolerant JSONL reading, content hashing."""
 
 import hashlib
 import json
@@ -49,7 +49,8 @@ def test_read_jsonl_yields_objects_with_line_numbers_and_reports_every_other_lin
     rows = list(read_jsonl(path, lambda n, why: bad.append((n, why))))
     assert rows == [(1, {"a": 1}), (4, {"a": 2}), (9, {"a": "x\u2028y"}), (10, {"a": 3})]
     assert [n for n, _ in bad] == [5, 6, 7, 8]
-    assert bad[0][1].startswith("not valid JSON: line 5, column 11: Invalid control character (a raw line break") and bad[1][1] == "expected a JSON object"
+    assert bad[0][1].startswith("not valid JSON: line 5, column 11: Invalid control character (a raw line break")
+    assert bad[1][1] == "expected a JSON object"
     assert bad[2][1].startswith("not UTF-8 text (") and bad[3][1] == "JSON nested too deeply"
 
 
@@ -62,7 +63,7 @@ def test_read_jsonl_stops_where_on_bad_raises(tmp_path):
         raise ValueError(f"{path}:{n}: {why}")
 
     with pytest.raises(ValueError, match=r"data.jsonl:2: not valid JSON"):
-        for n, row in read_jsonl(path, strict):
+        for n, _row in read_jsonl(path, strict):
             seen.append(n)
     assert seen == [1]
 

@@ -1,4 +1,4 @@
-"""Streaming the draft (issue 17, point 2): each backend hands its reply to `on_text` piece by piece, the wrappers
+"""Streaming the draft: each backend hands its reply to `on_text` piece by piece, the wrappers
 (meter, cache, fallbacks) pass it through, the agent's callbacks with `on_text` get it, and `augmenter chat`
 prints it before the checked answer."""
 

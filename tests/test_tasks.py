@@ -1,4 +1,4 @@
-"""The one turn model, the one seeded sample, and the eval tasks that load turns and score responses (issue 15)."""
+"""The one turn model, the one seeded sample, and the eval tasks that load turns and score responses."""
 
 import random
 
@@ -8,8 +8,7 @@ from augmenter.errors import ConfigError
 from augmenter.eval.tasks import GroundedDialogueTask, ShortAnswerTask, build_task, task_kind
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.tasks.base import Turn, seeded_sample
-
-from conftest import DATA  # noqa: E402
+from conftest import DATA
 
 
 def test_seeded_sample_keeps_the_original_order_and_is_reproducible():

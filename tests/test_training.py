@@ -1,4 +1,4 @@
-"""Policy training (issue #4): the offline candidate cache, REINFORCE, checkpoints and resume after a kill, and a
+"""Policy training: the offline candidate cache, REINFORCE, checkpoints and resume after a kill, and a
 trained policy in `augmenter chat` / `augmenter eval`."""
 
 import csv
@@ -20,7 +20,6 @@ from augmenter.memory.observation import ACTIONS, N_FEATURES
 from augmenter.policies import RandomPolicy, run_episode
 from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
 from augmenter.policies.training import reinforce_update
-
 from conftest import DATA
 
 FAKE = [f"data_root={DATA}", "llm=fake"]
@@ -42,7 +41,8 @@ def _train_toward(rewarded: Action, updates=30):
     policy = _tiny_policy()
     optimizer = torch.optim.Adam(policy.net.parameters(), lr=1e-2)
     target = ACTIONS.index(rewarded)
-    prob = lambda: float(torch.softmax(policy.logits([_obs(0)]), -1)[0, target].detach())
+    def prob():
+        return float(torch.softmax(policy.logits([_obs(0)]), -1)[0, target].detach())
     before, baseline = prob(), 0.0
     for _ in range(updates):
         batch = []
@@ -81,7 +81,7 @@ def test_precompute_leaves_nothing_for_training_to_ask_the_model(tmp_path):
     for env in (train_env, build_env(cfg, "heldout", train_env.agent)):
         policy = RandomPolicy(seed=1)
         for episode in range(40):
-            run_episode(env, lambda obs: policy.act(obs, env), seed=episode)
+            run_episode(env, lambda obs, policy=policy, env=env: policy.act(obs, env), seed=episode)
     assert cache.hits > 100 and cache.misses == 0
 
 
@@ -112,7 +112,8 @@ def test_train_writes_metrics_checkpoints_policy_and_curve(trained):
     assert (trained / "fig3.png").stat().st_size > 10_000
     baselines = json.loads((trained / "baselines.json").read_text())["scores"]
     assert set(baselines) == {"random", "no_knowledge", "always_use", "rules", "llm_augmenter"}
-    assert baselines["no_knowledge"]["consolidate_seeking"] == 0 and baselines["llm_augmenter"]["consolidate_seeking"] == 1
+    assert baselines["no_knowledge"]["consolidate_seeking"] == 0
+    assert baselines["llm_augmenter"]["consolidate_seeking"] == 1
     assert "| llm_augmenter |" in (trained / "curve.md").read_text()
 
 
@@ -167,7 +168,8 @@ def test_the_trained_policy_plugs_into_chat_and_eval(trained, tmp_path):
 
 
 def test_a_missing_or_foreign_checkpoint_is_a_clear_error(tmp_path, capsys):
-    assert main(["chat", "--script", "/dev/null", *FAKE, "policy=trained", f"policy.checkpoint={tmp_path}/nope.pt"]) == 2
+    argv = ["chat", "--script", "/dev/null", *FAKE, "policy=trained", f"policy.checkpoint={tmp_path}/nope.pt"]
+    assert main(argv) == 2
     assert "policy checkpoint not found" in capsys.readouterr().err
     bad = tmp_path / "bad.pt"
     bad.write_text("not a checkpoint")

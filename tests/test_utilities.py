@@ -3,8 +3,14 @@ import pytest
 from augmenter.llm import FakeLLM, MeteredLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.prompts import PromptEngine
-from augmenter.utilities import (PAPER_FEEDBACK, KF1Utility, SelfCritiqueUtility, f1_score, knowledge_f1,
-                                 normalize_answer)
+from augmenter.utilities import (
+    PAPER_FEEDBACK,
+    KF1Utility,
+    SelfCritiqueUtility,
+    f1_score,
+    knowledge_f1,
+    normalize_answer,
+)
 
 
 def test_normalize_answer_follows_parlai():

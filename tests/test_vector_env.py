@@ -1,4 +1,4 @@
-"""`augmenter/Turn-v0` through gymnasium's vector environments (issue 16, point 4): `gymnasium.make_vec` in sync and
+"""`augmenter/Turn-v0` through gymnasium's vector environments: `gymnasium.make_vec` in sync and
 async mode steps its sub-environments as the plain environment steps, and training's rollouts run on one
 (`train.num_envs`)."""
 
@@ -13,7 +13,6 @@ from augmenter.memory import Action
 from augmenter.memory.observation import ACTIONS
 from augmenter.policies import run_episode
 from augmenter.policies.vector_rollouts import play_episodes
-
 from conftest import DATA
 
 FAKE = [f"data_root={DATA}", "llm=fake", "llm_cache.enabled=false"]
@@ -66,7 +65,7 @@ def test_rollouts_on_a_vector_env_play_each_seed_as_run_episode(mode, single):
         envs.close()
     for seed, (turn, observations, actions, rewards) in zip(seeds, played):
         actions_one = []
-        episode = run_episode(single, lambda obs: actions_one.append(rule(obs)) or actions_one[-1], seed=seed)
+        episode = run_episode(single, lambda obs, acts=actions_one: acts.append(rule(obs)) or acts[-1], seed=seed)
         assert turn == episode.info["turn_id"] and actions == actions_one
         assert rewards == pytest.approx(episode.rewards) and len(observations) == len(actions)
     assert [p[0] for p in again] == [p[0] for p in played[:3]]

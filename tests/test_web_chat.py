@@ -1,4 +1,4 @@
-"""The web chat in a real browser (issue 17): Playwright drives Debian's chromium (installed by `make setup`) against
+"""The web chat in a real browser: Playwright drives Debian's chromium (installed by `make setup`) against
 `augmenter serve` with the fake LLM on the demo knowledge base. It sees the draft stream in marked "checking…",
 the checked answer that replaces it with its sources, the trace, the history kept per browser session, and markup
 in a question or a model reply shown as text. A screenshot goes to $AUGMENTER_SCREENSHOT when set (the README's

@@ -4,7 +4,8 @@ policy sends or the per-turn budget forces the best candidate out. And a Session
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from augmenter.agent.executor import Executor
 from augmenter.agent.protocols import Callback, Policy, as_policy
@@ -40,7 +41,7 @@ class Agent:
         self.max_steps = max_steps
         self.max_query_chars = max_query_chars
 
-    def _admissible(self, action: Action, mem: WorkingMemory) -> tuple[Action, Optional[str]]:
+    def _admissible(self, action: Action, mem: WorkingMemory) -> tuple[Action, str | None]:
         if action == Action.SEND and not mem.has_candidate and not self.executor.answers_from_knowledge(mem):
             return Action.CALL_LLM, "nothing to send yet: called the LLM first"
         if action == Action.VERIFY_UTILITY and not mem.has_unverified_candidate:
@@ -55,7 +56,7 @@ class Agent:
         return action, None
 
     def respond(self, q: str, history: Sequence[Utterance] = (),
-                given: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
+                given: Sequence[Snippet] | None = None) -> WorkingMemory:
         """Answer `q`. `given` hands in the turn's knowledge (gold knowledge): consolidating then uses it
         instead of retrieval (an empty list: no knowledge)."""
         mem = self.begin(q, history, given)
@@ -66,7 +67,7 @@ class Agent:
         return mem
 
     def begin(self, q: str, history: Sequence[Utterance] = (),
-              given: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
+              given: Sequence[Snippet] | None = None) -> WorkingMemory:
         """A new turn's Working Memory, observed (entities linked). An empty `q` is answered at once."""
         text = (q or "").strip()
         mem = WorkingMemory(q=text, h_q=list(history), given=None if given is None else list(given))
@@ -96,8 +97,8 @@ class Agent:
             self._step(mem, Action.SEND, note)
         return mem.sent
 
-    def _step(self, mem: WorkingMemory, action: Action, note: Optional[str] = None,
-              requested: Optional[Action] = None, policy_seconds: float = 0.0) -> bool:
+    def _step(self, mem: WorkingMemory, action: Action, note: str | None = None,
+              requested: Action | None = None, policy_seconds: float = 0.0) -> bool:
         """Execute one action and record it; True once the turn is over (sent, or the LLM failed)."""
         try:
             sink = self._text_sink(mem) if action == Action.CALL_LLM else None
@@ -120,7 +121,7 @@ class Agent:
         self._record(mem, record)
         return mem.sent
 
-    def _text_sink(self, mem: WorkingMemory) -> Optional[Callable[[str], None]]:
+    def _text_sink(self, mem: WorkingMemory) -> Callable[[str], None] | None:
         """What a response call streams its reply to: every callback's `on_text` (None: no callback streams)."""
         streams = [cb.on_text for cb in self.callbacks if callable(getattr(cb, "on_text", None))]
         if not streams:

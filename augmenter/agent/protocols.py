@@ -7,9 +7,10 @@ pair or a bare score (which always passes); `utility_result` reads any of them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-from augmenter.memory import Action, EntityMention, Snippet, Utterance, WorkingMemory
+from augmenter.memory import Action, ClaimCheck, EntityMention, Outcome, Snippet, Utterance, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
 
 
@@ -32,6 +33,22 @@ class Consolidator(Protocol):
                  entities: Sequence[EntityMention]) -> tuple[str, list[Snippet]]: ...
 
 
+class ComposedReply(Protocol):
+    """What a Composer sends: the text, how it came about, the candidate sent (None: none was) and its claims."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def outcome(self) -> Outcome: ...
+
+    @property
+    def index(self) -> int | None: ...
+
+    @property
+    def claims(self) -> list[ClaimCheck]: ...
+
+
 class Composer(Protocol):
     """How one kind of knowledge is answered from (e.g. `augmenter.documents.DocumentComposer`): the evidence the
     prompt carries (after retrieval), the drafting prompt, how likely a draft is to refuse (the executor scores the
@@ -48,7 +65,7 @@ class Composer(Protocol):
 
     def check(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
 
-    def reply(self, mem: WorkingMemory) -> Any: ...  # .text, .outcome, .index (the candidate sent), .claims
+    def reply(self, mem: WorkingMemory) -> ComposedReply: ...
 
 
 class Utility(Protocol):
@@ -83,4 +100,4 @@ def as_policy(policy: Any) -> Policy:
 
 Callback = Callable[[WorkingMemory, Any], None]  # (memory, the ActionRecord just taken): for a UI, logging, streaming
 # A callback may also have `on_text(memory, text)`: each response call's reply, piece by piece, as it is generated.
-OptionalCallbacks = Optional[Sequence[Callback]]
+OptionalCallbacks = Sequence[Callback] | None

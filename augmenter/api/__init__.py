@@ -55,7 +55,9 @@ class Assistant:
             if not isinstance(config, Mapping):
                 raise ConfigError(f"a config is a mapping or a DictConfig, got {type(config).__name__}")
             config = OmegaConf.create(dict(config))
-        validate(OmegaConf.to_container(config, resolve=True))
+        container = OmegaConf.to_container(config, resolve=True)
+        assert isinstance(container, dict)  # a DictConfig's container is a dict
+        validate(container)
         agent = build_agent(config, llm=llm, policy=policy, utility=utility, callbacks=callbacks)
         return cls(agent, config)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Sequence
+from typing import Any, Sequence
 
 from omegaconf import OmegaConf
 
@@ -28,10 +28,12 @@ __all__ = ["grid_jobs", "worker_evaluator"]
 def grid_jobs(names: Sequence[str], overrides: Sequence[str] = ()) -> list[Job]:
     """One job per experiment (`configs/experiment/<name>`, with `overrides`), composed and checked now; their
     tasks (the sample, with DSTC11's knowledge base) are loaded once per data set and knowledge."""
-    tasks, jobs = {}, []
+    tasks: dict[str, Any] = {}
+    jobs: list[Job] = []
     for name in names:
         cfg = compose("eval", [f"experiment={name}", *overrides])
         config = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(config, dict)  # a DictConfig's container is a dict
         ev = config["eval"]
         key = json.dumps([ev["dataset"], ev["split"], config["data_root"], config["knowledge"]], sort_keys=True,
                          default=str)

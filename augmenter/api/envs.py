@@ -22,7 +22,7 @@ from augmenter.agent import Agent, Policy
 from augmenter.config import build_agent, compose, instantiate
 from augmenter.envs.precompute import precompute_parts
 from augmenter.envs.turn_env import TurnEnv
-from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, UserSimulator, load_chat_seeds
+from augmenter.envs.user_sim import DSTC11Replay, LLMUserSimulator, UserSimulator, UserTurn, load_chat_seeds
 from augmenter.errors import ConfigError, InputError
 from augmenter.fingerprint import fingerprint
 from augmenter.paths import cache_dir
@@ -92,7 +92,10 @@ def build_users(cfg: DictConfig, agent: Agent, part: str = "train") -> UserSimul
     agent's LLM."""
     e = cfg.env
     if e.users == "dstc11":
-        return DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", e.split, agent.executor.consolidator.kb,
+        kb = getattr(agent.executor.consolidator, "kb", None)
+        if kb is None:
+            raise ConfigError("env.users=dstc11 needs an agent whose knowledge consolidator has a knowledge base")
+        return DSTC11Replay(Path(cfg.data_root) / "dstc11-track5", e.split, kb,
                             limit=e.heldout_limit if part == "heldout" else e.train_limit,
                             seeking_share=e.seeking_share if part == "train" else None, part=part,
                             heldout_share=e.heldout_share)
@@ -134,6 +137,11 @@ def precompute(cfg: DictConfig) -> dict:
     _check_data(cfg)
     agent = build_agent(cfg)
     directory = Path(cfg.llm_cache.dir) if cfg.llm_cache.dir else cache_dir() / "llm"
-    parts = {part: build_users(cfg, agent, part).turns for part in cfg.precompute.parts}
+    parts: dict[str, Sequence[UserTurn]] = {}
+    for part in cfg.precompute.parts:
+        users = build_users(cfg, agent, part)
+        if not isinstance(users, DSTC11Replay):
+            raise ConfigError("precompute walks recorded DSTC11 turns: it needs env.users=dstc11")
+        parts[part] = users.turns
     return precompute_parts(agent, parts, directory / f"precomputed-{call_fingerprint(cfg)}.jsonl",
                             cfg.precompute.max_states, progress=cfg.train.progress)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def dialogue_key(history: Sequence, q: str = "") -> str:

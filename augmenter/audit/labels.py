@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl, write_atomic
@@ -33,8 +33,8 @@ class ClaimLabel:
 class AnswerLabel:
     claims: list[ClaimLabel] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
-    answers: Optional[str] = None  # yes | partly | no (the rules' extension; None in rounds before it)
-    natural: Optional[int] = None  # 1-3
+    answers: str | None = None  # yes | partly | no (the rules' extension; None in rounds before it)
+    natural: int | None = None  # 1-3
 
     @property
     def flawed(self) -> bool:
@@ -109,7 +109,7 @@ def read_ranks(path: str | Path) -> dict[int, list[list[str]]]:
     return out
 
 
-def read_labels(path: str | Path, expected: Optional[Iterable[Key]] = None) -> dict[Key, AnswerLabel]:
+def read_labels(path: str | Path, expected: Iterable[Key] | None = None) -> dict[Key, AnswerLabel]:
     """A labeller's file: (item, response) -> label. With `expected`, every expected answer must be labelled and
     nothing else (InputError listing what is missing or extra)."""
     path = Path(path)
@@ -129,7 +129,8 @@ def read_labels(path: str | Path, expected: Optional[Iterable[Key]] = None) -> d
         want = set(expected)
         missing, extra = sorted(want - set(out)), sorted(set(out) - want)
         if missing or extra:
-            show = lambda keys: ", ".join(f"{i}/{r}" for i, r in keys[:8]) + (" ..." if len(keys) > 8 else "")
+            def show(keys):
+                return ", ".join(f"{i}/{r}" for i, r in keys[:8]) + (" ..." if len(keys) > 8 else "")
             raise InputError(f"{path}: " + "; ".join(filter(None, [
                 f"{len(missing)} answer(s) not labelled ({show(missing)})" if missing else "",
                 f"{len(extra)} not on the sheets ({show(extra)})" if extra else ""])))
@@ -160,7 +161,7 @@ def align_claims(a: Sequence[ClaimLabel], b: Sequence[ClaimLabel], threshold: fl
     return sorted(pairs)
 
 
-def cohen_kappa(x: Sequence, y: Sequence) -> Optional[float]:
+def cohen_kappa(x: Sequence, y: Sequence) -> float | None:
     """Cohen's kappa of two labellings of the same items (None when there are none; 1.0 when both use one label
     throughout and agree)."""
     if len(x) != len(y):
@@ -197,15 +198,16 @@ def disagree(a: AnswerLabel, b: AnswerLabel) -> list[str]:
 class Agreement:
     answers: int
     disputed: int
-    flawed_kappa: Optional[float]
+    flawed_kappa: float | None
     claims_a: int
     claims_b: int
     matched: int
-    claim_kappa: Optional[float]  # S / C / U on the matched claims
-    claim_kappa_binary: Optional[float]  # S against C or U
+    claim_kappa: float | None  # S / C / U on the matched claims
+    claim_kappa_binary: float | None  # S against C or U
 
     def to_json(self) -> dict:
-        r = lambda v: None if v is None else round(v, 3)
+        def r(v):
+            return None if v is None else round(v, 3)
         return {"answers": self.answers, "disputed": self.disputed, "flawed_kappa": r(self.flawed_kappa),
                 "claims_labeller_1": self.claims_a, "claims_labeller_2": self.claims_b, "claims_matched": self.matched,
                 "claim_kappa": r(self.claim_kappa), "claim_kappa_supported_vs_not": r(self.claim_kappa_binary)}
@@ -221,7 +223,8 @@ def agreement(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel
         for i, j in align_claims(a.claims, b.claims):
             la.append(a.claims[i].label)
             lb.append(b.claims[j].label)
-    binary = lambda labels: [lab == "S" for lab in labels]
+    def binary(labels):
+        return [lab == "S" for lab in labels]
     return Agreement(len(keys), sum(bool(disagree(first[k], second[k])) for k in keys),
                      cohen_kappa([first[k].flawed for k in keys], [second[k].flawed for k in keys]),
                      ca, cb, len(la), cohen_kappa(la, lb), cohen_kappa(binary(la), binary(lb)))

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 from augmenter.audit.folds import dialogue_key
-from augmenter.eval.records import failure, read_records
 from augmenter.errors import InputError
+from augmenter.eval.records import failure, read_records
 from augmenter.knowledge.base import KnowledgeBase
 from augmenter.storage import read_jsonl, write_atomic
 from augmenter.tasks.base import seeded_sample
@@ -44,7 +44,7 @@ class Item:
         return d
 
 
-def _entity_of(snippet_id: str) -> Optional[tuple]:
+def _entity_of(snippet_id: str) -> tuple | None:
     parts = snippet_id.split(":")
     if len(parts) < 2:
         return None
@@ -56,7 +56,7 @@ def _normal(text: str) -> str:
 
 
 def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int = 4,
-                limit: Optional[int] = None) -> list[Item]:
+                limit: int | None = None) -> list[Item]:
     """Items of the turns every run answered (status ok), by dialogue id; `runs`: system name -> records.jsonl;
     `limit`: a seeded sample of that many of those turns (the same for every system). Entities shown: the gold
     knowledge's, then the ones linked in the turn (up to `max_entities`)."""

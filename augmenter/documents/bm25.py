@@ -6,9 +6,9 @@ tf / (tf + k1 (1 - b + b dl / avgdl))), saved with bm25s's own `save`, so `BM25s
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class Terms:
         (directory / "terms.json").write_text(json.dumps(self.vocab), encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: Path) -> "Terms":
+    def load(cls, directory: Path) -> Terms:
         return cls(json.loads((directory / "terms.json").read_text(encoding="utf-8")),
                    np.load(directory / "term_ids.npy"), np.load(directory / "term_offsets.npy"))
 

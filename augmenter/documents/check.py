@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from augmenter.documents.replies import plain
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
-from augmenter.documents.replies import plain
 from augmenter.verification.lexical import content_words, names, negated, numbers, tokens
 from augmenter.verification.splitter import is_abstention, split_sentences
 

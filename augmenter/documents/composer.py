@@ -25,13 +25,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from augmenter.documents.check import DocumentCheck, refuses
 from augmenter.documents.passages import Idf, PassageSelector
 from augmenter.documents.replies import answered, cited, from_passage, not_found, plain, quote
 from augmenter.knowledge.ranking import interleave
-from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
+from augmenter.memory import ClaimCheck, Outcome, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import is_yes_no
 
@@ -51,8 +50,8 @@ class Reply:
     """What is sent: the text, how it came about, the candidate sent (if one was) and its citations."""
 
     text: str
-    outcome: str
-    index: Optional[int] = None
+    outcome: Outcome  # "answered", "quoted" or "abstained"
+    index: int | None = None
     claims: list[ClaimCheck] = field(default_factory=list)
 
 
@@ -61,9 +60,9 @@ class DocumentComposer:
 
     refusal_marker = ("NOT", "Not")  # the first tokens of the prompt's "NOT FOUND"
 
-    def __init__(self, idf: Optional[Idf] = None, prompt: str = "documents", chunks: int = 6, passages: int = 3,
+    def __init__(self, idf: Idf | None = None, prompt: str = "documents", chunks: int = 6, passages: int = 3,
                  max_passage_words: int = 160, split_questions: bool = True, focus_titles: bool = False,
-                 min_quote_score: Optional[float] = None, quote_words: int = 60, max_refusal: float = 0.8,
+                 min_quote_score: float | None = None, quote_words: int = 60, max_refusal: float = 0.8,
                  yes_no_quoted: bool = True):
         self.prompt = PromptTemplate.load(prompt)
         self.selector = PassageSelector(idf, passages=passages, max_words=max_passage_words)

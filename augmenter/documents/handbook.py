@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 TITLE_PDF = "Travel and Expenses Policy"
 PDF_PAGES = [  # one page each: (section title, paragraphs)
@@ -57,7 +58,7 @@ DOCX_TABLE = [("Day", "Who you meet"), ("Monday", "Your buddy and your manager")
 
 # kind: "single" (one file answers), "cross" (two files together), "none" (not in the handbook).
 # answer: alternatives, any of which in the reply counts as right; sources: (file, page) that hold the answer.
-QUESTIONS = [
+QUESTIONS: list[dict[str, Any]] = [
     {"q": "How many days of annual leave do full-time employees get?", "kind": "single", "answer": ["27"],
      "sources": [["people/leave.md", None]]},
     {"q": "Until when can I use leave days carried over from last year?", "kind": "single",

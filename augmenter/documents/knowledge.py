@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class DocumentKnowledge(KnowledgeBase):
 
     focus_from_history = False
 
-    def __init__(self, generation: Generation, answer: Optional[Mapping] = None):
+    def __init__(self, generation: Generation, answer: Mapping | None = None):
         documents = generation.manifest["documents"]
         entities, snippets, texts = {}, [], []
         for chunk in generation.chunks:
@@ -61,7 +61,7 @@ class DocumentKnowledge(KnowledgeBase):
             self._idf = Idf(self.search_texts)
         return self._idf
 
-    def composer(self) -> Optional[DocumentComposer]:
+    def composer(self) -> DocumentComposer | None:
         """How answers are made from these documents (None when `answer.enabled` is false)."""
         settings = dict(self.answer)
         if not settings.pop("enabled", True):
@@ -134,11 +134,11 @@ class EmbeddingCache:
         return matrix[[keys[h] for h in hashes]]
 
 
-def load_documents(path: str | Sequence[str], index_dir: Optional[str] = None, words: Optional[int] = None,
-                   overlap: Optional[int] = None, include: Optional[Sequence[str]] = None,
-                   exclude: Optional[Sequence[str]] = None,
+def load_documents(path: str | Sequence[str], index_dir: str | None = None, words: int | None = None,
+                   overlap: int | None = None, include: Sequence[str] | None = None,
+                   exclude: Sequence[str] | None = None,
                    max_file_mb: float = DEFAULT_MAX_FILE_MB, update: bool = True,
-                   answer: Optional[Mapping] = None) -> DocumentKnowledge:
+                   answer: Mapping | None = None) -> DocumentKnowledge:
     """The documents under `path` (a folder, a file, a glob, or a list of them) as a knowledge base. With `update`
     the index is brought up to date first (only changed files are read); without, the index as last built.
     `answer`: the composer's settings (see `DocumentKnowledge`)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 class Unreadable(Exception):
@@ -26,7 +25,7 @@ class Block:
 
     text: str
     heading: tuple[str, ...] = ()
-    page: Optional[int] = None
+    page: int | None = None
     start: int = 0
     end: int = 0
     code: bool = False
@@ -40,7 +39,7 @@ class Document:
     title: str
     blocks: list[Block]
     format: str
-    pages: Optional[int] = None
+    pages: int | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -114,7 +113,7 @@ class BlockList:
         self.blocks: list[Block] = []
         self._length = 0
 
-    def add(self, text: str, heading: tuple[str, ...] = (), page: Optional[int] = None, code: bool = False) -> None:
+    def add(self, text: str, heading: tuple[str, ...] = (), page: int | None = None, code: bool = False) -> None:
         text = code_lines(text) if code else clean(text)
         if not text:
             return

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class PassageSelector:
     `max_words` words in all (the first passage always). A passage is its best unit with `before` units before it
     and `after` after it in its chunk (the answer is often the sentence after the one that names the topic)."""
 
-    def __init__(self, idf: Optional[Idf] = None, passages: int = 3, max_words: int = 160,
+    def __init__(self, idf: Idf | None = None, passages: int = 3, max_words: int = 160,
                  similarity_weight: float = 0.7, rank_weight: float = 0.05, before: int = 1, after: int = 2):
         self.idf = idf or Idf([])
         self.passages, self.max_words = passages, max_words
@@ -146,7 +146,8 @@ class PassageSelector:
         alone: a code block with the sentence before it, a sentence that introduces something (ends with ':') or
         is followed by code with the code after it."""
         chunk = found[i].chunk
-        same = lambda j: 0 <= j < len(found) and found[j].chunk == chunk  # noqa: E731
+        def same(j):
+            return 0 <= j < len(found) and found[j].chunk == chunk
         first, last = i, i
         if found[i].code and same(i - 1) and not found[i - 1].code:
             first = i - 1

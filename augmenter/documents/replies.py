@@ -5,7 +5,6 @@ plain statement that the documents do not answer, with the closest passage found
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from augmenter.documents.passages import is_code
 from augmenter.knowledge.retrievers import tokenize
@@ -92,5 +91,5 @@ def from_passage(passage: Snippet, question: str, words: int = 60) -> str:
     return f"The documents say: {quoted(passage, words, question)}"
 
 
-def not_found(closest: Optional[Snippet], question: str = "", words: int = 40) -> str:
+def not_found(closest: Snippet | None, question: str = "", words: int = 40) -> str:
     return f"{NOT_FOUND} The closest passage I found: {quoted(closest, words, question)}" if closest else NOT_FOUND

@@ -10,10 +10,10 @@ import fnmatch
 import glob
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import Optional, Sequence
 
 from augmenter.documents.readers import supported
 from augmenter.errors import InputError
@@ -88,7 +88,7 @@ def common_root(paths: Sequence[Path]) -> Path:
 
 
 def scan(paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = (),
-         max_bytes: Optional[int] = None) -> Scan:
+         max_bytes: int | None = None) -> Scan:
     """The files to index under `paths`, sorted by relative path."""
     given = expand(paths)
     root = common_root([p for p, _ in given])
@@ -96,7 +96,7 @@ def scan(paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequ
     seen: set[str] = set()
     root_text = str(root)
 
-    def consider(path: str, rel: str, named: bool, inside: Optional[Path], entry=None) -> None:
+    def consider(path: str, rel: str, named: bool, inside: Path | None, entry=None) -> None:
         if rel in seen:
             return
         seen.add(rel)

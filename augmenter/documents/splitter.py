@@ -22,7 +22,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Optional, Union
 
 from augmenter.documents.model import Block, Document
 
@@ -32,7 +31,7 @@ _WORD = re.compile(r"\S+")
 _CORE = re.compile(r"\w+")
 DEFAULT_WORDS = 200
 DEFAULT_OVERLAP = 40
-Source = Union[str, Mapping[int, str], None]
+Source = str | Mapping[int, str] | None
 
 
 @dataclass
@@ -42,7 +41,7 @@ class Chunk:
 
     text: str
     heading: tuple[str, ...]
-    page: Optional[int]
+    page: int | None
     start: int
     end: int
 

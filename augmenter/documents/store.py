@@ -19,10 +19,10 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
 
 from augmenter.errors import InputError
 from augmenter.paths import cache_dir
@@ -52,7 +52,7 @@ class Generation:
     chunks: list[dict] = field(default_factory=list)
 
     @property
-    def bm25_dir(self) -> Optional[Path]:
+    def bm25_dir(self) -> Path | None:
         path = self.directory / "bm25"
         return path if path.is_dir() else None
 
@@ -80,14 +80,14 @@ class IndexStore:
         self.directory = Path(directory).expanduser()
 
     # ---- reading ---------------------------------------------------------------------------------------------
-    def current_name(self) -> Optional[str]:
+    def current_name(self) -> str | None:
         try:
             name = (self.directory / "CURRENT").read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError):
             return None
         return name if _GENERATION.match(name) and (self.directory / name / "manifest.json").exists() else None
 
-    def current(self, with_chunks: bool = True) -> Optional[Generation]:
+    def current(self, with_chunks: bool = True) -> Generation | None:
         """The current generation (its chunks read too, unless told not to), or None when there is no index."""
         name = self.current_name()
         if name is None:
@@ -146,7 +146,7 @@ class IndexStore:
         self.collect({name, previous} - {None})
         return Generation(self.directory / name, manifest)
 
-    def collect(self, keep: Optional[set[str]] = None) -> None:
+    def collect(self, keep: set[str] | None = None) -> None:
         """Remove the generations not in `keep` (by default the current one and the one numbered before it) and
         unfinished writes. A write keeps the generation it made current and the one current before it, so that a
         generation a killed run renamed into place but never made current goes, not the previous one."""

@@ -17,10 +17,11 @@ import random
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -130,7 +131,8 @@ def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSe
     return seeds
 
 
-def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0, min_goals: int = 0) -> list[ConversationSeed]:
+def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0,
+                 min_goals: int = 0) -> list[ConversationSeed]:
     """The first `n` of a seeded shuffle (a larger n keeps the smaller one's conversations) of the seeds whose human
     user speaks at least `min_goals` more times after the opening."""
     order = [s for s in seeds if len(s.goals) >= min_goals]
@@ -154,7 +156,7 @@ def conversation_fingerprint(cfg: DictConfig) -> dict:
     return data
 
 
-def _error(mem) -> Optional[str]:
+def _error(mem) -> str | None:
     """Why an answered turn counts as failed (the LLM failed, or nothing was said), or None."""
     if mem.outcome == "failed":
         notes = [t.note.removeprefix("failed: ") for t in mem.trace if t.note and t.note.startswith("failed: ")]
@@ -174,10 +176,10 @@ class ConversationRunner:
     (the system consolidates as configured) or "none" (no knowledge given); `max_failed`: a count, or a share
     below 1, of failed conversations allowed before the run ends with EvalFailed."""
 
-    def __init__(self, agent: Union[Agent, Callable[[], Agent]], simulator: LLMUserSimulator,
+    def __init__(self, agent: Agent | Callable[[], Agent], simulator: LLMUserSimulator,
                  seeds: Sequence[ConversationSeed], turns: int, run_dir: Path, name: str = "system",
-                 fingerprint: Optional[dict] = None, knowledge: str = "retrieved", seed: int = 0,
-                 restart: bool = False, max_failed: Union[int, float] = 0, progress: bool = True,
+                 fingerprint: dict | None = None, knowledge: str = "retrieved", seed: int = 0,
+                 restart: bool = False, max_failed: int | float = 0, progress: bool = True,
                  goals: bool = True):
         if turns < 1:
             raise InputError(f"a conversation needs at least one turn, got {turns}")
@@ -189,7 +191,7 @@ class ConversationRunner:
                               f"and 1), got {max_failed!r}")
         self.agent, self.simulator, self.seeds, self.turns = agent, simulator, list(seeds), turns
         self.dir, self.name, self.fingerprint = Path(run_dir), name, redact_data(fingerprint or {})
-        self.given: Optional[list[Snippet]] = [] if knowledge == "none" else None
+        self.given: list[Snippet] | None = [] if knowledge == "none" else None
         self.seed, self.restart, self.max_failed, self.progress = seed, restart, max_failed, progress
         self.goals = goals
         self.records_path = self.dir / "records.jsonl"
@@ -283,7 +285,7 @@ class ConversationRunner:
                               "memory": mem.model_dump(mode="json")})
                 if error or len(turns) >= self.turns:
                     break
-                user = self._user(lambda: conversation.next(mem.response), user_cost)
+                user = self._user(lambda response=mem.response: conversation.next(response), user_cost)
         except (LLMFatalError, CircuitOpenError):
             raise
         except _UserFailed as exc:
@@ -307,7 +309,7 @@ class ConversationRunner:
             for i in range(3):
                 cost[i] += after[i] - before[i]
 
-    def _record(self, seed: ConversationSeed, turns: list[dict], error: Optional[str], user_cost: list[int],
+    def _record(self, seed: ConversationSeed, turns: list[dict], error: str | None, user_cost: list[int],
                 seconds: float) -> dict[str, Any]:
         dialogue = [u.model_dump() for u in seed.opening]
         for t in turns:
@@ -333,8 +335,9 @@ class ConversationRunner:
         rows = self._save(records)
         ok = [r for r in rows if r.get("status") == "ok"]
         reasons = Counter(str(r.get("error") or "unknown") for r in rows if r.get("status") != "ok")
+        # (reply, its Working Memory, the user's message)
         replies = [(str(t.get("response") or ""), self._memory(t.get("memory") or {}), str(t.get("user") or ""))
-                   for r in ok for t in r["turns"] if isinstance(t, dict)]  # (reply, its Working Memory, user's message)
+                   for r in ok for t in r["turns"] if isinstance(t, dict)]
         summary: dict[str, Any] = {
             "name": self.name, "run_dir": str(self.dir), "conversations": len(self.seeds), "ok": len(ok),
             "failed": len(rows) - len(ok), "pending": len(self.seeds) - len(rows),
@@ -346,7 +349,8 @@ class ConversationRunner:
             summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
                                                     if isinstance(t, dict)).most_common())
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
-            percent = lambda flags: 100.0 * mean(flags) if replies else None  # noqa: E731
+            def percent(flags):
+                return 100.0 * mean(flags) if replies else None
             summary["replies_repeating_percent"] = percent(self.repetition.repeats(text, mem.h_q)
                                                            for text, mem, _ in replies)
             summary["replies_dodging_percent"] = percent(not self.dodge(mem, text).passed for text, mem, _ in replies)

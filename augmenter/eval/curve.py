@@ -23,8 +23,8 @@ def read_runs(name_dir: Path) -> dict[str, list[dict]]:
     runs = {}
     for path in sorted(name_dir.glob("seed*/metrics.csv")):
         with path.open(newline="", encoding="utf-8") as source:
-            rows = [{k: (v if k == "stage" else float(v) if v not in ("", "nan") else float("nan")) for k, v in r.items()}
-                    for r in csv.DictReader(source)]
+            rows = [{k: (v if k == "stage" else float(v) if v not in ("", "nan") else float("nan"))
+                     for k, v in r.items()} for r in csv.DictReader(source)]
         if rows:
             runs[path.parent.name] = rows
     if not runs:
@@ -98,12 +98,14 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
     starts = [rows[0] for rows in runs.values()]
     start_label = "T5, after behaviour cloning" if starts[0]["stage"] == "cloned" else "T5, random init"
     for label, pick in ((start_label, starts), ("T5, final", finals)):
-        get = lambda k, xs=pick: np.array([r[k] for r in xs])
+        def get(k, xs=pick):
+            return np.array([r[k] for r in xs])
         lines.append(f"| {label} (mean [min, max] of {len(pick)}) | {get('heldout_reward').mean():.4f} "
                      f"[{get('heldout_reward').min():.4f}, {get('heldout_reward').max():.4f}] | "
                      f"{100 * get('heldout_kf1').mean():.2f} [{100 * get('heldout_kf1').min():.2f}, "
                      f"{100 * get('heldout_kf1').max():.2f}] | {get('heldout_llm_calls').mean():.2f} | "
-                     f"{get('heldout_consolidate_seeking').mean():.2f} | {get('heldout_consolidate_other').mean():.2f} |")
+                     f"{get('heldout_consolidate_seeking').mean():.2f} | "
+                     f"{get('heldout_consolidate_other').mean():.2f} |")
     last = ", ".join(f"{k}: {int(v[-1]['episode'])}" for k, v in runs.items())
     lines += ["", f"Final episode per seed: {last}.",
               "", "![learning curve](fig3.png)", ""]
@@ -133,7 +135,8 @@ def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
         ax.scatter(calls, kf1, color=f"C{i}", alpha=0.4, s=20)
         ax.scatter([calls.mean()], [kf1.mean()], color=f"C{i}", s=90, marker="D", label=label)
         lines.append(f"| {name_dir.name} | {env.llm_call_cost} / {env.consolidation_cost} | {len(finals)} | "
-                     f"{kf1.mean():.2f} [{kf1.min():.2f}, {kf1.max():.2f}] | {calls.mean():.2f} | {reward.mean():.4f} |")
+                     f"{kf1.mean():.2f} [{kf1.min():.2f}, {kf1.max():.2f}] | {calls.mean():.2f} | "
+                     f"{reward.mean():.4f} |")
         path = name_dir / "baselines.json"
         if path.exists() and not baselines:
             baselines = json.loads(path.read_text())["scores"]

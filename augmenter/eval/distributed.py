@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from tqdm import tqdm
 
@@ -50,7 +50,7 @@ class Outcome:
     name: str
     summary: dict
     answered: int
-    error: Optional[str] = None
+    error: str | None = None
 
 
 @dataclass
@@ -71,7 +71,7 @@ def ray_module():
     return ray
 
 
-def connect(address: Optional[str] = None, runtime_env: Optional[dict] = None) -> bool:
+def connect(address: str | None = None, runtime_env: dict | None = None) -> bool:
     """Start a local Ray instance (`address` None or "local") or connect to a running cluster ("auto",
     "ray://host:port", "host:port"), unless Ray is initialised already; `runtime_env` is Ray's (e.g. a
     `worker_process_setup_hook` that sets up logging as the driver's). True when this call did it (then
@@ -92,7 +92,7 @@ def connect(address: Optional[str] = None, runtime_env: Optional[dict] = None) -
     return True
 
 
-_built: "OrderedDict[str, Evaluator]" = OrderedDict()  # per worker process: the last KEEP configs' evaluators
+_built: OrderedDict[str, Evaluator] = OrderedDict()  # per worker process: the last KEEP configs' evaluators
 
 
 def answer_shard(build: Builder, config: dict, turns: list[Turn]) -> list[dict]:

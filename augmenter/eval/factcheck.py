@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class CVResult:
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def _labels(factual, n: Optional[int] = None) -> np.ndarray:
+def _labels(factual, n: int | None = None) -> np.ndarray:
     y = np.asarray(factual).astype(bool).ravel()
     if n is not None and len(y) != n:
         raise InputError(f"{len(y)} labels for {n} items")
@@ -201,8 +202,8 @@ class Fitted:
     payload: dict  # what was written
 
 
-def fit_and_save(X: np.ndarray, factual, feature_names: Sequence[str], path: Union[str, Path], command: str,
-                 fitted_on: Optional[str] = None) -> Fitted:
+def fit_and_save(X: np.ndarray, factual, feature_names: Sequence[str], path: str | Path, command: str,
+                 fitted_on: str | None = None) -> Fitted:
     """Fit the verifier on all of (X, factual), choose its threshold on the same data, and write JSON with
     feature_names, scaler mean/scale, coef, intercept, threshold, n, command and fitted_on (default: the UTC
     time)."""
@@ -233,7 +234,7 @@ def fit_and_save(X: np.ndarray, factual, feature_names: Sequence[str], path: Uni
     return Fitted(pipe, t, payload)
 
 
-def load_model(path: Union[str, Path]) -> StoredModel:
+def load_model(path: str | Path) -> StoredModel:
     """Read a verifier written by `fit_and_save` (numpy only)."""
     path = Path(path)
     if not path.exists():

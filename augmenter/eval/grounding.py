@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from statistics import mean
-from typing import Any, Optional
+from typing import Any
 
 from tqdm import tqdm
 
@@ -84,7 +84,7 @@ def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None,
     return result
 
 
-def load_grounding(run_dir: Path, verifier_name: Optional[str] = None) -> Optional[dict]:
+def load_grounding(run_dir: Path, verifier_name: str | None = None) -> dict | None:
     """A run's grounding result (that of `verifier_name`, else the best available: combined, llm, fast)."""
     for name in ([verifier_name] if verifier_name else ["combined", "llm", "fast"]):
         path = run_dir / f"grounding-{name}.json"

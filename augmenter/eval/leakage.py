@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.prompts.leakage import allowed_text, fewshot_entities, fewshot_leaks
@@ -26,7 +27,7 @@ def _pair(item: Any) -> tuple[str, str]:
 
 
 def leak_rate(items: Iterable[Any], prompt: PromptTemplate, n: int = 5,
-              max_examples: int = 10) -> tuple[Optional[float], list[dict]]:
+              max_examples: int = 10) -> tuple[float | None, list[dict]]:
     """The share of turns whose response leaks few-shot content (None for no turns) and up to `max_examples`
     examples ({response, leaks}). `items`: (response, allowed) pairs, Working Memories or records."""
     turns = leaking = 0

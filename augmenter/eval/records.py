@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Optional, Sequence, TypedDict
+from typing import Literal, TypedDict
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl
@@ -19,17 +20,17 @@ class EvalRecord(TypedDict):
 
     dialogue_id: str
     status: Literal["ok", "failed"]
-    error: Optional[str]  # one line: the LLM's error, "empty response", "crash: ..."
+    error: str | None  # one line: the LLM's error, "empty response", "crash: ..."
     response: str
-    outcome: Optional[str]  # answered | partial | quoted | abstained ("I don't know") | failed; None: crashed
+    outcome: str | None  # answered | partial | quoted | abstained ("I don't know") | failed; None: crashed
     citations: list[dict]
     references: list[str]  # gold response(s) or answers
     gold_knowledge: list[str]
     gold_ids: list[str]
-    metrics: dict[str, Optional[float]]  # the task's per-turn metrics
+    metrics: dict[str, float | None]  # the task's per-turn metrics
     cost: dict[str, float]  # the Working Memory's cost figures, and `turn_seconds`, the turn's measured time
-    evidence_recall: Optional[float]  # gold knowledge found (dialogue), answer in the top-5 evidence (QA)
-    memory: Optional[dict]  # the whole Working Memory
+    evidence_recall: float | None  # gold knowledge found (dialogue), answer in the top-5 evidence (QA)
+    memory: dict | None  # the whole Working Memory
 
 
 def _number(v) -> bool:
@@ -62,7 +63,7 @@ SHAPES = {
 SCORED = ("response", "references", "gold_knowledge", "metrics", "cost", "memory")
 
 
-def shape_error(record: dict, metric_keys: Sequence[str] = ()) -> Optional[str]:
+def shape_error(record: dict, metric_keys: Sequence[str] = ()) -> str | None:
     """What is wrong with a record that is valid JSON ("'metrics' must be ..."), or None. `metric_keys`: the
     per-turn metrics the run's task scores every turn with, which a scored turn's record must hold."""
     for key, (ok, allowed) in SHAPES.items():
@@ -114,7 +115,7 @@ def read_records(path: Path, metric_keys: Sequence[str] = ()) -> list[dict]:
     return list(records.values())
 
 
-def failure(record: dict) -> Optional[str]:
+def failure(record: dict) -> str | None:
     """Why a record's turn failed, or None for a scored turn. Records written before turn status count as failed
     when the LLM failed (outcome "failed") or the response is empty."""
     if "status" in record:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +33,8 @@ FIG4 = [("table2_llm_only", "no knowledge consolidator", None), ("fig4_self_ask"
 FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feedback", "(2) utility + feedback", None),
         ("fig5_no_gating", "(3) feedback without utility gating", None),
         ("fig5_always_feedback", "(4) always feedback", None), ("fig5_rerank", "(5) rerank the best of two", None)]
-CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None), ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
+CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None),
+                ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
                 ("querygen_bm25", "BM25 on an LLM-written query", None)]
 
 GROUNDING = [*TABLE2, ("claims_bm25", "+ BM25 + claims utility + its feedback", None)]
@@ -45,11 +46,11 @@ TABLE5 = [("table5_closed_book", "LLM only (closed book)", 0.59), ("table5_dpr",
 METRICS = ["KF1", "BLEU-4", "ROUGE-1", "ROUGE-L", "chrF", "METEOR", "BERTScore", "BARTScore", "BLEURT"]
 
 
-def _fmt(value: Optional[float], digits: int = 2) -> str:
+def _fmt(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _sample_size(run_dir: Path) -> Optional[int]:
+def _sample_size(run_dir: Path) -> int | None:
     """The number of turns in the run's sample, from its summary.json (None when unknown)."""
     try:
         turns = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")).get("turns")
@@ -117,7 +118,7 @@ def _metric_table(rows, runs) -> list[str]:
     return lines
 
 
-def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
+def paired_delta(run: dict, base: dict) -> tuple[float, list[float]] | None:
     """Mean score difference run - base over the turns both scored, with its paired bootstrap 95% CI."""
     shared = [t for t in run["score_per_turn"] if t in base["score_per_turn"]]
     if not shared:
@@ -126,7 +127,7 @@ def paired_delta(run: dict, base: dict) -> Optional[tuple[float, list[float]]]:
     return sum(diffs) / len(diffs), bootstrap_ci(diffs)
 
 
-def _delta(run: dict, base: Optional[dict]) -> str:
+def _delta(run: dict, base: dict | None) -> str:
     if base is None or run is base:
         return "–"
     d = paired_delta(run, base)
@@ -152,14 +153,15 @@ def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
                                         "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
                                         _fmt(c["llm_calls"]), _cached_share(c),
-                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0), _fmt(c["completion_tokens"], 0),
+                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0),
+                                        _fmt(c["completion_tokens"], 0),
                                         _fmt(c["turn_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
                                         _fmt(r["evidence_recall"])]) + " |")
     return lines
 
 
 def _grounding_table(rows, runs) -> list[str]:
-    """Issue 13: the share of sent responses with a claim the gold knowledge does not support (judged claim by
+    """The share of sent responses with a claim the gold knowledge does not support (judged claim by
     claim by a verifier against the gold snippets), the "I don't know" rate, KF1 and LLM calls."""
     head = ["system", "KF1", "KF1 95% CI", "responses with an unsupported claim", "... with a refuted claim",
             "supported share of claims", "claims per response", "\"I don't know\"", "only supported claims sent",
@@ -172,7 +174,8 @@ def _grounding_table(rows, runs) -> list[str]:
         lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
                                         "–".join(_fmt(v, 1) for v in r["score_ci95"]),
                                         f"{g['unsupported_response_rate']:.1f}%", f"{g['refuted_response_rate']:.1f}%",
-                                        "n/a" if g["supported_claim_share"] is None else f"{g['supported_claim_share']:.1f}%",
+                                        "n/a" if g["supported_claim_share"] is None
+                                        else f"{g['supported_claim_share']:.1f}%",
                                         _fmt(g["claims_per_response"]), f"{g['idk_rate']:.1f}%",
                                         f"{r.get('outcomes_percent', {}).get('partial', 0.0):.1f}%",
                                         _fmt(r["cost"]["llm_calls"]), g["verifier"]]) + " |")
@@ -214,7 +217,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def plot_fig5(runs, path: Path) -> Optional[Path]:
+def plot_fig5(runs, path: Path) -> Path | None:
     """KF1 against the average number of LLM calls per turn (the paper's Fig. 5)."""
     points = [(label, runs[name]) for name, label, _ in FIG5 if name in runs]
     if not points:
@@ -233,7 +236,7 @@ def plot_fig5(runs, path: Path) -> Optional[Path]:
     return _save(fig, path)
 
 
-def plot_fig4(runs, path: Path) -> Optional[Path]:
+def plot_fig4(runs, path: Path) -> Path | None:
     """KF1 and the share of turns that used the knowledge consolidator, per policy (the paper's Fig. 4)."""
     points = [(label, runs[name]) for name, label, _ in FIG4 if name in runs]
     if not points:
@@ -279,7 +282,8 @@ def render(runs: dict[str, dict], title: str) -> str:
            "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
            "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
            "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
-           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. KF1 95% CI: percentile bootstrap over turns; "
+           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. "
+           "KF1 95% CI: percentile bootstrap over turns; "
            "ΔKF1: paired difference to the table's first row over the same turns.", "", *warning]
     if runs and all(run.get("score_metric") == "F1" for run in runs.values()):  # Wiki QA
         out = [f"# {title}", "", "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
@@ -301,7 +305,8 @@ def render(runs: dict[str, dict], title: str) -> str:
                 "sentences are not claims); each is judged against the turn's gold snippets (`augmenter ground`).",
                 "", *_grounding_table(GROUNDING, runs), ""]
     everything = [(name, name, None) for name in runs]
-    out += ["## All runs", "", *_metric_table(everything, runs), "", *_cost_table(everything, runs, with_delta=False), ""]
+    out += ["## All runs", "", *_metric_table(everything, runs), "",
+            *_cost_table(everything, runs, with_delta=False), ""]
     return "\n".join(out)
 
 

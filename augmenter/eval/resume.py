@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 from augmenter.errors import ConfigError
 from augmenter.storage import write_atomic
 
 
 def check_config(directory: Path, records: Path, fingerprint: dict, restart: bool, hint: str,
-                 stored_as_today: Optional[Callable[[dict], dict]] = None) -> None:
+                 stored_as_today: Callable[[dict], dict] | None = None) -> None:
     """Refuse `records` made with another `fingerprint` than the one in `directory/config.json` (ConfigError naming
     the keys that differ, and `hint`: how to start over); `restart` deletes them instead. Then store `fingerprint`.
     `stored_as_today` reads a fingerprint stored by an earlier version as today's (e.g. `fingerprint.normalized`)."""

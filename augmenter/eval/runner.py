@@ -17,12 +17,13 @@ import os
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from statistics import mean
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from tqdm import tqdm
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 class EvalFailed(AugmenterError):
     """More turns failed than `eval.max_failed` allows; the records and summary.json are written (`summary`)."""
 
-    def __init__(self, message: str, summary: Optional[dict] = None):
+    def __init__(self, message: str, summary: dict | None = None):
         super().__init__(message)
         self.summary = summary
 
@@ -94,7 +95,7 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     return seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
 
 
-def summarize(records: list[dict], with_bertscore: bool = True, task: Union[Task, type] = GroundedDialogueTask
+def summarize(records: list[dict], with_bertscore: bool = True, task: Task | type = GroundedDialogueTask
               ) -> dict[str, Any]:
     """Metrics (`task`'s corpus metrics) and mean per-turn costs of a run's scored turns; failed turns are only
     counted, by reason."""
@@ -113,7 +114,7 @@ def summarize(records: list[dict], with_bertscore: bool = True, task: Union[Task
     return {**counts, "metrics": metrics, "cost": cost, "outcomes_percent": outcomes}
 
 
-def _legacy_holder(text: str) -> Optional[int]:
+def _legacy_holder(text: str) -> int | None:
     """The pid of a lock file written without flock (a bare pid: an older augmenter), if that process is alive.
     Ours ("<pid> flock") are stale once their flock is free, even if the pid has been reused since."""
     try:
@@ -168,7 +169,7 @@ def run_lock(directory: Path, setting: str = "the run directory") -> Iterator[Pa
         os.close(fd)
 
 
-def _turn_error(mem) -> Optional[str]:
+def _turn_error(mem) -> str | None:
     """Why an answered turn counts as failed (the LLM failed, or nothing was said), or None."""
     if mem.outcome == "failed":
         notes = [t.note.removeprefix("failed: ") for t in mem.trace if t.note and t.note.startswith("failed: ")]
@@ -181,7 +182,7 @@ class Evaluator:
     or a function that builds one, called only when turns are left to answer); `task` loads the turns and scores
     the responses (`augmenter.eval.tasks.build_task`)."""
 
-    def __init__(self, cfg: DictConfig, agent: Union[Agent, Callable[[], Agent]], task: Task):
+    def __init__(self, cfg: DictConfig, agent: Agent | Callable[[], Agent], task: Task):
         self.cfg, self.agent, self.task = cfg, agent, task
         try:
             self.access = KnowledgeAccess(cfg.eval.knowledge)
@@ -354,7 +355,7 @@ class Evaluator:
             return self._record(item, f"crash: {type(exc).__name__}: {exc}", start)
 
     def _scored(self, agent, item: Turn, start: float) -> EvalRecord:
-        given: Optional[list[Snippet]] = {KnowledgeAccess.NONE: [], KnowledgeAccess.GOLD: item.gold,
+        given: list[Snippet] | None = {KnowledgeAccess.NONE: [], KnowledgeAccess.GOLD: item.gold,
                                           KnowledgeAccess.RETRIEVED: None}[self.access]
         mem = agent.respond(item.q, item.history, given=given)
         error = _turn_error(mem)
@@ -363,15 +364,16 @@ class Evaluator:
         score = self.task.score(item, mem)
         return self._record(item, None, start, mem, score.metrics, score.evidence_recall)
 
-    def _record(self, item: Turn, error: Optional[str], start: float, mem=None, metrics: Optional[dict] = None,
-                recall: Optional[float] = None) -> EvalRecord:
+    def _record(self, item: Turn, error: str | None, start: float, mem=None, metrics: dict | None = None,
+                recall: float | None = None) -> EvalRecord:
         """A turn's record, redacted; a failed turn (`error`) has no metrics."""
         return redact_data({
             "dialogue_id": item.id,
             "status": "failed" if error else "ok",
-            "error": one_line(error, 500) if error else None,  # one line: the LLM's error, "empty response", "crash: ..."
+            # One line: the LLM's error, "empty response", "crash: ...".
+            "error": one_line(error, 500) if error else None,
             "response": (mem.response or "") if mem else "",
-            "outcome": mem.outcome if mem else None,  # answered | partial | quoted | abstained ("I don't know") | failed
+            "outcome": mem.outcome if mem else None,  # an augmenter.memory.Outcome; None when the turn crashed
             "citations": mem.citation_records() if mem else [],
             "references": item.references,
             "gold_knowledge": [s.text for s in item.gold],

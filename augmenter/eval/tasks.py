@@ -8,10 +8,11 @@ whether the answer is in the top-5 evidence).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Protocol
 
 from augmenter.errors import ConfigError
 from augmenter.eval.metrics import answer_prf, answer_recall, corpus_metrics, turn_metrics
@@ -19,13 +20,13 @@ from augmenter.memory import WorkingMemory
 from augmenter.tasks import dstc7, dstc11, ottqa
 from augmenter.tasks.base import Turn
 
-Loader = Callable[[Optional[int], Optional[int]], list[Turn]]  # (limit, seed) -> turns
+Loader = Callable[[int | None, int | None], list[Turn]]  # (limit, seed) -> turns
 
 
 @dataclass
 class TurnScore:
-    metrics: dict[str, Optional[float]]  # per-turn metrics, the task's `score_metric` among them
-    evidence_recall: Optional[float]  # gold knowledge found (dialogue) or answer in the top-5 evidence (QA)
+    metrics: dict[str, float | None]  # per-turn metrics, the task's `score_metric` among them
+    evidence_recall: float | None  # gold knowledge found (dialogue) or answer in the top-5 evidence (QA)
 
 
 class Task(Protocol):
@@ -33,11 +34,11 @@ class Task(Protocol):
     score_metric: str  # the headline per-turn metric, e.g. "KF1"
     metric_keys: tuple[str, ...]  # the per-turn metrics every scored turn has (what reports read back)
 
-    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]: ...
+    def turns(self, limit: int | None = None, seed: int | None = 0) -> list[Turn]: ...
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore: ...
 
-    def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]: ...
+    def corpus_metrics(self, records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]: ...
 
 
 class _LoadedTask:
@@ -46,7 +47,7 @@ class _LoadedTask:
     def __init__(self, name: str, load: Loader):
         self.name, self._load = name, load
 
-    def turns(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+    def turns(self, limit: int | None = None, seed: int | None = 0) -> list[Turn]:
         return self._load(limit, seed)
 
 
@@ -57,13 +58,13 @@ class GroundedDialogueTask(_LoadedTask):
     metric_keys = ("KF1",)
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
-        metrics = turn_metrics(memory.response, turn.references or [""], [s.text for s in turn.gold])
+        metrics = turn_metrics(memory.response or "", turn.references or [""], [s.text for s in turn.gold])
         gold = {s.id for s in turn.gold}
         recall = len(gold & {s.id for s in memory.e}) / len(gold) if gold else None
         return TurnScore(metrics, recall)
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         return corpus_metrics([r["response"] for r in records], [r["references"] or [""] for r in records],
                               [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
 
@@ -75,12 +76,13 @@ class ShortAnswerTask(_LoadedTask):
     metric_keys = ("P", "R", "F1", "length")
 
     def score(self, turn: Turn, memory: WorkingMemory) -> TurnScore:
-        p, r, f = answer_prf(memory.response, turn.references)
-        metrics = {"P": p, "R": r, "F1": f, "length": len(memory.response.split())}
+        response = memory.response or ""
+        p, r, f = answer_prf(response, turn.references)
+        metrics: dict[str, float | None] = {"P": p, "R": r, "F1": f, "length": len(response.split())}
         return TurnScore(metrics, answer_recall([s.text for s in memory.e[:5]], turn.references))
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         metrics = {k: mean(r["metrics"][k] for r in records) for k in ("P", "R", "F1", "length")}
         metrics["answer_recall@5"] = 100.0 * mean(r.get("evidence_recall") or 0.0 for r in records)
         return metrics
@@ -103,10 +105,11 @@ class DocumentQATask(_LoadedTask):
         return TurnScore(metrics, None)
 
     @staticmethod
-    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float]:
+    def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         answerable = [r["metrics"] for r in records if r["metrics"]["answerable"]]
         other = [r["metrics"] for r in records if not r["metrics"]["answerable"]]
-        share = lambda rows, f: 100.0 * mean(f(m) for m in rows) if rows else None  # noqa: E731
+        def share(rows, f):
+            return 100.0 * mean(f(m) for m in rows) if rows else None
         return {"score": mean(r["metrics"]["score"] for r in records),
                 "correct_with_citation": share(answerable, lambda m: m["correct"] and m["cited"]),
                 "correct": share(answerable, lambda m: m["correct"]),
@@ -114,7 +117,7 @@ class DocumentQATask(_LoadedTask):
                 "refused_unanswerable": share(other, lambda m: m["refused"])}
 
 
-def handbook_turns(limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+def handbook_turns(limit: int | None = None, seed: int | None = 0) -> list[Turn]:
     """The sample handbook's questions as turns (their answers as references, the question itself as the label)."""
     from augmenter.documents.handbook import QUESTIONS
     from augmenter.tasks.base import seeded_sample

@@ -1,16 +1,16 @@
 """LLM judges of whole conversations, behind one protocol (`Judge`), usable with any LLM backend:
 BotChat's UniEval, Arena and GTEval (`botchat`), WikiChat's five criteria (`wikichat`); a rule-based reference
-judge without an LLM (`checks`: augmenter's repetition and dodge checks, asked the Arena question); Bootstrap Elo (`elo`);
-position bias and self-consistency (`validity`); running them resumably over systems' runs (`run`)."""
+judge without an LLM (`checks`: augmenter's repetition and dodge checks, asked the Arena question); Bootstrap Elo
+(`elo`); position bias and self-consistency (`validity`); running them resumably over systems' runs (`run`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from augmenter.errors import InputError
 from augmenter.judges.base import Dialogue, Judge, Judgment, LLMJudge, transcript
-from augmenter.judges.checks import ChecksJudge
 from augmenter.judges.botchat import ArenaJudge, GTEvalJudge, UniEvalJudge, passes_at
+from augmenter.judges.checks import ChecksJudge
 from augmenter.judges.elo import EloSettings, bootstrap_elo, elo
 from augmenter.judges.wikichat import WikiChatJudge
 
@@ -36,5 +36,6 @@ def make_judges(llm, names: Sequence[str], prompts: dict | None = None, history:
     return judges
 
 
-__all__ = ["ArenaJudge", "ChecksJudge", "LLM_JUDGES", "Dialogue", "EloSettings", "GTEvalJudge", "JUDGES", "Judge", "Judgment", "LLMJudge",
-           "UniEvalJudge", "WikiChatJudge", "bootstrap_elo", "elo", "make_judges", "passes_at", "transcript"]
+__all__ = ["ArenaJudge", "ChecksJudge", "LLM_JUDGES", "Dialogue", "EloSettings", "GTEvalJudge", "JUDGES", "Judge",
+           "Judgment", "LLMJudge", "UniEvalJudge", "WikiChatJudge", "bootstrap_elo", "elo", "make_judges", "passes_at",
+           "transcript"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from augmenter.errors import AugmenterError, CircuitOpenError, LLMFatalError
 from augmenter.llm.base import SamplingParams
@@ -30,11 +31,11 @@ class Dialogue:
     human: int = 0
     ground_truth: list[tuple[str, str]] = field(default_factory=list)  # the human dialogue it continues, if known
 
-    def cut(self, length: int) -> "Dialogue":
+    def cut(self, length: int) -> Dialogue:
         """The first `length` utterances."""
         return Dialogue(self.id, self.system, self.utterances[:length], min(self.human, length), self.ground_truth)
 
-    def truth(self) -> Optional["Dialogue"]:
+    def truth(self) -> Dialogue | None:
         """The ground-truth dialogue as a Dialogue (system "ground truth"), or None."""
         if not self.ground_truth:
             return None
@@ -51,7 +52,7 @@ class Judgment:
     status: str
     verdict: dict[str, Any] = field(default_factory=dict)
     raw: list[str] = field(default_factory=list)
-    error: Optional[str] = None
+    error: str | None = None
     llm_calls: int = 0
     seconds: float = 0.0
 
@@ -91,7 +92,7 @@ class LLMJudge:
         self.llm, self.prompt, self.prompt_name = llm, PromptTemplate.load(prompt), prompt
         self.max_tokens, self.temperature, self.max_chars = max_tokens, temperature, max_chars
 
-    def ask(self, seed: int, **variables) -> tuple[Optional[str], Optional[str], float]:
+    def ask(self, seed: int, **variables) -> tuple[str | None, str | None, float]:
         """(the model's answer, None, seconds), or (None, why the call failed, seconds). A rejected key or an open
         circuit breaker is raised: no judgment can be had until it is fixed."""
         start = time.perf_counter()

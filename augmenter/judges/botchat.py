@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.judges.base import FAILED, OK, UNPARSED, Dialogue, Judgment, LLMJudge, transcript
 from augmenter.judges.parsing import parse_pair_choice, parse_yes_no_index
@@ -39,7 +39,7 @@ class UniEvalJudge(LLMJudge):
                         seconds=seconds)
 
 
-def passes_at(verdict: dict, n: int) -> Optional[bool]:
+def passes_at(verdict: dict, n: int) -> bool | None:
     """UniEval pass@N: the judge says "not AI-involved", or its first AI utterance comes after the N-th. None when
     the judge said "AI-involved" without a usable index and N is below the dialogue's length (undecidable)."""
     if not verdict["ai"]:

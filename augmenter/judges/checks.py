@@ -7,7 +7,7 @@ checks see, but it sees it every time."""
 from __future__ import annotations
 
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.judges.base import OK, Dialogue, Judgment
 from augmenter.judges.botchat import first_score
@@ -23,9 +23,10 @@ class ChecksJudge:
 
     name = "checks"
     arity = 2
-    recompute = True  # free and deterministic: judged anew on every run, so a changed check never mixes with old verdicts
+    # Free and deterministic: judged anew on every run, so a changed check never mixes with old verdicts.
+    recompute = True
 
-    def __init__(self, repetition: Optional[RepetitionUtility] = None, dodge: Optional[DodgeUtility] = None):
+    def __init__(self, repetition: RepetitionUtility | None = None, dodge: DodgeUtility | None = None):
         self.repetition, self.dodge = repetition or RepetitionUtility(), dodge or DodgeUtility()
 
     def flagged(self, dialogue: Dialogue) -> tuple[int, int]:

@@ -10,9 +10,9 @@ beside it resamples the games with replacement as well (Chatbot Arena's bootstra
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, Sequence
 
 Game = tuple[str, str, float]
 

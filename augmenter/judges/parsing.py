@@ -4,7 +4,6 @@ nothing is guessed (a missing choice is not a tie, a missing score is not a 3)."
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 _SEP = r"\s*[:：=\-]?\s*\**\s*"  # "Choice: ", "**Choice:** ", "Choice - ", "choice="
 
@@ -18,13 +17,13 @@ def _answer(text: str, label: str) -> str:
     return re.sub(r"\([^)]*\)", " ", segment)
 
 
-def _one(options: list[str]) -> Optional[str]:
+def _one(options: list[str]) -> str | None:
     """The one option named, or None when none or several are (an echo of the format: "Yes or No")."""
     named = set(options)
     return options[0] if len(named) == 1 else None
 
 
-def parse_yes_no_index(text: str, length: int) -> Optional[dict]:
+def parse_yes_no_index(text: str, length: int) -> dict | None:
     """UniEval: {"ai": bool, "index": 1-based index of the first AI utterance or None}; None without a choice.
     "Choice: Yes/No" (or a first line that says only one of them); "Index: n" with 1 <= n <= `length` (else
     None)."""
@@ -39,7 +38,7 @@ def parse_yes_no_index(text: str, length: int) -> Optional[dict]:
     return {"ai": ai, "index": index}
 
 
-def parse_pair_choice(text: str) -> Optional[str]:
+def parse_pair_choice(text: str) -> str | None:
     """Arena and GTEval: "1", "2" (that conversation is AI-involved), "both" or "neither"; None without a choice
     or with several ("Conversation 1 or Conversation 2"). Read after the first "Choice" label, else from the
     answer's first line."""
@@ -59,7 +58,7 @@ CRITERIA = {  # WikiChat's five criteria, each with the names a model may give i
 }
 
 
-def _score(rest: str) -> Optional[int]:
+def _score(rest: str) -> int | None:
     """A 1-5 score from the text after a criterion's name: "4/5", "score: 4", "(4)" or one lone digit."""
     for pattern in (r"\b([1-5])\s*/\s*5\b", r"\bscore\**\s*[:=]?\s*\**([1-5])\b(?!\s*/)", r"\(([1-5])\)"):
         found = re.findall(pattern, rest, re.IGNORECASE)
@@ -71,9 +70,9 @@ def _score(rest: str) -> Optional[int]:
     return int(lone[0]) if len(lone) == 1 and 1 <= int(lone[0]) <= 5 else None
 
 
-def parse_criteria(text: str) -> dict[str, Optional[int]]:
+def parse_criteria(text: str) -> dict[str, int | None]:
     """WikiChat: {criterion: 1-5 or None} from lines "Relevant: <reason> 4/5" (the first line naming each)."""
-    scores: dict[str, Optional[int]] = {name: None for name in CRITERIA}
+    scores: dict[str, int | None] = {name: None for name in CRITERIA}
     lines = text.splitlines()
     for name, pattern in CRITERIA.items():
         for i, line in enumerate(lines):

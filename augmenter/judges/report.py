@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.judges.parsing import CRITERIA
 from augmenter.storage import write_atomic
@@ -13,11 +13,11 @@ NAMES = {"relevant": "relevant", "informational": "informational", "natural": "n
          "non_repetitive": "non-repetitive", "temporal": "temporally correct"}
 
 
-def _pct(x: Optional[float]) -> str:
+def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-def _num(x: Optional[float], digits: int = 2) -> str:
+def _num(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
@@ -28,7 +28,8 @@ def _counts(row: dict) -> str:
 def _elo_section(a: dict, s: dict, title: str) -> list[str]:
     lines = ["", f"## {title}", "",
              f"{a['games']} parsed order-verdicts (both orders of each pair count); unparsed {a['unparsed']}, "
-             f"copying the prompt's example {a.get('copied', 0)}, failed {a['failed']}. Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
+             f"copying the prompt's example {a.get('copied', 0)}, failed {a['failed']}. "
+             f"Elo: initial {s['initial']:g}, scale {s['scale']:g}, K {s['k']:g}, median "
              f"of {s['rounds']} seeded shuffles; 95% interval from as many resamples of the games.", "",
              "| system | Bootstrap Elo | 95% interval | games |", "|---|---|---|---|"]
     lines += [f"| {r['player']} | {r['elo']:.1f} | {r['low']:.1f} to {r['high']:.1f} | {r['games']} |"
@@ -55,7 +56,8 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
             lines += _elo_section(results[key], results["elo_settings"], title)
     if "gteval" in results:
         lines += ["", "## GTEval: against the human conversation", "",
-                  "| system | win % | tie % | lose % | judged | unparsed / copied / failed |", "|---|---|---|---|---|---|"]
+                  "| system | win % | tie % | lose % | judged | unparsed / copied / failed |",
+                  "|---|---|---|---|---|---|"]
         lines += [f"| {name} | {_pct(r['win'])} | {_pct(r['tie'])} | {_pct(r['lose'])} | {r['judged']} | {_counts(r)} |"
                   for name, r in results["gteval"].items()]
     if "unieval" in results:
@@ -98,7 +100,7 @@ def markdown(results: dict[str, Any], command: str = "", judge_model: str = "") 
     return "\n".join(lines) + "\n"
 
 
-def plot_elo(results: dict[str, Any], path: Path) -> Optional[Path]:
+def plot_elo(results: dict[str, Any], path: Path) -> Path | None:
     """Bootstrap Elo per system with its 95% interval, one panel per pairwise judge (Arena, the rule checks); None
     without a parsed game."""
     panels = [(title, [r for r in results.get(key, {}).get("elo", []) if r["games"]])

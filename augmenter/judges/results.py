@@ -6,8 +6,9 @@ the other seeds serve self-consistency."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from statistics import mean, pstdev
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL, UNPARSED
 from augmenter.judges.botchat import passes_at
@@ -93,7 +94,7 @@ def wikichat(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
 
 def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[int], settings: EloSettings,
               pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = (),
-              examples: Optional[dict[str, Sequence[str]]] = None) -> dict[str, Any]:
+              examples: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Every judge's figures (first seed), validity (all seeds; `known`: (better, worse) system pairs whose order
     each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers}:
     answers that copy them are counted and left out of every figure) and cost."""
@@ -101,7 +102,8 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     copies = {name: copied_examples(records, name, examples[name]) for name in judges if examples and name in examples}
     records = mark_copies(records, examples or {})  # copied answers: counted, never scored
     primary = [r for r in records if r["seed"] == seeds[0]]
-    of = lambda name: [r for r in primary if r["judge"] == name]  # noqa: E731
+    def of(name):
+        return [r for r in primary if r["judge"] == name]
     out: dict[str, Any] = {"systems": list(systems), "seeds": list(seeds), "elo_settings": vars(settings)}
     if "arena" in judges:
         out["arena"] = arena(of("arena"), systems, settings)
@@ -113,7 +115,8 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
         out["unieval"] = unieval(of("unieval"), systems, pass_at)
     if "wikichat" in judges:
         out["wikichat"] = wikichat(of("wikichat"), systems)
-    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in ("arena", "gteval", "checks") else {}),
+    paired = ("arena", "gteval", "checks")
+    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in paired else {}),
                               "self_consistency": self_consistency(records, name),
                               **({"copied": copies[name]} if name in copies else {})} for name in judges}
     out["known"] = [{"judge": name, **known_ordering(of(name), name, better, worse)}

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 from tqdm import tqdm
 
@@ -125,7 +125,7 @@ def known_orderings(texts: Sequence[str], systems: Sequence[str], human: bool = 
     return pairs
 
 
-def first_dialogues(systems: dict[str, list[Dialogue]], limit: Optional[int]) -> dict[str, list[Dialogue]]:
+def first_dialogues(systems: dict[str, list[Dialogue]], limit: int | None) -> dict[str, list[Dialogue]]:
     """Only the first `limit` dialogue ids (in the order they first appear: for eval runs their seeded sample's)
     in every system: a smaller judging budget; raising it later keeps what is judged. None: all."""
     if limit is None:
@@ -195,7 +195,7 @@ class JudgeRun:
     deterministic) is judged anew on every run, so a changed check never resumes old verdicts."""
 
     def __init__(self, judges: dict[str, Judge], systems: dict[str, list[Dialogue]], out_dir: Path,
-                 seeds: Sequence[int] = (0,), fingerprint: Optional[dict] = None, restart: bool = False,
+                 seeds: Sequence[int] = (0,), fingerprint: dict | None = None, restart: bool = False,
                  progress: bool = True):
         if not judges:
             raise InputError("no judge to run")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from augmenter.judges.base import COPIED, FAILED, OK, PARTIAL
 from augmenter.judges.botchat import passes_at
@@ -74,7 +75,7 @@ def self_consistency(records: Iterable[dict], judge: str) -> dict[str, Any]:
 PAIRWISE = ("arena", "checks")  # judges that compare two systems' dialogues directly
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[Optional[float], Optional[float]]:
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float | None, float | None]:
     """The Wilson score interval (95% by default) of a share `successes / n`; (None, None) when n is 0."""
     if n == 0:
         return None, None
@@ -119,7 +120,7 @@ def _unary_scores(records: Iterable[dict], judge: str, system: str) -> dict[str,
     return out
 
 
-def _compare(mine: Any, theirs: Any) -> Optional[float]:
+def _compare(mine: Any, theirs: Any) -> float | None:
     """1 / 0.5 / 0: `mine` above, level with or below `theirs` (None: undecidable). UniEval verdicts compare at the
     shorter dialogue's length (one that ended early would pass more easily): passing beats failing."""
     if isinstance(mine, dict):
@@ -134,8 +135,9 @@ def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str)
     """How often `judge` puts `better` above `worse`, a known ordering (human gold replies above a small model's,
     say), over the dialogues judged for both: wins, ties and losses of `better`; `agreement` = wins / (wins +
     losses) with its 95% Wilson interval; `reading`: "agrees" (interval above 0.5), "reversed" (below), "cannot
-    tell" (it holds 0.5), "all ties" (no decisive comparison) or "no comparison" (no dialogue judged for both). Arena compares the two directly (both orders
-    combined); the one-dialogue judges compare each system's own score on the same dialogue."""
+    tell" (it holds 0.5), "all ties" (no decisive comparison) or "no comparison" (no dialogue judged for both).
+    Arena compares the two directly (both orders combined); the one-dialogue judges compare each system's own score
+    on the same dialogue."""
     records = list(records)
     if judge in PAIRWISE:
         results = list(_arena_results(records, judge, better, worse).values())
@@ -202,8 +204,9 @@ def mark_copies(records: Iterable[dict], examples: dict[str, Sequence[str]], n: 
 def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4,
                     share: float = 0.5) -> dict[str, Any]:
     """How many of `judge`'s answers copy its prompt's worked examples (`examples`, their answers): at least `share`
-    of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A small model that copies an example's answer (its reasons and
-    scores) is echoing, not judging. {"answers", "copied", "share": copied / answers}."""
+    of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A
+    small model that copies an example's answer (its reasons and scores) is echoing, not judging.
+    {"answers", "copied", "share": copied / answers}."""
     known = {g for text in examples for g in _grams(text, n)}
     answers = copied = 0
     for r in records:

@@ -4,7 +4,7 @@ reasoning about each first. Prompt written anew: `augmenter/prompts/files/judge_
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from augmenter.judges.base import FAILED, OK, PARTIAL, UNPARSED, Dialogue, Judgment, LLMJudge
 from augmenter.judges.parsing import CRITERIA, parse_criteria

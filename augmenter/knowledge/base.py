@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
 
 from pydantic import ValidationError
 
@@ -20,7 +20,7 @@ class Entity:
 
     entity_id: int | str
     name: str
-    domain: Optional[str] = None
+    domain: str | None = None
     aliases: list[str] = field(default_factory=list)
 
 
@@ -41,7 +41,7 @@ class KnowledgeBase:
     def __len__(self) -> int:
         return len(self.snippets)
 
-    def rows_of(self, domain: Optional[str], entity_id: int | str) -> list[int]:
+    def rows_of(self, domain: str | None, entity_id: int | str) -> list[int]:
         """Indices of the snippets of one entity."""
         return self._rows.get((domain, entity_id), [])
 
@@ -99,7 +99,8 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
             if isinstance(mapping, dict):
                 variants = {str(k).lower(): [str(v) for v in vs] for k, vs in mapping.items() if isinstance(vs, list)}
     if not isinstance(data, dict):
-        raise KnowledgeFormatError(f"{path}: expected an object {{domain: {{entity_id: entity}}}}, got {type(data).__name__}")
+        raise KnowledgeFormatError(f"{path}: expected an object {{domain: {{entity_id: entity}}}}, "
+                                   f"got {type(data).__name__}")
     snippets: list[Snippet] = []
     entities: list[Entity] = []
     try:
@@ -148,7 +149,7 @@ _KINDS = {str: "a string", int: "an integer", float: "a decimal number", bool: "
           dict: "an object", type(None): "null"}
 
 
-def _wrong_type(value, types) -> Optional[str]:
+def _wrong_type(value, types) -> str | None:
     """What `value` is, if it is not of `types` (a list: of strings); None if it is."""
     if isinstance(value, bool) or not isinstance(value, types):
         return _KINDS[type(value)]

@@ -10,7 +10,6 @@ the top-k as evidence text the prompt engine shows: "<row> => <passage title>: <
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -23,9 +22,9 @@ from augmenter.memory import Snippet
 @dataclass
 class Unit:
     kind: str  # "row" | "passage"
-    table_id: Optional[str]
-    row: Optional[int]
-    link: Optional[str]
+    table_id: str | None
+    row: int | None
+    link: str | None
     text: str
 
 
@@ -74,7 +73,7 @@ class HyperlinkLinker:
 @dataclass
 class Chain:
     row: int  # unit index of the table segment
-    passage: Optional[int]  # unit index of the linked passage (None: the row alone)
+    passage: int | None  # unit index of the linked passage (None: the row alone)
     score: float
     text: str
 
@@ -97,7 +96,7 @@ class EvidenceChainer:
         self.max_passage_chars = max_passage_chars
         self.row_mask = np.array([u.kind == "row" for u in corpus.units])
 
-    def raw(self, question: str, k: Optional[int] = None) -> list[Unit]:
+    def raw(self, question: str, k: int | None = None) -> list[Unit]:
         """Dense retrieval alone (the "DPR only" row of Table 5): the top-k units, rows or passages."""
         return [self.corpus.units[i] for i, _ in top_k(self.dense.scores(question), k or self.k)]
 
@@ -116,11 +115,12 @@ class EvidenceChainer:
         best.sort(key=lambda c: (-c.score, c.row))
         return best[: self.k]
 
-    def _render(self, row: int, passage: Optional[int]) -> str:
+    def _render(self, row: int, passage: int | None) -> str:
         text = self.corpus.units[row].text
         if passage is not None:
             unit = self.corpus.units[passage]
-            body = unit.text if len(unit.text) <= self.max_passage_chars else unit.text[: self.max_passage_chars] + "..."
+            limit = self.max_passage_chars
+            body = unit.text if len(unit.text) <= limit else unit.text[:limit] + "..."
             text += f" => {body}"
         return text
 

@@ -87,7 +87,8 @@ DEMO_KNOWLEDGE = {
         "1": {
             "name": "The Olive Branch",
             "faqs": _faqs(
-                ("Is the restaurant wheelchair accessible?", "Yes, there is step-free access and an accessible toilet."),
+                ("Is the restaurant wheelchair accessible?",
+                 "Yes, there is step-free access and an accessible toilet."),
                 ("Do you serve alcohol?", "Yes, we serve Italian wines and local beers."),
                 ("Are dogs allowed?", "Dogs are welcome on the outdoor terrace only."),
             ),

@@ -12,8 +12,8 @@ nearest, as `scores` does); for `rows` it scores exactly those rows' embeddings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def embedding_store() -> Path:
 class DenseRetriever:
     name = "dense"
 
-    def __init__(self, index: str = "flat", store: Optional[str] = None, batch_size: int = 64,
+    def __init__(self, index: str = "flat", store: str | None = None, batch_size: int = 64,
                  hnsw_m: int = 32, ef_search: int = 128, candidates: int = 200, progress: bool = True):
         if index not in INDEXES:
             raise ConfigError(f"retriever.index must be one of {', '.join(INDEXES)}, got {index!r}")
@@ -44,7 +44,7 @@ class DenseRetriever:
         self.hnsw_m, self.ef_search, self.candidates = hnsw_m, ef_search, candidates
         self.store = Path(store) if store else embedding_store()
         self._encoder = None
-        self.embeddings: Optional[np.ndarray] = None
+        self.embeddings: np.ndarray | None = None
         self.loaded_from_disk = False
         self._faiss = None
 
@@ -104,7 +104,7 @@ class DenseRetriever:
         out[rows[0][keep]] = sims[0][keep]
         return out
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         n = 0 if self.embeddings is None else len(self.embeddings)
         queries, k, rows = check_search(queries, k, rows, n)
         out: list[Hits] = [[] for _ in queries]
@@ -137,9 +137,9 @@ class HybridRetriever:
 
     name = "hybrid"
 
-    def __init__(self, sparse: Retriever, dense: Retriever, k_rrf: int = 60, depth: Optional[int] = None):
+    def __init__(self, sparse: Retriever, dense: Retriever, k_rrf: int = 60, depth: int | None = None):
         self.sparse, self.dense, self.k_rrf, self.depth = sparse, dense, k_rrf, depth
-        self._n: Optional[int] = None
+        self._n: int | None = None
 
     def index(self, texts: Sequence[str]) -> None:
         self.sparse.index(texts)
@@ -160,7 +160,7 @@ class HybridRetriever:
         self._fused(np.asarray(self.dense.scores(query), dtype=np.float64), out)
         return out
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         """Each half's own top `depth` (or all its positive scores), fused; `rows` filter the fused ranking, so
         ranks are those over all snippets, as in `scores`."""
         n = self._n if self._n is not None else len(self.sparse.scores(""))

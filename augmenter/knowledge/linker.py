@@ -1,9 +1,10 @@
-"""Entity linking: the entities mentioned in q and h_q (`EntityLinker`), and the context of raw evidence (`EvidenceLinker`)."""
+"""Entity linking: the entities mentioned in q and h_q (`EntityLinker`), and the context of raw evidence
+(`EvidenceLinker`)."""
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from augmenter.knowledge.base import Entity, KnowledgeBase
 from augmenter.memory import EntityMention, Snippet, Utterance

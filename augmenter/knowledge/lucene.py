@@ -17,9 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -27,7 +27,6 @@ from augmenter.errors import ConfigError
 from augmenter.knowledge.retrievers import Hits, check_search, settle, tokenize
 from augmenter.paths import cache_dir
 from augmenter.storage import content_hash
-
 
 EMPTY = "__empty__"  # stands for a text without terms; no query term can match it (tokens are [a-z0-9]+)
 
@@ -39,7 +38,8 @@ def _import_searcher():
         from pyserini.pyclass import autoclass
         from pyserini.search.lucene import LuceneSearcher
     except ImportError as exc:
-        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: pip install 'pyserini==0.25.0' ({exc})") from None
+        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: "
+                          f"pip install 'pyserini==0.25.0' ({exc})") from None
     finally:
         if saved is None:
             del os.environ["OPENAI_API_KEY"]
@@ -79,7 +79,7 @@ def _filtered(terms: str, analyzer, only):
 class LuceneRetriever:
     name = "lucene"
 
-    def __init__(self, index_dir: Optional[str] = None, k1: float = 1.5, b: float = 0.75, threads: int = 1,
+    def __init__(self, index_dir: str | None = None, k1: float = 1.5, b: float = 0.75, threads: int = 1,
                  hits: int = 100):
         self.index_dir = Path(index_dir) if index_dir else None
         self.k1, self.b, self.threads, self.hits = k1, b, threads, hits
@@ -137,7 +137,7 @@ class LuceneRetriever:
         query = terms if only is None else _filtered(terms, self._analyzer, only)
         return [(int(h.docid), h.score) for h in self._searcher.search(query, k=n)]
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         queries, k, rows = check_search(queries, k, rows, self._n)
         out: list[Hits] = [[] for _ in queries]
         terms = {str(i): " ".join(tokenize(q)) for i, q in enumerate(queries)}

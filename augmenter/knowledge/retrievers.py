@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional, Protocol, Sequence
+from typing import Protocol
 
 import bm25s
 import numpy as np
@@ -48,12 +49,12 @@ class Retriever(Protocol):
 
     def scores(self, query: str) -> np.ndarray: ...
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         """Per query, its k best (row, score) with a positive score, among `rows` if given."""
         ...
 
 
-def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> Hits:
+def top_k(scores: np.ndarray, k: int, rows: Sequence[int] | None = None) -> Hits:
     """The k best (row, score) pairs with a positive score, best first, among `rows` if given."""
     candidates = np.arange(len(scores)) if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
     if len(candidates) == 0 or k <= 0:
@@ -61,7 +62,8 @@ def top_k(scores: np.ndarray, k: int, rows: Optional[Sequence[int]] = None) -> H
     return best_rows(candidates, np.asarray(scores)[candidates], k)
 
 
-def check_search(queries: Sequence[str], k: int, rows: Optional[Sequence[int]], n: int):
+def check_search(queries: Sequence[str], k: int, rows: Sequence[int] | None,
+                 n: int) -> tuple[list[str], int, np.ndarray | None]:
     """`search`'s arguments checked: (the queries as a list, k, rows sorted and unique or None)."""
     if not isinstance(queries, (list, tuple)) or not all(isinstance(q, str) for q in queries):
         raise InputError(f"search takes a list of query strings, got {type(queries).__name__}")
@@ -104,13 +106,13 @@ class BM25sRetriever:
 
     name = "bm25s"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: Optional[bool] = None):
+    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: bool | None = None):
         if numba and not NUMBA:
             raise ConfigError("BM25sRetriever(numba=True) needs numba: pip install numba")
         self.k1, self.b, self._numba = k1, b, numba
         self._bm25 = bm25s.BM25(method="lucene", k1=k1, b=b, backend=backend)
         self._n = 0
-        self._bounds = None  # each term's highest score, for search's pruning
+        self._bounds: np.ndarray | None = None  # each term's highest score, for search's pruning
 
     def index(self, texts: Sequence[str]) -> None:
         self.index_tokens([tokenize(t) for t in texts])
@@ -145,7 +147,7 @@ class BM25sRetriever:
         return NUMBA and self._n >= NUMBA_FROM if self._numba is None else self._numba
 
     @numba.setter
-    def numba(self, value: Optional[bool]) -> None:
+    def numba(self, value: bool | None) -> None:
         self._numba = value
 
     def scores(self, query: str) -> np.ndarray:
@@ -154,18 +156,19 @@ class BM25sRetriever:
             return np.zeros(self._n, dtype=np.float32)
         return np.asarray(self._bm25.get_scores(tokens))
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
-        queries, k, rows = check_search(queries, k, rows, self._n)
-        if self._n == 0 or k == 0 or (rows is not None and len(rows) == 0):
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
+        queries, k, picked = check_search(queries, k, rows, self._n)
+        if self._n == 0 or k == 0 or (picked is not None and len(picked) == 0):
             return [[] for _ in queries]
         m, vocab = self._bm25.scores, self._bm25.vocab_dict
         terms = [np.array([vocab[t] for t in tokenize(q) if t in vocab], dtype=np.int64) for q in queries]
-        if rows is not None and (16 * len(rows) <= self._n or not self.numba):  # a few rows: score them alone
-            return [best_rows(rows, csc_row_scores(m["data"], m["indices"], m["indptr"], t, rows), k) for t in terms]
+        if picked is not None and (16 * len(picked) <= self._n or not self.numba):  # a few rows: score them alone
+            return [best_rows(picked, csc_row_scores(m["data"], m["indices"], m["indptr"], t, picked), k)
+                    for t in terms]
         mask = None
-        if rows is not None:
+        if picked is not None:
             mask = np.zeros(self._n, dtype=np.bool_)
-            mask[rows] = True
+            mask[picked] = True
         if self._bounds is None and self.numba:
             self._bounds = column_bounds(m["data"], m["indptr"])
         return csc_top_k(m["data"], m["indices"], m["indptr"], self._n, terms, k, mask, self._bounds, self.numba)
@@ -186,7 +189,7 @@ class RankBM25Retriever:
 
     def __init__(self, k1: float = 1.5, b: float = 0.75):
         self.k1, self.b = k1, b
-        self._bm25 = None
+        self._bm25: _LuceneIdfBM25 | None = None
         self._n = 0
 
     def index(self, texts: Sequence[str]) -> None:
@@ -201,17 +204,17 @@ class RankBM25Retriever:
         # rank-bm25 multiplies the term-frequency part by (k1 + 1); Lucene (and bm25s) do not.
         return np.asarray(self._bm25.get_scores(tokens)) / (self.k1 + 1)
 
-    def search(self, queries: Sequence[str], k: int, rows: Optional[Sequence[int]] = None) -> list[Hits]:
+    def search(self, queries: Sequence[str], k: int, rows: Sequence[int] | None = None) -> list[Hits]:
         """rank-bm25 has no top-k of its own: every row's score, or only `rows`' (its `get_batch_scores`)."""
-        queries, k, rows = check_search(queries, k, rows, self._n)
-        if rows is None:
+        queries, k, picked = check_search(queries, k, rows, self._n)
+        if picked is None:
             return search_by_scores(self, queries, k)
-        out = []
+        out: list[Hits] = []
         for q in queries:
             tokens = tokenize(q)
-            if not tokens or self._bm25 is None or len(rows) == 0 or k == 0:
+            if not tokens or self._bm25 is None or len(picked) == 0 or k == 0:
                 out.append([])
                 continue
-            sub = np.asarray(self._bm25.get_batch_scores(tokens, rows.tolist())) / (self.k1 + 1)
-            out.append(best_rows(rows, sub, k))
+            sub = np.asarray(self._bm25.get_batch_scores(tokens, picked.tolist())) / (self.k1 + 1)
+            out.append(best_rows(picked, sub, k))
         return out

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import astuple, dataclass, field, replace
-from typing import Callable, Optional, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 Messages = list[dict[str, str]]  # OpenAI chat format: [{"role": "system" | "user" | "assistant", "content": ...}]
 TextSink = Callable[[str], None]  # receives a reply's text piece by piece as it is generated (streaming)
@@ -17,8 +18,8 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False  # served from the disk cache: cost nothing
-    top_logprobs: Optional[list[dict[str, float]]] = None  # per answer token, its most likely tokens' log-probs
-    served_by: Optional[str] = None  # the identity of the fallback backend that answered; None: the primary did
+    top_logprobs: list[dict[str, float]] | None = None  # per answer token, its most likely tokens' log-probs
+    served_by: str | None = None  # the identity of the fallback backend that answered; None: the primary did
 
 
 @dataclass
@@ -26,7 +27,7 @@ class SamplingParams:
     max_tokens: int = 160
     temperature: float = 0.0
     top_p: float = 1.0
-    seed: Optional[int] = 0
+    seed: int | None = 0
     stop: list[str] = field(default_factory=list)
     logprobs: int = 0  # > 0: return the top-`logprobs` log-probabilities of the first answer token
     repeat_penalty: float = 1.0  # llama.cpp's penalty on tokens already in the context (1.0: off)
@@ -41,7 +42,7 @@ class SamplingParams:
         return key
 
 
-def identity(backend: str, model: str, base_url: Optional[str] = None) -> str:
+def identity(backend: str, model: str, base_url: str | None = None) -> str:
     """An endpoint's identity: "openai|http://127.0.0.1:8000/v1|my-model", "local|qwen2.5-coder-0.5b-instruct"."""
     return "|".join((backend, base_url, model) if base_url else (backend, model))
 
@@ -85,10 +86,10 @@ class Usage:
     seconds: float = 0.0
     cached_calls: int = 0  # of `calls`, served from the disk cache
 
-    def minus(self, other: "Usage") -> "Usage":
+    def minus(self, other: Usage) -> Usage:
         return Usage(*(mine - theirs for mine, theirs in zip(astuple(self), astuple(other))))
 
-    def copy(self) -> "Usage":
+    def copy(self) -> Usage:
         return replace(self)
 
 
@@ -97,13 +98,13 @@ class MeteredLLM:
     `usage` is counted per thread: turns answered at once on several threads (`eval.concurrency`) each see only
     their own calls."""
 
-    def __init__(self, llm: LLM, params: Optional[SamplingParams] = None):
+    def __init__(self, llm: LLM, params: SamplingParams | None = None):
         self.llm = llm
         self.backend, self.model, self.identity = llm.backend, llm.model, identity_of(llm)
         self.params = params or SamplingParams()
         self._local = threading.local()
 
-    def sharing_usage(self, llm: LLM) -> "MeteredLLM":
+    def sharing_usage(self, llm: LLM) -> MeteredLLM:
         """A meter over another backend (e.g. a second instance of a local model, with a KV cache of its own) that
         counts into this one's usage: the calls of both show in the same trace and cost."""
         other = MeteredLLM(llm, self.params)
@@ -117,8 +118,8 @@ class MeteredLLM:
             self._local.usage = Usage()
         return self._local.usage
 
-    def complete(self, messages: Messages, params: Optional[SamplingParams] = None,
-                 on_text: Optional[TextSink] = None) -> Completion:
+    def complete(self, messages: Messages, params: SamplingParams | None = None,
+                 on_text: TextSink | None = None) -> Completion:
         """One call; with `on_text`, the reply's text is streamed to it as it is generated."""
         start = time.perf_counter()
         if on_text is None:

@@ -7,10 +7,17 @@ import sqlite3
 import warnings
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
 
-from augmenter.llm.base import (LLM, Completion, Messages, SamplingParams, TextSink, identity, identity_of,
-                                stream_completion)
+from augmenter.llm.base import (
+    LLM,
+    Completion,
+    Messages,
+    SamplingParams,
+    TextSink,
+    identity,
+    identity_of,
+    stream_completion,
+)
 from augmenter.paths import cache_dir
 from augmenter.storage import content_hash
 
@@ -18,7 +25,7 @@ _DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")  # diskcache's SQLite i
 
 
 def cache_key(backend: str, model: str, messages: Messages, params: SamplingParams,
-              endpoint: Optional[str] = None) -> str:
+              endpoint: str | None = None) -> str:
     """The key of one call. `endpoint` is the backend's identity; it enters the key only when it says more than
     "backend|model" (a base URL), so keys of URL-less backends (the embedded `local` model) never change."""
     payload = {"backend": backend, "model": model, "messages": messages, "params": params.key()}
@@ -42,7 +49,7 @@ class CachedLLM:
     rebuilt, with a warning; a failed read or write later on is a miss, with a warning.
     """
 
-    def __init__(self, llm: LLM, directory: Optional[str | Path] = None):
+    def __init__(self, llm: LLM, directory: str | Path | None = None):
         self.llm = llm
         self.backend, self.model, self.identity = llm.backend, llm.model, identity_of(llm)
         self.directory = Path(directory) if directory else cache_dir() / "llm"
@@ -70,13 +77,13 @@ class CachedLLM:
                           f"cache.db.corrupt-{stamp} and started a new one", RuntimeWarning, stacklevel=3)
             return cache
 
-    def _read(self, key: str) -> Optional[Completion]:
+    def _read(self, key: str) -> Completion | None:
         if self._cache is None:
             return None
         try:  # the cache is an optimisation: whatever goes wrong reading it is a miss
             stored = self._cache.get(key)
             hit = Completion(**stored, cached=True) if stored is not None else None
-        except Exception as exc:  # noqa: BLE001 (sqlite, pickle, file and shape errors alike)
+        except Exception as exc:  # sqlite, pickle, file and shape errors alike
             warnings.warn(f"LLM cache read failed ({type(exc).__name__}: {exc}): calling the LLM",
                           RuntimeWarning, stacklevel=3)
             return None
@@ -89,7 +96,7 @@ class CachedLLM:
         """A hit hands its whole text to `on_text` at once; a miss streams from the backend."""
         return self._call(messages, params, on_text)
 
-    def _call(self, messages: Messages, params: SamplingParams, on_text: Optional[TextSink]) -> Completion:
+    def _call(self, messages: Messages, params: SamplingParams, on_text: TextSink | None) -> Completion:
         key = cache_key(self.backend, self.model, messages, params, self.identity)
         hit = self._read(key)
         if hit is not None:
@@ -108,6 +115,6 @@ class CachedLLM:
                 stored["top_logprobs"] = out.top_logprobs
             try:
                 self._cache.set(key, stored)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 warnings.warn(f"LLM cache write failed ({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=2)
         return out

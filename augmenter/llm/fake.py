@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Callable, Iterable, Optional, Union
+from collections.abc import Callable, Iterable
 
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 
-Reply = Union[str, Completion, Exception, Callable[[Messages], Union[str, Completion]]]
+Reply = str | Completion | Exception | Callable[[Messages], str | Completion]
 
 
 class FakeLLM:
@@ -27,9 +27,9 @@ class FakeLLM:
 
     def __init__(
         self,
-        responses: Optional[Iterable[Reply]] = None,
-        rules: Optional[dict[str, Reply]] = None,
-        default: Optional[Reply] = "I am a fake LLM.",
+        responses: Iterable[Reply] | None = None,
+        rules: dict[str, Reply] | None = None,
+        default: Reply | None = "I am a fake LLM.",
         model: str = "scripted",
         stream_delay: float = 0.0,
     ):
@@ -47,7 +47,7 @@ class FakeLLM:
     def complete(self, messages: Messages, params: SamplingParams) -> Completion:
         self.calls.append(messages)
         prompt = "\n".join(m["content"] for m in messages)
-        reply: Optional[Reply] = None
+        reply: Reply | None = None
         for needle, rule_reply in self.rules.items():
             if needle in prompt:
                 reply = rule_reply

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Optional
 
 from augmenter.errors import ConfigError, LLMError
 from augmenter.llm.assets import check_installed, model_path
@@ -37,8 +36,8 @@ class LocalLLM:
     backend = "local"
 
     def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct", n_ctx: int = 4096,
-                 n_threads: Optional[int] = None, verbose: bool = False, wait_policy: Optional[str] = "passive",
-                 kv_reuse: str = "any", n_batch: Optional[int] = None):
+                 n_threads: int | None = None, verbose: bool = False, wait_policy: str | None = "passive",
+                 kv_reuse: str = "any", n_batch: int | None = None):
         if kv_reuse not in self.KV_REUSE:
             raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")
         if n_batch is not None and (isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1):
@@ -84,7 +83,8 @@ class LocalLLM:
     def _fit(self, llm, messages: Messages, max_tokens: int) -> Messages:
         """Drop middle messages, then shorten the last one, until the prompt fits the context window."""
         budget = self.n_ctx - max_tokens - 32
-        count = lambda text: len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
+        def count(text):
+            return len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
         msgs = [dict(m) for m in messages]
         sizes = [count(m["content"]) + 8 for m in msgs]
         while sum(sizes) > budget and len(msgs) > 2:
@@ -104,7 +104,8 @@ class LocalLLM:
             template = llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise LLMError(f"{self.model}: the GGUF file has no chat template, so it cannot score labels")
-            text = lambda token: llm._model.token_get_text(token) if token != -1 else ""
+            def text(token):
+                return llm._model.token_get_text(token) if token != -1 else ""
             self._formatter = Jinja2ChatFormatter(template=template, eos_token=text(llm.token_eos()),
                                                   bos_token=text(llm.token_bos()))
         prompt = self._formatter(messages=messages).prompt
@@ -139,7 +140,7 @@ class LocalLLM:
 
             data = llama_cpp.llama_perf_context(llm._ctx.ctx)
             return int(data.n_p_eval), float(data.t_p_eval_ms)
-        except Exception:  # noqa: BLE001 (a figure for benchmarks, never a reason to fail a call)
+        except Exception:  # a figure for benchmarks, never a reason to fail a call
             return 0, 0.0
 
     def _reusable(self, llm, tokens: list[int]) -> int:
@@ -152,7 +153,7 @@ class LocalLLM:
             shared += 1
         return shared if self.kv_reuse == "any" else shared // self.n_batch * self.n_batch
 
-    def _metered(self, llm, call, messages: Optional[Messages] = None):
+    def _metered(self, llm, call, messages: Messages | None = None):
         """Run `call()` on `llm` after keeping what `kv_reuse` allows of the KV cache (for a generation call, given
         its `messages`), counting the prompt evaluation."""
         if messages is not None and self.kv_reuse != "any":
@@ -240,10 +241,10 @@ class LocalLLM:
         """The prompt's size in tokens (in the chat template; else its messages' tokens; 0 if neither works)."""
         try:
             return len(self._chat_tokens(llm, messages))
-        except Exception:  # noqa: BLE001 (a count for the trace, never a reason to fail the call)
+        except Exception:  # a count for the trace, never a reason to fail the call
             pass
         try:
             return sum(len(llm.tokenize(m["content"].encode("utf-8", "ignore"), add_bos=False, special=False))
                        for m in messages)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return 0

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable, NoReturn, Optional
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 from augmenter.errors import ConfigError, LLMError, LLMFatalError
@@ -22,7 +23,7 @@ MAX_WAIT = 30.0  # the longest pause between attempts (a server's Retry-After in
 class _Transient(Exception):
     """A failed attempt worth retrying (429, 408, 409, 5xx, connection error, timeout)."""
 
-    def __init__(self, reason: str, retry_after: Optional[float] = None):
+    def __init__(self, reason: str, retry_after: float | None = None):
         super().__init__(reason)
         self.retry_after = retry_after
 
@@ -31,7 +32,7 @@ class _NoStream(Exception):
     """The server refused a streaming request (400, 404, 415, 422): it is asked without streaming from then on."""
 
 
-def _retry_after(response) -> Optional[float]:
+def _retry_after(response) -> float | None:
     try:
         return max(0.0, float(response.headers.get("retry-after")))
     except (AttributeError, TypeError, ValueError):
@@ -60,7 +61,7 @@ class OpenAICompatLLM:
 
     backend = "openai"
 
-    def __init__(self, model: str, base_url: Optional[str] = None, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, deadline: float = 300.0, max_retries: int = 3, backoff: float = 0.5):
         if not model:
             raise LLMError("llm.model must name the server's model")
@@ -180,7 +181,8 @@ class OpenAICompatLLM:
                     raise
                 seen = 0
                 try:
-                    for seen, chunk in enumerate(chunks, 1):
+                    for chunk in chunks:
+                        seen += 1
                         usage = getattr(chunk, "usage", None) or usage
                         for choice in getattr(chunk, "choices", None) or []:
                             finish = getattr(choice, "finish_reason", None) or finish
@@ -262,7 +264,7 @@ class OpenAICompatLLM:
         return Completion(text=(content or "").strip(), prompt_tokens=_int(usage.get("prompt_tokens")),
                           completion_tokens=_int(usage.get("completion_tokens")), top_logprobs=top)
 
-    def _top_logprobs(self, choice: dict) -> Optional[list[dict[str, float]]]:
+    def _top_logprobs(self, choice: dict) -> list[dict[str, float]] | None:
         logprobs = choice.get("logprobs")
         tokens = logprobs.get("content") if isinstance(logprobs, dict) else None
         if not tokens:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Optional, Sequence
 
 from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
 from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, TextSink, identity_of, stream_completion
@@ -39,7 +39,7 @@ class ResilientLLM:
         self.max_consecutive_failures, self.cooldown = max_consecutive_failures, cooldown
         self.failures = 0  # calls in a row on which every backend failed
         self.last_error = ""
-        self._open_until: Optional[float] = None  # monotonic time the breaker stays open until
+        self._open_until: float | None = None  # monotonic time the breaker stays open until
         self._trial = False  # a half-open trial call is under way
         self._lock = threading.Lock()
 
@@ -57,7 +57,7 @@ class ResilientLLM:
             raise CircuitOpenError(redact(f"the LLM failed {self.failures} calls in a row (last: {self.last_error}); "
                                           f"no calls are sent for {self.cooldown:g} s, {retry}"))
 
-    def _record(self, error: Optional[str]) -> None:
+    def _record(self, error: str | None) -> None:
         with self._lock:
             self._trial = False
             if error is None:
@@ -80,7 +80,7 @@ class ResilientLLM:
         """`complete`, streaming each backend's reply to `on_text` (a fallback's after a failed backend's part)."""
         return self._call(messages, params, on_text)
 
-    def _call(self, messages: Messages, params: SamplingParams, on_text: Optional[TextSink]) -> Completion:
+    def _call(self, messages: Messages, params: SamplingParams, on_text: TextSink | None) -> Completion:
         self._admit()
         errors: list[LLMError] = []
         try:

@@ -7,11 +7,12 @@ from augmenter.memory.state import (
     EntityMention,
     EvidenceRef,
     Location,
+    Outcome,
     Snippet,
     Utterance,
     Verdict,
     WorkingMemory,
 )
 
-__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Location", "Snippet", "Utterance",
-           "Verdict", "WorkingMemory"]
+__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Location", "Outcome", "Snippet",
+           "Utterance", "Verdict", "WorkingMemory"]

@@ -28,7 +28,8 @@ def observation_text(mem: WorkingMemory, max_chars: int = 2048) -> str:
     lines.append(f"entities: {', '.join(e.name for e in mem.entities) or 'none'}")
     if mem.needs_knowledge is not None:
         lines.append(f"llm says it needs knowledge: {'yes' if mem.needs_knowledge else 'no'}")
-    clip = lambda text, n: text if len(text) <= n else text[: n - 3] + "..."
+    def clip(text, n):
+        return text if len(text) <= n else text[: n - 3] + "..."
     lines.append(f"evidence: {len(mem.e)} snippets" + (f"; first: {clip(mem.e[0].text, 200)}" if mem.e else ""))
     for i, candidate in enumerate(mem.o):
         score = f" (utility {mem.u[i]:.2f})" if i < len(mem.u) else " (not verified)"

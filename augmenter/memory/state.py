@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -16,6 +17,17 @@ class Action(str, Enum):
     VERIFY_UTILITY = "verify_utility"
     SEND = "send"
     ASK_NEED_KNOWLEDGE = "ask_need_knowledge"  # self-ask: the LLM says whether it needs external knowledge
+
+
+# How a turn's reply came about: `WorkingMemory.outcome`, and the `outcome` of eval records and served summaries.
+#   "answered"  a candidate the LLM drafted was sent as it is;
+#   "quoted"    the knowledge's own words were sent, quoted (an FAQ's answer, review sentences, a document's
+#               passage, or a candidate's claims replaced by the review sentences they rest on);
+#   "partial"   no candidate passed the check: only the supported claims of the best one were sent;
+#   "abstained" nothing found answers the question for sure: the reply says so (with the best evidence found, or
+#               what contradicts the candidate) instead of guessing;
+#   "failed"    the LLM failed on this turn and nothing could be sent: a fixed apology was.
+Outcome = Literal["answered", "quoted", "partial", "abstained", "failed"]
 
 
 class Utterance(BaseModel):
@@ -31,10 +43,10 @@ class Location(BaseModel):
     word's first character to its last word's last), in the document's text as read (the page's text for a PDF)."""
 
     path: str
-    page: Optional[int] = None
+    page: int | None = None
     heading: list[str] = Field(default_factory=list)
-    start: Optional[int] = None
-    end: Optional[int] = None
+    start: int | None = None
+    end: int | None = None
 
     def label(self) -> str:
         """How a citation names it, e.g. `policies/travel.pdf, page 2, Travel Policy > Hotels`."""
@@ -51,22 +63,23 @@ class Snippet(BaseModel):
 
     id: str
     text: str
-    domain: Optional[str] = None
-    entity_id: Optional[int | str] = None
-    entity_name: Optional[str] = None
-    doc_type: Optional[str] = None  # "faq", "review" or free text
-    doc_id: Optional[int | str] = None
-    sent_id: Optional[int] = None
-    score: Optional[float] = None  # retrieval score, when it came from a retriever
+    domain: str | None = None
+    entity_id: int | str | None = None
+    entity_name: str | None = None
+    doc_type: str | None = None  # "faq", "review" or free text
+    doc_id: int | str | None = None
+    sent_id: int | None = None
+    score: float | None = None  # retrieval score, when it came from a retriever
     context: list[str] = Field(default_factory=list)  # linked context (the evidence linker's), shown after the text
-    stance: Optional[str] = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
-    location: Optional[Location] = None  # a document chunk's file, page, headings and span (augmenter.documents)
+    stance: str | None = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
+    location: Location | None = None  # a document chunk's file, page, headings and span (augmenter.documents)
 
     def render(self) -> str:
         """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.` (a review sentence
         with its stance on the question: `Review (negative): ...`)."""
         prefix = f"[{self.entity_name}] " if self.entity_name else ""
-        kind = {"faq": "", "review": f"Review ({self.stance}): " if self.stance else "Review: "}.get(self.doc_type or "", "")
+        review = f"Review ({self.stance}): " if self.stance else "Review: "
+        kind = {"faq": "", "review": review}.get(self.doc_type or "", "")
         linked = "".join(f" ({c})" for c in self.context)
         return f"{prefix}{kind}{self.text}{linked}"
 
@@ -85,9 +98,9 @@ class EvidenceRef(BaseModel):
 
     id: str
     text: str
-    similarity: Optional[float] = None
-    location: Optional[Location] = None
-    passage: Optional[str] = None
+    similarity: float | None = None
+    location: Location | None = None
+    passage: str | None = None
 
     @property
     def quote(self) -> str:
@@ -103,7 +116,7 @@ class ClaimCheck(BaseModel):
     verdict: Verdict
     p_supported: float  # the verifier's probability that the evidence supports the claim
     evidence: list[EvidenceRef] = Field(default_factory=list)  # best first; the citations of a supported claim
-    reason: Optional[str] = None  # e.g. "the evidence says 15, the claim 12"
+    reason: str | None = None  # e.g. "the evidence says 15, the claim 12"
 
     @property
     def supported(self) -> bool:
@@ -118,7 +131,7 @@ class ClaimCheck(BaseModel):
 class EntityMention(BaseModel):
     """A knowledge-base entity found in the query or the history."""
 
-    domain: Optional[str] = None
+    domain: str | None = None
     entity_id: int | str
     name: str
     surface: str  # the text that matched
@@ -129,8 +142,8 @@ class ActionRecord(BaseModel):
     """One step of the turn: what was done, with what, what came out, and what it cost."""
 
     action: Action
-    requested: Optional[Action] = None  # the policy's choice, when the loop had to replace it
-    note: Optional[str] = None
+    requested: Action | None = None  # the policy's choice, when the loop had to replace it
+    note: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
     outputs: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0  # time spent executing the action
@@ -153,18 +166,18 @@ class WorkingMemory(BaseModel):
     e: list[Snippet] = Field(default_factory=list)
     o: list[str] = Field(default_factory=list)
     u: list[float] = Field(default_factory=list)
-    f: list[Optional[str]] = Field(default_factory=list)
+    f: list[str | None] = Field(default_factory=list)
     h_q: list[Utterance] = Field(default_factory=list)
     checks: list[list[ClaimCheck]] = Field(default_factory=list)  # per verified candidate: its claims ([] unchecked)
 
-    given: Optional[list[Snippet]] = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
+    given: list[Snippet] | None = None  # knowledge handed in with the turn (e.g. gold knowledge in evaluation)
     entities: list[EntityMention] = Field(default_factory=list)
-    needs_knowledge: Optional[bool] = None  # the self-ask answer, when asked
+    needs_knowledge: bool | None = None  # the self-ask answer, when asked
     consolidated: bool = False  # whether the knowledge consolidator ran this turn
     trace: list[ActionRecord] = Field(default_factory=list)
-    response: Optional[str] = None  # what was sent to the user
-    sent_index: Optional[int] = None  # which candidate was sent (None: an "I don't know" or a composed reply)
-    outcome: Optional[str] = None  # "answered", "partial" (only the supported claims), "abstained" or "failed"
+    response: str | None = None  # what was sent to the user
+    sent_index: int | None = None  # which candidate was sent (None: an "I don't know" or a composed reply)
+    outcome: Outcome | None = None  # how the reply came about (see Outcome); None until one is sent
     sent_claims: list[ClaimCheck] = Field(default_factory=list)  # the claims of a composed (partial) reply
     signals: dict[str, float] = Field(default_factory=dict)  # scores read off the LLM this turn, e.g. "refusal": the
     # probability that the drafting prompt's answer starts with its refusal marker
@@ -185,11 +198,11 @@ class WorkingMemory(BaseModel):
         return len(self.u) < len(self.o)
 
     @property
-    def last_utility(self) -> Optional[float]:
+    def last_utility(self) -> float | None:
         return self.u[-1] if self.u else None
 
     @property
-    def feedback(self) -> Optional[str]:
+    def feedback(self) -> str | None:
         """The feedback the next prompt should carry: that of the latest verified candidate."""
         return self.f[-1] if self.f else None
 
@@ -248,7 +261,7 @@ class WorkingMemory(BaseModel):
         """The latest verified candidate has a claim the knowledge contradicts."""
         return bool(self.u) and self.contradicts(len(self.u) - 1)
 
-    def best_index(self, select: str = "best") -> Optional[int]:
+    def best_index(self, select: str = "best") -> int | None:
         """The candidate to send: "best" = the verified one with the highest utility (latest wins ties), else the
         latest; "latest" = the last one. A candidate with a refuted claim is never chosen (None if all are)."""
         allowed = [i for i in range(len(self.o)) if not self.contradicts(i)]
@@ -261,11 +274,11 @@ class WorkingMemory(BaseModel):
             return allowed[-1]
         return max(verified, key=lambda i: (self.u[i], i))
 
-    def best_candidate(self) -> Optional[str]:
+    def best_candidate(self) -> str | None:
         i = self.best_index()
         return None if i is None else self.o[i]
 
-    def choose(self, select: str = "best") -> Optional[str]:
+    def choose(self, select: str = "best") -> str | None:
         """The candidate text to send (see best_index)."""
         i = self.best_index(select)
         return None if i is None else self.o[i]
@@ -273,7 +286,7 @@ class WorkingMemory(BaseModel):
     def add_candidate(self, text: str) -> None:
         self.o.append(text)
 
-    def add_verdict(self, score: float, feedback: Optional[str], checks: Optional[list[ClaimCheck]] = None) -> None:
+    def add_verdict(self, score: float, feedback: str | None, checks: list[ClaimCheck] | None = None) -> None:
         if not self.has_unverified_candidate:
             raise ValueError("no unverified candidate to score")
         self.u.append(float(score))
@@ -310,10 +323,10 @@ class WorkingMemory(BaseModel):
         sources, claims = self.sources()
         records = []
         for claim, numbers in claims:
-            record = {"claim": claim, "sources": [sources[n - 1].id for n in numbers]}
-            if any(sources[n - 1].location for n in numbers):
-                record["where"] = [sources[n - 1].location.label() if sources[n - 1].location else sources[n - 1].id
-                                   for n in numbers]
+            cited = [sources[n - 1] for n in numbers]
+            record = {"claim": claim, "sources": [s.id for s in cited]}
+            if any(s.location for s in cited):
+                record["where"] = [s.location.label() if s.location else s.id for s in cited]
             records.append(record)
         return records
 
@@ -337,5 +350,5 @@ class WorkingMemory(BaseModel):
         return self.model_dump_json()
 
     @classmethod
-    def from_json(cls, text: str) -> "WorkingMemory":
+    def from_json(cls, text: str) -> WorkingMemory:
         return cls.model_validate_json(text)

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Optional
 
 import jinja2
 import yaml
@@ -31,7 +30,7 @@ class PromptTemplate:
     template: str
     few_shot: list[dict] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
-    own_label: Optional[str] = None
+    own_label: str | None = None
 
     def cut(self, text: str) -> str:
         """The reply without the prompt format a model may continue with: a leading `own_label` ("Assistant:")
@@ -62,7 +61,7 @@ class PromptTemplate:
         return packaged.read_text(encoding="utf-8")
 
     @classmethod
-    def load(cls, name_or_path: str) -> "PromptTemplate":
+    def load(cls, name_or_path: str) -> PromptTemplate:
         """Load a packaged prompt by name or a YAML file by path (see `source`)."""
         path = Path(name_or_path)
         text = cls.source(name_or_path)
@@ -99,7 +98,7 @@ class PromptEngine:
 
     def __init__(self, response: str = "customer_service", self_ask: str = "self_ask",
                  self_critique: str = "self_critique", search_query: str = "search_query", max_history_turns: int = 6,
-                 max_chars_per_turn: int = 600, today: Optional[str] = None, claims: str = "claims",
+                 max_chars_per_turn: int = 600, today: str | None = None, claims: str = "claims",
                  verify_claim: str = "verify_claim"):
         self.response = PromptTemplate.load(response)
         self.search_query_prompt = PromptTemplate.load(search_query)
@@ -111,8 +110,9 @@ class PromptEngine:
         self.max_history_turns = max_history_turns
         self.max_chars_per_turn = max_chars_per_turn
 
-    def _variables(self, mem: WorkingMemory, with_evidence: bool = True, previous: Optional[str] = None) -> dict:
-        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+    def _variables(self, mem: WorkingMemory, with_evidence: bool = True, previous: str | None = None) -> dict:
+        def clip(text):
+            return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
         history = mem.h_q[-self.max_history_turns:] if self.max_history_turns > 0 else []
         return {
             "q": mem.q,
@@ -155,6 +155,7 @@ class PromptEngine:
 
     def verify_claim(self, claim: str, evidence: list[str], context: str = "") -> Messages:
         """The prompt that labels a claim SUPPORTED / REFUTED / NOT ENOUGH INFO against evidence sentences."""
-        clip = lambda text: text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
+        def clip(text):
+            return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
         return self.verify_prompt.render(q="", history=[], evidence=[clip(e) for e in evidence], feedback=None,
                                          previous=claim, context=context)

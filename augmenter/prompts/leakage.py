@@ -1,7 +1,7 @@
 """Few-shot leakage: when an answer copies the prompt's few-shot examples instead of the turn's own knowledge.
 
-A small model that cannot answer from the evidence often falls back on the examples in its prompt (issue 13: a
-0.5B model answered an unanswerable question with "located in the North", from a few-shot example). A
+A small model that cannot answer from the evidence often falls back on the examples in its prompt (e.g. "located
+in the North", copied from a few-shot example, as the answer to a question the evidence does not answer). A
 response leaks when it contains, and the turn's own text (`allowed`: its query, history and evidence) does not:
 
 - a few-shot entity: a name in brackets (`[ALPHA HOTEL]`) in a few-shot user message, or a capitalised
@@ -20,7 +20,8 @@ only through the names around them.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import normalize_answer

@@ -9,8 +9,9 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any, AsyncIterator, Optional
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -66,7 +67,7 @@ def _turn_error(exc: BaseException) -> ApiError:
                     code="internal_error", kind="server_error")
 
 
-def _auth_error(sent: Optional[str], key: str) -> Optional[ApiError]:
+def _auth_error(sent: str | None, key: str) -> ApiError | None:
     """Why a request's Authorization header does not let it in (None: it does): no header, not a bearer token, or
     a wrong token, told apart; nothing about the expected token is said."""
     headers = {"WWW-Authenticate": "Bearer"}
@@ -170,7 +171,7 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
             return EventSourceResponse(_stream(pool, chat, reply, received), sep="\n", ping=10)
         try:
             result = await pool.answer(chat.question, chat.history)
-        except Exception as exc:  # noqa: BLE001 (each becomes its one-line error reply)
+        except Exception as exc:  # each becomes its one-line error reply
             raise _turn_error(exc) from None
         _log_turn(result)
         summary = turn_summary(result.memory, result.queue_seconds, time.perf_counter() - received)
@@ -191,7 +192,8 @@ async def _stream(pool: AgentPool, chat, reply: Reply, received: float) -> Async
     loop = asyncio.get_running_loop()
     events: asyncio.Queue = asyncio.Queue()
     abandoned = threading.Event()
-    put = lambda event: loop.call_soon_threadsafe(events.put_nowait, event)  # noqa: E731 (from the worker thread)
+    def put(event):  # called from the worker thread
+        return loop.call_soon_threadsafe(events.put_nowait, event)
     task = pool.start(chat.question, chat.history, put, abandoned)
     task.add_done_callback(lambda _: events.put_nowait(("done", {})))
     try:
@@ -207,7 +209,7 @@ async def _stream(pool: AgentPool, chat, reply: Reply, received: float) -> Async
             result = task.result()
         except (Abandoned, asyncio.CancelledError):
             return
-        except Exception as exc:  # noqa: BLE001 (the stream has begun: the error goes in it)
+        except Exception as exc:  # the stream has begun: the error goes in it
             yield {"data": json.dumps(_turn_error(exc).body(), ensure_ascii=False)}
             yield {"data": "[DONE]"}
             return

@@ -7,12 +7,12 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.memory import Utterance
 from augmenter.redact import redact
-from augmenter.text import one_line
 from augmenter.storage import json_error
+from augmenter.text import one_line
 
 ROLES = {"user": "U", "assistant": "S"}
 IGNORED_ROLES = ("system", "developer")  # augmenter's own prompt instructs the model: these are accepted, unused
@@ -21,8 +21,8 @@ IGNORED_ROLES = ("system", "developer")  # augmenter's own prompt instructs the 
 class ApiError(Exception):
     """An error reply: HTTP status, a one-line message, OpenAI's error type and code, optional headers."""
 
-    def __init__(self, status: int, message: str, code: str = "invalid_request", param: Optional[str] = None,
-                 kind: str = "invalid_request_error", headers: Optional[dict[str, str]] = None):
+    def __init__(self, status: int, message: str, code: str = "invalid_request", param: str | None = None,
+                 kind: str = "invalid_request_error", headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.message, self.code, self.param, self.kind = status, message, code, param, kind
         self.headers = headers or {}
@@ -31,7 +31,7 @@ class ApiError(Exception):
         return error_body(self.message, self.code, self.param, self.kind)
 
 
-def error_body(message: str, code: str, param: Optional[str] = None,
+def error_body(message: str, code: str, param: str | None = None,
                kind: str = "invalid_request_error") -> dict[str, Any]:
     return {"error": {"message": redact(one_line(message, 500)), "type": kind, "param": param, "code": code}}
 
@@ -123,7 +123,7 @@ class Reply:
                              "finish_reason": "stop"}],
                 "usage": usage, "augmenter": summary}
 
-    def chunk(self, delta: Optional[dict] = None, finish: Optional[str] = None, **extra: Any) -> str:
+    def chunk(self, delta: dict | None = None, finish: str | None = None, **extra: Any) -> str:
         choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
         body = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                 "choices": choices, **extra}

@@ -13,8 +13,9 @@ import collections
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from augmenter.memory import Utterance, WorkingMemory
 from augmenter.redact import redact
@@ -37,7 +38,7 @@ class Relay:
     """A pooled agent's callback: forwards the draft and each action to the current request's sink."""
 
     def __init__(self) -> None:
-        self.target: Optional[EventSink] = None
+        self.target: EventSink | None = None
 
     def __call__(self, mem: WorkingMemory, record: Any) -> None:
         if self.target is not None:
@@ -69,7 +70,7 @@ class AgentPool:
         self._tasks: set[asyncio.Task] = set()
         self.busy = 0
 
-    def build(self) -> "AgentPool":
+    def build(self) -> AgentPool:
         """Build every agent now (errors propagate: the CLI shows them as one line), its retrieval index too."""
         try:
             for _ in range(self.workers):
@@ -129,8 +130,8 @@ class AgentPool:
             if not self._free and len(self._waiters) >= self.max_queue:
                 raise Busy(f"the server is busy: {len(self._waiters)} requests are waiting; retry later")
 
-    async def answer(self, question: str, history: Sequence[Utterance], on_event: Optional[EventSink] = None,
-                     abandoned: Optional[threading.Event] = None) -> TurnResult:
+    async def answer(self, question: str, history: Sequence[Utterance], on_event: EventSink | None = None,
+                     abandoned: threading.Event | None = None) -> TurnResult:
         """Answer one turn on a free agent (waiting for one in turn), in a worker thread."""
         import anyio.to_thread
 
@@ -146,8 +147,8 @@ class AgentPool:
             self._release(held)
         return TurnResult(mem, queued, seconds)
 
-    def start(self, question: str, history: Sequence[Utterance], on_event: Optional[EventSink] = None,
-              abandoned: Optional[threading.Event] = None) -> asyncio.Task:
+    def start(self, question: str, history: Sequence[Utterance], on_event: EventSink | None = None,
+              abandoned: threading.Event | None = None) -> asyncio.Task:
         """`answer` as a task of its own, so that a client going away does not cut the turn short."""
         task = asyncio.get_running_loop().create_task(self.answer(question, history, on_event, abandoned))
         self._tasks.add(task)
@@ -156,7 +157,7 @@ class AgentPool:
 
     @staticmethod
     def _turn(held: tuple[Any, Relay], question: str, history: list[Utterance],
-              on_event: Optional[EventSink]) -> tuple[WorkingMemory, float]:
+              on_event: EventSink | None) -> tuple[WorkingMemory, float]:
         agent, relay = held
         relay.target = on_event
         start = time.perf_counter()
@@ -173,7 +174,7 @@ def _warm_retrieval(agent: Any) -> None:
         return
     try:
         consolidator.retrieve("hello", (), [])
-    except Exception as exc:  # noqa: BLE001 (a warm-up only: the first turn will say what is wrong)
+    except Exception as exc:  # a warm-up only: the first turn will say what is wrong
         log.warning("warming up retrieval failed: %s", redact(str(exc)))
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from augmenter.errors import ConfigError
 from augmenter.redact import header_safe, register_secret
@@ -16,8 +17,8 @@ MIN_KEY_CHARS = 8  # shorter tokens are guessable, and too short to be masked in
 class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8000
-    api_key_env: Optional[str] = None  # the variable the bearer token was read from (None: no auth)
-    api_key: Optional[str] = field(default=None, repr=False)
+    api_key_env: str | None = None  # the variable the bearer token was read from (None: no auth)
+    api_key: str | None = field(default=None, repr=False)
     cors_origins: tuple[str, ...] = ()
     max_message_chars: int = 2000
     max_history_messages: int = 40
@@ -30,7 +31,7 @@ class ServeSettings:
         return (self.max_history_messages + 8) * self.max_message_chars * 6 + 65536
 
     @classmethod
-    def from_config(cls, node: Optional[Mapping[str, Any]]) -> "ServeSettings":
+    def from_config(cls, node: Mapping[str, Any] | None) -> ServeSettings:
         """From the composed `serve` node; the token is read from `$<api_key_env>` now (ConfigError when unset)."""
         values = {k: v for k, v in dict(node or {}).items() if v is not None or k == "api_key_env"}
         name = values.pop("api_key_env", None)

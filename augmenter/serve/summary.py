@@ -4,13 +4,13 @@ string is passed through `redact`."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.memory import ActionRecord, EvidenceRef, WorkingMemory
 from augmenter.redact import redact_data
 
 
-def _round(value: Optional[float], digits: int = 4) -> Optional[float]:
+def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
@@ -74,7 +74,7 @@ def usage(mem: WorkingMemory) -> dict[str, int]:
             "cached_llm_calls": sum(r.llm_cached_calls for r in mem.trace)}
 
 
-def turn_summary(mem: WorkingMemory, queue_seconds: float = 0.0, request_seconds: Optional[float] = None) -> dict:
+def turn_summary(mem: WorkingMemory, queue_seconds: float = 0.0, request_seconds: float | None = None) -> dict:
     """The `augmenter` field of a reply (see the module docstring). Timings: queued for an agent, the turn, its LLM
     and non-LLM parts, and the whole request on the server up to this summary (reading and checking it included)."""
     sources, claims = mem.sources()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.memory import Utterance
-from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.storage import json_error
+from augmenter.tasks.base import Turn, seeded_sample
 
 
 def _read_json(path: Path):
@@ -24,7 +23,7 @@ def _read_json(path: Path):
 
 
 def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bool = False,
-               limit: Optional[int] = None, seed: Optional[int] = None) -> list[Turn]:
+               limit: int | None = None, seed: int | None = None) -> list[Turn]:
     """Read a split's turns (id: the dialogue's position in logs.json; `labels`: its gold knowledge references,
     resolved into `gold` snippets when `knowledge`, the knowledge base, is given); optionally knowledge-seeking
     turns only, and a seeded sample of `limit` of them."""

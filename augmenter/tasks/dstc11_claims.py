@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Collection
 from pathlib import Path
-from typing import Collection, Optional
 
 from augmenter.tasks.base import seeded_sample
 from augmenter.tasks.dstc11 import load_turns
@@ -25,7 +25,7 @@ _AUX = re.compile(r"\b(is|are|was|were|does|do|did|has|have|can|will|would|shoul
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 
 
-def perturb(sentence: str, rng: random.Random) -> Optional[str]:
+def perturb(sentence: str, rng: random.Random) -> str | None:
     """The sentence made false in one detail: another number, another day, or the opposite polarity."""
     m = _NUMBER.search(sentence)
     if m:
@@ -51,7 +51,7 @@ def perturb(sentence: str, rng: random.Random) -> Optional[str]:
 
 
 def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = (),
-                  limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
+                  limit: int | None = None, seed: int | None = 0) -> list[LabelledClaim]:
     """Labelled claims from the gold responses of knowledge-seeking turns whose index is not in `exclude`."""
     rng = random.Random(seed)  # one stream for the sample and the perturbations (so one seed fixes both)
     excluded = set(exclude)
@@ -102,5 +102,5 @@ class DSTC11Claims:
     def __init__(self, root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = ()):
         self.root, self.knowledge_base, self.split, self.exclude = root, knowledge_base, split, exclude
 
-    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
+    def claims(self, limit: int | None = None, seed: int | None = 0) -> list[LabelledClaim]:
         return dstc11_claims(self.root, self.knowledge_base, self.split, self.exclude, limit, seed)

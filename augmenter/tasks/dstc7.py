@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.knowledge.base import KnowledgeBase
@@ -30,7 +29,7 @@ def _turns(context: str) -> list[str]:
     return [t for t in turns if t and t != "START"]
 
 
-def load_turns(root: str | Path, limit: Optional[int] = None, seed: Optional[int] = None) -> list[Turn]:
+def load_turns(root: str | Path, limit: int | None = None, seed: int | None = None) -> list[Turn]:
     """The turns with context and fact (their `gold`), in file order; optionally a seeded sample of `limit`."""
     root = Path(root)
     facts = {row[0]: row[2] for row in _tsv(root / "human_eval" / "dstc7-task2-context.tsv")[1:] if len(row) >= 3}

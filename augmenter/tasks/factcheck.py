@@ -16,9 +16,10 @@ claims a seeded sample of whole groups drawn with the one sampling helper (`augm
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Protocol, Union, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from augmenter.errors import InputError
 from augmenter.storage import read_jsonl
@@ -40,7 +41,7 @@ class LabelledClaim:
     dataset: str = ""
 
 
-def _file(root: Union[str, Path], name: Union[str, Path], what: str) -> Path:
+def _file(root: str | Path, name: str | Path, what: str) -> Path:
     root = Path(root)
     path = root / name
     if not path.is_file():
@@ -68,7 +69,7 @@ def _jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
     return rows
 
 
-def load_wikibio(root: Union[str, Path]) -> list[LabelledClaim]:
+def load_wikibio(root: str | Path) -> list[LabelledClaim]:
     """One item per GPT-3 sentence of `wikibio_gpt3_hallucination.jsonl`; factual iff annotated "accurate"."""
     path = _file(root, WIKIBIO_FILE, "WikiBio GPT-3 hallucination")
     rows = _jsonl(path, ("gpt3_sentences", "annotation", "wiki_bio_text"))
@@ -97,7 +98,7 @@ def _felm_evidence(value, path: Path, index) -> list[str]:
     raise InputError(f"{path}: row index {index}: ref_contents must be a string or a list of strings")
 
 
-def load_felm(root: Union[str, Path], domain: str = "wk") -> list[LabelledClaim]:
+def load_felm(root: str | Path, domain: str = "wk") -> list[LabelledClaim]:
     """One item per segment of the FELM responses of `domain` (wk, science, math, reasoning, writing_rec), from
     `eval/all.jsonl`; evidence = the row's `ref_contents` (empty list when there are none)."""
     path = _file(root, FELM_FILE, "FELM (eval/all.jsonl)")
@@ -123,7 +124,7 @@ def load_felm(root: Union[str, Path], domain: str = "wk") -> list[LabelledClaim]
     return items
 
 
-def _halueval_rows(root: Union[str, Path]) -> tuple[Path, list[dict]]:
+def _halueval_rows(root: str | Path) -> tuple[Path, list[dict]]:
     path = _file(root, HALUEVAL_QA_FILE, "HaluEval QA")
     return path, _jsonl(path, ("knowledge", "question", "right_answer", "hallucinated_answer"))
 
@@ -134,7 +135,7 @@ def _halueval_sample(n_rows: int, n: int, seed: int) -> list[int]:
     return seeded_sample(range(n_rows), n, seed)
 
 
-def _halueval_items(rows: list[dict], indices: list[int]) -> list[LabelledClaim]:
+def _halueval_items(rows: list[dict], indices: Sequence[int]) -> list[LabelledClaim]:
     items = []
     for r in indices:
         row = rows[r]
@@ -146,15 +147,15 @@ def _halueval_items(rows: list[dict], indices: list[int]) -> list[LabelledClaim]
     return items
 
 
-def load_halueval_qa(root: Union[str, Path], n: int = 2000, seed: int = 0) -> list[LabelledClaim]:
+def load_halueval_qa(root: str | Path, n: int = 2000, seed: int = 0) -> list[LabelledClaim]:
     """A seeded sample of `n` HaluEval QA rows (sorted row indices), two items each: the right answer
     (factual) then the hallucinated one, evidence = [knowledge], context = question."""
     _, rows = _halueval_rows(root)
     return _halueval_items(rows, _halueval_sample(len(rows), n, seed))
 
 
-def halueval_rest(root: Union[str, Path], n: int = 2000, seed: int = 0,
-                  limit: Optional[int] = None) -> list[LabelledClaim]:
+def halueval_rest(root: str | Path, n: int = 2000, seed: int = 0,
+                  limit: int | None = None) -> list[LabelledClaim]:
     """Items of the HaluEval QA rows NOT in `load_halueval_qa(root, n, seed)`'s sample (a disjoint training
     pool), in row order; `limit` caps the number of rows (so 2 * limit items)."""
     _, rows = _halueval_rows(root)
@@ -172,23 +173,23 @@ class ClaimSet(Protocol):
 
     name: str
 
-    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]: ...
+    def claims(self, limit: int | None = None, seed: int | None = 0) -> list[LabelledClaim]: ...
 
 
 class PublishedClaimSet:
     """A published set read whole by `load(root)` and sampled by group."""
 
-    def __init__(self, name: str, root: Union[str, Path], load: Callable[[Union[str, Path]], list[LabelledClaim]]):
+    def __init__(self, name: str, root: str | Path, load: Callable[[str | Path], list[LabelledClaim]]):
         self.name, self.root, self._load = name, root, load
 
-    def claims(self, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[LabelledClaim]:
+    def claims(self, limit: int | None = None, seed: int | None = 0) -> list[LabelledClaim]:
         items = self._load(self.root)
         groups = list(dict.fromkeys(it.group for it in items))
         chosen = set(seeded_sample(groups, limit, seed))
         return [it for it in items if it.group in chosen]
 
 
-def _halueval_all(root: Union[str, Path]) -> list[LabelledClaim]:
+def _halueval_all(root: str | Path) -> list[LabelledClaim]:
     _, rows = _halueval_rows(root)
     return _halueval_items(rows, range(len(rows)))
 
@@ -198,7 +199,7 @@ CLAIM_SETS = {"wikibio": ("wikibio-gpt3-hallucination", load_wikibio),
               "halueval": ("halueval", _halueval_all)}
 
 
-def claim_set(name: str, data_root: Union[str, Path]) -> ClaimSet:
+def claim_set(name: str, data_root: str | Path) -> ClaimSet:
     """The published claim set `name` (wikibio, felm: its world-knowledge domain, halueval: QA) under `data_root`."""
     if name not in CLAIM_SETS:
         raise InputError(f"unknown claim set {name!r} (known: {', '.join(CLAIM_SETS)})")

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from augmenter.errors import InputError
 from augmenter.knowledge.chainer import TableTextCorpus
 from augmenter.knowledge.tables import Cell, Table
-from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.storage import json_error
+from augmenter.tasks.base import Turn, seeded_sample
 
 
 def _read(path: Path):
@@ -30,7 +29,7 @@ def _read(path: Path):
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def load_tables(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[str, Table]:
+def load_tables(root: str | Path, table_ids: set[str] | None = None) -> dict[str, Table]:
     folder = Path(root) / "dev_tables_tok"
     if not folder.is_dir():
         raise InputError(f"OTT-QA tables not found: {folder}")
@@ -45,7 +44,7 @@ def load_tables(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[
     return tables
 
 
-def load_passages(root: str | Path, table_ids: Optional[set[str]] = None) -> dict[str, str]:
+def load_passages(root: str | Path, table_ids: set[str] | None = None) -> dict[str, str]:
     """Every linked passage, by link (the same page linked from two tables is one passage)."""
     folder = Path(root) / "dev_request_tok"
     if not folder.is_dir():
@@ -57,7 +56,7 @@ def load_passages(root: str | Path, table_ids: Optional[set[str]] = None) -> dic
     return passages
 
 
-def load_questions(root: str | Path, limit: Optional[int] = None, seed: Optional[int] = 0) -> list[Turn]:
+def load_questions(root: str | Path, limit: int | None = None, seed: int | None = 0) -> list[Turn]:
     """The dev questions as turns (no history; `references`: the answer), in file order; optionally a seeded
     sample of `limit`."""
     raw = _read(Path(root) / "released_data" / "dev.json")

@@ -1,4 +1,4 @@
-"""Does the candidate answer what was asked (issue 28, point 4; WikiChat's "relevant" criterion)?
+"""Does the candidate answer what was asked (WikiChat's "relevant" criterion)?
 
 - An answer must be about the question: the best of its sentences must be close to the question (names of places
   left out) or to the evidence that is about the question (`topicality`), else it is off-topic.
@@ -6,15 +6,11 @@
   gatherer found on its aspect (`answering_evidence`), or a retrieved review sentence close to the question
   (`answering_reviews`).
 - "I don't know" followed by an answer contradicts itself.
-Each failure writes feedback that says what was asked and quotes what the knowledge says on it. `min_topicality`
-was chosen on the labelled claim set's answers (bench/fit_answers.py, 5 folds by dialogue: low topicality finds the
-labellers' off-topic answers with AUC 0.90). `min_faq` was chosen on DSTC11's gold knowledge (the same script: the
-FAQ a human answer used is the evidence's nearest in 74% of the turns where it is this close, recall 44%), for
-precision: a FAQ this close is quoted as the answer when no draft passes (6 labelled answers are a bare "I don't
-know", too few to choose it on). `min_review` was chosen the same way (bench/fit_answers.py --reviews-only): a
-retrieved review sentence this close to the question is one a human answer used, for 70% of such sentences in the
-fitting pool (out of fold, 5 folds by dialogue; recall 60%); such a sentence is quoted when the gatherer found no
-side and no draft passes."""
+Each failure writes feedback that says what was asked and quotes what the knowledge says on it. The thresholds
+are fitted by bench/fit_answers.py: `min_topicality` on the labelled claim set's answers; `min_faq` and `min_review`
+on DSTC11's gold knowledge, for precision, since a FAQ or a review sentence this close to the question is quoted as
+the answer when no draft passes. docs/RESULTS.md ("Does the answer answer? The answers check's thresholds") has
+the figures."""
 
 from __future__ import annotations
 

@@ -4,8 +4,6 @@ unsupported or contradicted claim and quotes the evidence, so the revision can f
 
 from __future__ import annotations
 
-from typing import Optional
-
 from augmenter.extras import ENCODER, require
 from augmenter.memory import ClaimCheck, EvidenceRef, Verdict, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
@@ -40,7 +38,7 @@ class ClaimsUtility:
 
     def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
                  k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
-                 gate: bool = True, max_claims: int = 8, balance: bool = True, max_missing: Optional[int] = None):
+                 gate: bool = True, max_claims: int = 8, balance: bool = True, max_missing: int | None = None):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
         if max_missing is not None and max_missing < 0:
@@ -53,7 +51,7 @@ class ClaimsUtility:
         self.threshold, self.gate, self.max_claims, self.balance = threshold, gate, max_claims, balance
         self._stance = None
 
-    def check(self, mem: WorkingMemory, candidate: str, claims: Optional[list[str]] = None) -> list[ClaimCheck]:
+    def check(self, mem: WorkingMemory, candidate: str, claims: list[str] | None = None) -> list[ClaimCheck]:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
         if claims is None:
             claims, _ = self.splitter.split(candidate, mem.q, mem.h_q)

@@ -8,7 +8,7 @@ claims base are passed on, so the executor treats the combination as the claims 
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
 
 from augmenter.memory import WorkingMemory
 from augmenter.utilities.answers import AnswersQuestion
@@ -20,13 +20,13 @@ CHECKS = ("repetition", "dodge", "answers")
 
 
 class CombinedUtility:
-    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge", "answers") or callables
-    `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the repetition
-    check's settings (see RepetitionUtility)."""
+    """`base` (any utility, or None: the checks alone) with `checks`: names ("repetition", "dodge", "answers") or
+    callables `(memory, candidate)`. `ngram`, `within_threshold`, `earlier_threshold`, `min_sentence_words`: the
+    repetition check's settings (see RepetitionUtility)."""
 
     name = "combined"
 
-    def __init__(self, base: Optional[Callable] = None, checks: Sequence[Union[str, Callable]] = ("repetition",),
+    def __init__(self, base: Callable | None = None, checks: Sequence[str | Callable] = ("repetition",),
                  ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5,
                  min_sentence_words: int = 3):
         self.base = base

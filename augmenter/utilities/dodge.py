@@ -5,8 +5,8 @@ ask (a question is a sentence ending in "?") has a pattern, and so has the dialo
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from augmenter.memory import WorkingMemory
 from augmenter.utilities.repetition import sentences
@@ -30,7 +30,7 @@ class Slot:
 
     what: str
     asks: re.Pattern
-    given: Optional[re.Pattern] = None
+    given: re.Pattern | None = None
     place: bool = False
     in_query: bool = False
 

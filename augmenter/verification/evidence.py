@@ -5,8 +5,8 @@ similar to the claim, most similar first."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 
 from augmenter.memory import Location, Snippet, WorkingMemory
 from augmenter.verification.encoder import similarities
@@ -17,8 +17,8 @@ from augmenter.verification.splitter import split_sentences
 class EvidenceUnit:
     id: str  # the snippet's id
     text: str  # one sentence of it (a whole FAQ), with the entity's name in front
-    location: Optional[Location] = field(default=None, compare=False, hash=False)  # a document passage's place
-    passage: Optional[str] = field(default=None, compare=False, hash=False)  # ... and its whole text
+    location: Location | None = field(default=None, compare=False, hash=False)  # a document passage's place
+    passage: str | None = field(default=None, compare=False, hash=False)  # ... and its whole text
 
 
 def units(snippets: Iterable[Snippet]) -> list[EvidenceUnit]:
@@ -54,7 +54,8 @@ class EvidenceFinder:
             pool += [u for u in units(extra[: self.k]) if u.text not in seen]
         return pool
 
-    def find(self, claim: str, mem: WorkingMemory, pool: Optional[list[EvidenceUnit]] = None) -> list[tuple[EvidenceUnit, float]]:
+    def find(self, claim: str, mem: WorkingMemory,
+             pool: list[EvidenceUnit] | None = None) -> list[tuple[EvidenceUnit, float]]:
         pool = self.pool(claim, mem) if pool is None else pool
         if not pool:
             return []

@@ -12,15 +12,16 @@ import Stemmer  # PyStemmer: Snowball stemmers
 _UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine".split()) if w != "_"}
 _TEENS = {w: i + 10 for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
                                           "nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"}
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+         if w != "_"}
 _WORD_NUMBER = re.compile(r"\b(?:(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS) + r"|one))?|(" +
                           "|".join([*_TEENS, *_UNITS]) + r"))\b(?![- ](?:hundred|thousand|million))", re.IGNORECASE)
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = {**{d: {d} for d in DAYS}, **{d + "s": {d} for d in DAYS},
               "weekend": {"saturday", "sunday"}, "weekends": {"saturday", "sunday"},
               "weekday": set(DAYS[:5]), "weekdays": set(DAYS[:5])}
-_DAY_RANGE = re.compile(r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|through|till)\s*(" + "|".join(DAYS) + r")s?\b",
-                        re.IGNORECASE)
+_DAY_RANGE = re.compile(r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|through|till)\s*("
+                        + "|".join(DAYS) + r")s?\b", re.IGNORECASE)
 _NEGATIONS = {"no", "not", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable",
               "closed", "unavailable", "prohibited", "forbidden", "banned", "lacks", "lack", "isnt", "arent", "doesnt",
               "dont", "didnt", "wont", "cant", "wasnt", "werent", "hasnt", "havent", "shouldnt", "couldnt", "wouldnt",

@@ -7,10 +7,10 @@ threshold chosen on the training data and the command that fitted it (written by
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Mapping, Union
 
 import numpy as np
 
@@ -30,13 +30,14 @@ class StoredModel:
     meta: dict = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, text: str, where: str) -> "StoredModel":
+    def from_json(cls, text: str, where: str) -> StoredModel:
         try:
             d = json.loads(text)
             names = [str(f) for f in d["feature_names"]]
             mean, scale, coef = (np.asarray(d[k], dtype=float) for k in ("mean", "scale", "coef"))
             model = cls(names, mean, scale, coef, float(d["intercept"]), float(d["threshold"]),
-                        {k: v for k, v in d.items() if k not in ("feature_names", "mean", "scale", "coef", "intercept")})
+                        {k: v for k, v in d.items()
+                         if k not in ("feature_names", "mean", "scale", "coef", "intercept")})
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: not a stored verifier model ({type(exc).__name__}: {exc})") from None
         if not (len(names) == len(mean) == len(scale) == len(coef)):
@@ -44,7 +45,7 @@ class StoredModel:
         return model
 
     @classmethod
-    def load(cls, name_or_path: Union[str, Path]) -> "StoredModel":
+    def load(cls, name_or_path: str | Path) -> StoredModel:
         """A packaged model by name ("fast", "combined") or a JSON file by path."""
         path = Path(name_or_path)
         if path.suffix == ".json":
@@ -73,7 +74,7 @@ class StoredModel:
                               f"got shape {np.shape(x)}")
         return a, single
 
-    def predict_proba(self, x) -> Union[float, np.ndarray]:
+    def predict_proba(self, x) -> float | np.ndarray:
         """p(factual) for one item (a dict of features or a 1-D array: a float) or many (a 2-D array or a list of
         dicts: an array)."""
         a, single = self._matrix(x)
@@ -81,7 +82,7 @@ class StoredModel:
         p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         return float(p[0]) if single else p
 
-    def predict(self, x) -> Union[bool, np.ndarray]:
+    def predict(self, x) -> bool | np.ndarray:
         """factual iff p(factual) >= the stored threshold."""
         p = self.predict_proba(x)
         return bool(p >= self.threshold) if isinstance(p, float) else p >= self.threshold

@@ -4,7 +4,7 @@ CEG), and a sentence split as the fallback when the model's output is unusable (
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Utterance
@@ -18,7 +18,8 @@ ABSTENTION = re.compile(
     r"\b(i (do not|don't|dont) (know|have (any |that |the |this |such |more )?(information|details|data|info))|"
     r"i('m| am) not sure|"
     r"(there is|there's|i have|i found) no (information|mention|details)|(does|do) not (say|mention|answer|specify)|"
-    r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|not (mentioned|specified|stated) in|"
+    r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|"
+    r"not (mentioned|specified|stated) in|"
     r"no information (about|on|regarding)|unable to (find|answer))\b", re.IGNORECASE)
 
 
@@ -68,7 +69,7 @@ def is_claim(sentence: str) -> bool:
     return len(content_words(sentence)) >= 1
 
 
-def parse_claims(text: str) -> Optional[list[str]]:
+def parse_claims(text: str) -> list[str] | None:
     """The claims in an LLM answer (one per line, bullets and numbering stripped); [] for NONE; None if unusable."""
     lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)]|claim\s*\d*:)\s*", "", ln, flags=re.IGNORECASE).strip()
              for ln in text.strip().splitlines()]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Judgement:
     verdict: Verdict
     p_supported: float
     evidence: list[int] = field(default_factory=list)  # indices into the evidence given, best first
-    reason: Optional[str] = None
+    reason: str | None = None
     features: dict[str, float] = field(default_factory=dict)
 
 
@@ -72,7 +73,8 @@ def missing_words(claim: str, evidence: Sequence[str], context: str = "") -> lis
     return list(dict.fromkeys(t for t, stem in zip(surface, lexical.stem_words(surface)) if stem in missing))
 
 
-def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict[str, float], list[int], Optional[str]]:
+def fast_features(claim: str, evidence: Sequence[str],
+                  context: str = "") -> tuple[dict[str, float], list[int], str | None]:
     """The fast verifier's features, the evidence order by similarity (best first) and the lexical conflict found.
     (The claim's length is deliberately not a feature: in labelled sets it tells more about how the set was made
     than about support.)
@@ -88,7 +90,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
     top3 = " ".join(evidence[i] for i in order[:3])
     everything = " ".join(evidence)
     best_words, top_words, all_words = (set(lexical.content_words(t)) for t in (best, top3, everything))
-    cover = lambda pool: sum(w in pool for w in new) / len(new) if new else 0.0
+    def cover(pool):
+        return sum(w in pool for w in new) / len(new) if new else 0.0
     bigrams = _bigrams(words)
     claim_numbers, top_numbers, all_numbers = (lexical.numbers(t) for t in (claim, top3, everything))
     claim_days, top_days = lexical.days(claim), lexical.days(top3)
@@ -112,7 +115,8 @@ def fast_features(claim: str, evidence: Sequence[str], context: str = "") -> tup
         "days_missing": lexical.share_missing(claim_days, lexical.days(everything)),
         "day_conflict": float(day_conflict),
         "negation_conflict": float(negation_conflict) * max_sim,
-        "names_missing": lexical.share_missing(lexical.names(claim), all_words | {w.lower() for w in lexical.tokens(everything)}),
+        "names_missing": lexical.share_missing(lexical.names(claim),
+                                               all_words | {w.lower() for w in lexical.tokens(everything)}),
         "no_evidence": float(not evidence),
     }
     reason = None
@@ -134,22 +138,22 @@ class FastVerifier:
 
     name = "fast"
 
-    def __init__(self, model: str = "fast", threshold: Optional[float] = None, refute_similarity: float = 0.5):
+    def __init__(self, model: str = "fast", threshold: float | None = None, refute_similarity: float = 0.5):
         self.model = StoredModel.load(model)
         self.threshold = self.model.threshold if threshold is None else threshold
         self.refute_similarity = refute_similarity
 
-    def features(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict, list[int], Optional[str]]:
+    def features(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict, list[int], str | None]:
         return fast_features(claim, evidence, context)
 
-    def verdict(self, p: float, features: dict[str, float], reason: Optional[str]) -> Verdict:
+    def verdict(self, p: float, features: dict[str, float], reason: str | None) -> Verdict:
         if reason and features.get("max_sim", 0.0) >= self.refute_similarity:
             return Verdict.REFUTED
         return Verdict.SUPPORTED if p >= self.threshold else Verdict.NOT_ENOUGH_INFO
 
     def judge(self, claim: str, evidence: Sequence[str], context: str = "") -> Judgement:
         features, order, reason = self.features(claim, evidence, context)
-        p = self.model.predict_proba(features)
+        p = float(self.model.predict_proba(features))  # one item's features: one probability
         verdict = self.verdict(p, features, reason)
         if verdict == Verdict.REFUTED:  # the rule overrides the regression: the closer the evidence, the surer
             p = min(p, 1.0 - features.get("max_sim", 0.0))
@@ -159,7 +163,7 @@ class FastVerifier:
 LABELS = {Verdict.SUPPORTED: "SUPPORTED", Verdict.REFUTED: "REFUTED", Verdict.NOT_ENOUGH_INFO: "NOT ENOUGH INFO"}
 
 
-def label_of(token: str) -> Optional[Verdict]:
+def label_of(token: str) -> Verdict | None:
     """The label an answer token begins: "SUP" or "S" -> SUPPORTED, "RE" or "R" -> REFUTED, "NOT", "NO" or "N" ->
     NOT ENOUGH INFO (the prompt's three labels only: a "NO" is never read as REFUTED). One letter counts: Qwen's
     tokenizer often starts "SUPPORTED" with the token "S", so ignoring one-letter tokens loses most of the label's
@@ -174,7 +178,7 @@ def label_of(token: str) -> Optional[Verdict]:
     return None
 
 
-def label_distribution(top_logprobs: Optional[list[dict[str, float]]], text: str) -> dict[Verdict, float]:
+def label_distribution(top_logprobs: list[dict[str, float]] | None, text: str) -> dict[Verdict, float]:
     """P(label) from the log-probabilities of the first answer token that carries label mass (a leading "**" or
     newline is skipped), summed per label and renormalised over the labels; from the answer word alone when the
     backend gave none (1 for the label said, 0 for the others)."""
@@ -205,7 +209,8 @@ class LLMVerifier:
         self.max_evidence = max_evidence
         self.params = SamplingParams(max_tokens=4, temperature=0.0, logprobs=top_logprobs)
 
-    def distribution(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict[Verdict, float], list[int]]:
+    def distribution(self, claim: str, evidence: Sequence[str],
+                     context: str = "") -> tuple[dict[Verdict, float], list[int]]:
         order = [int(i) for i in np.argsort(-similarities(claim, list(evidence)), kind="stable")] if evidence else []
         shown = [evidence[i] for i in order[: self.max_evidence]]
         out = self.llm.complete(self.prompts.verify_claim(claim, shown, context), self.params)
@@ -217,7 +222,8 @@ class LLMVerifier:
         if p >= self.threshold:
             verdict = Verdict.SUPPORTED
         else:
-            verdict = Verdict.REFUTED if dist[Verdict.REFUTED] > dist[Verdict.NOT_ENOUGH_INFO] else Verdict.NOT_ENOUGH_INFO
+            refuted = dist[Verdict.REFUTED] > dist[Verdict.NOT_ENOUGH_INFO]
+            verdict = Verdict.REFUTED if refuted else Verdict.NOT_ENOUGH_INFO
         features = {f"llm_{v.value}": q for v, q in dist.items()}
         return Judgement(verdict, p, order[:3], None, features)
 
@@ -227,12 +233,12 @@ class CombinedVerifier(FastVerifier):
 
     name = "combined"
 
-    def __init__(self, llm, prompts, model: str = "combined", threshold: Optional[float] = None,
+    def __init__(self, llm, prompts, model: str = "combined", threshold: float | None = None,
                  refute_similarity: float = 0.5, max_evidence: int = 4, top_logprobs: int = 10):
         super().__init__(model, threshold, refute_similarity)
         self.llm_verifier = LLMVerifier(llm, prompts, max_evidence=max_evidence, top_logprobs=top_logprobs)
 
-    def features(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict, list[int], Optional[str]]:
+    def features(self, claim: str, evidence: Sequence[str], context: str = "") -> tuple[dict, list[int], str | None]:
         features, order, reason = fast_features(claim, evidence, context)
         dist, _ = self.llm_verifier.distribution(claim, evidence, context)
         features.update({f"llm_{v.value}": q for v, q in dist.items()})

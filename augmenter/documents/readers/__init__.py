@@ -5,7 +5,7 @@ file is read, and a library found missing while reading is MissingLibrary (skipp
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from augmenter.documents.model import Document, MissingLibrary, Unreadable, clean
 from augmenter.documents.readers.docx import read_docx
@@ -73,7 +73,7 @@ def read_document(name: str, data: bytes) -> Document:
             raise MissingLibrary(f"reading it needs {module}, which the 'docs' extra brings: "
                                  "pip install 'augmenter[docs]'") from None
         raise MissingLibrary(f"reading it needs {module}, which is not installed") from None
-    except Exception as exc:  # noqa: BLE001 (a reader's bug or a library's surprise: this file only is skipped)
+    except Exception as exc:  # a reader's bug or a library's surprise: this file only is skipped
         raise Unreadable(f"could not be read ({type(exc).__name__}: {clean(str(exc))[:120]})") from None
     if not document.blocks:
         raise Unreadable("no text in it")

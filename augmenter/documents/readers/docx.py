@@ -30,12 +30,12 @@ def read_docx(data: bytes, name: str) -> Document:
         items = list(document.iter_inner_content())
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, AttributeError) as exc:
         raise Unreadable(f"not a readable Word file ({type(exc).__name__}: {clean(str(exc))[:120]})") from None
-    except Exception as exc:  # noqa: BLE001 (lxml's XML errors and the like)
+    except Exception as exc:  # lxml's XML errors and the like
         raise Unreadable(f"not a readable Word file ({type(exc).__name__}: {clean(str(exc))[:120]})") from None
     title = ""
     try:
         title = clean(document.core_properties.title or "")
-    except Exception:  # noqa: BLE001 (broken core properties: the title comes from the text)
+    except Exception:  # broken core properties: the title comes from the text
         pass
     out, headings = BlockList(), HeadingPath()
     for item in items:

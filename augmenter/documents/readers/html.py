@@ -1,7 +1,8 @@
 """HTML (.html, .htm) with selectolax (the Lexbor parser): read as it is on disk, nothing fetched (no scripts run,
 no remote resources). The title is `<title>` (else the first `<h1>`); headings give the heading path; each
-paragraph, list item, table row and other block element is a block (a `<pre>` one with its line breaks). Scripts, styles, navigation, forms and
-hidden elements are dropped. Spans are in the text as extracted (blocks joined by blank lines)."""
+paragraph, list item, table row and other block element is a block (a `<pre>` one with its line breaks).
+Scripts, styles, navigation, forms and hidden elements are dropped. Spans are in the text as extracted (blocks
+joined by blank lines)."""
 
 from __future__ import annotations
 

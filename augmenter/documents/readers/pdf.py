@@ -30,7 +30,7 @@ def _outline(reader) -> list[tuple[int, tuple[str, ...]]]:
                 continue
             try:
                 title, page = clean(str(item.title)), reader.get_destination_page_number(item)
-            except Exception:  # noqa: BLE001 (a broken bookmark: skipped)
+            except Exception:  # a broken bookmark: skipped
                 continue
             last = (*path, title)
             if page is not None and page >= 0:
@@ -38,7 +38,7 @@ def _outline(reader) -> list[tuple[int, tuple[str, ...]]]:
 
     try:
         walk(reader.outline, ())
-    except Exception:  # noqa: BLE001 (a broken outline: no headings)
+    except Exception:  # a broken outline: no headings
         return []
     return sorted(found, key=lambda item: item[0])
 
@@ -65,7 +65,7 @@ def read_pdf(data: bytes, name: str) -> Document:
     title = ""
     try:
         title = clean(str((reader.metadata or {}).get("/Title") or ""))
-    except Exception:  # noqa: BLE001 (unreadable metadata: the title comes from elsewhere)
+    except Exception:  # unreadable metadata: the title comes from elsewhere
         pass
     title = title or (outline[0][1][0] if outline else "") or title_from_name(name)
     blocks: list[Block] = []
@@ -80,7 +80,7 @@ def read_pdf(data: bytes, name: str) -> Document:
                 raise MissingLibrary(_NEEDS_CRYPTOGRAPHY) from None
             bad_pages.append(index + 1)  # e.g. a Brotli-compressed stream: this page only
             continue
-        except Exception:  # noqa: BLE001 (one broken page does not lose the others)
+        except Exception:  # one broken page does not lose the others
             bad_pages.append(index + 1)
             continue
         text = _HYPHEN.sub(r"\1\2", text.replace("\r\n", "\n"))

@@ -23,8 +23,9 @@ py:module std:ref std:doc confval""".split()
 DROPPED = """toctree autoclass autofunction automodule automethod autodata autoexception autoattribute autosummary
 module currentmodule py:module py:currentmodule index highlight literalinclude include raw tabularcolumns
 sectionauthor codeauthor moduleauthor only-html rst-class""".split()
-PROSE = {"versionadded": "New in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
-         "seealso": "See also", "only": "", "hlist": "", "glossary": "", "centered": "", "tab": "", "card": ""}
+PROSE = {"versionadded": "New in version", "versionchanged": "Changed in version",
+         "deprecated": "Deprecated since version", "seealso": "See also", "only": "", "hlist": "", "glossary": "",
+         "centered": "", "tab": "", "card": ""}
 VERSIONED = ("versionadded", "versionchanged", "deprecated")
 CODE = ["code-block", "sourcecode", "testcode", "doctest", "ipython", "code-cell", "jupyter-execute"]
 _TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.DOTALL)

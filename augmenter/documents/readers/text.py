@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import Optional
 
 from augmenter.documents.model import Block, Document, Unreadable, clean, title_from_name
 
@@ -13,7 +12,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t\r]*(?:\n|\Z)))+")  # a run of lines without a blank one (CRLF too)
 
 
-def decode(data: bytes, declared: Optional[str] = None) -> tuple[str, Optional[str]]:
+def decode(data: bytes, declared: str | None = None) -> tuple[str, str | None]:
     """(text, a note when it was not UTF-8). Binary content (NUL or many control bytes) is Unreadable."""
     for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
                        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
