@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import operator
-from typing import Annotated, Any, Callable, ClassVar, Optional, Union, get_args
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, get_args
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError
@@ -99,8 +100,8 @@ class Node(BaseModel):
     """A config node: only the keys declared here; every one optional (an option sets the keys it uses)."""
 
     model_config = ConfigDict(extra="forbid")
-    target: Optional[str] = Field(None, alias="_target_")
-    TARGET: ClassVar[Optional[str]] = None
+    target: str | None = Field(None, alias="_target_")
+    TARGET: ClassVar[str | None] = None
 
 
 class Custom(Node):
@@ -113,7 +114,7 @@ _TAGS: set[str] = {"custom"}  # the union tags pydantic puts into error location
 _MODELS: dict[str, type[Node]] = {}  # the model of each tag
 
 
-def by_target(*models: type[Node], untargeted: Optional[type[Node]] = None) -> Any:
+def by_target(*models: type[Node], untargeted: type[Node] | None = None) -> Any:
     """One of `models`, chosen by the node's `_target_` (`untargeted` for a node without one)."""
     tags = {m.TARGET: m for m in (*models, *([untargeted] if untargeted else []))}
     _TAGS.update(tags)
@@ -126,12 +127,12 @@ def by_target(*models: type[Node], untargeted: Optional[type[Node]] = None) -> A
         return target if target in tags else "custom"
 
     options = tuple(Annotated[m, Tag(t)] for t, m in tags.items()) + (Annotated[Custom, Tag("custom")],)
-    return Annotated[Union[options], Discriminator(tag)]
+    return Annotated[options, Discriminator(tag)]
 
 
 # llm
 class LLMBase(Node):
-    fallbacks: list["LLM"] = []  # tried in order when this backend fails
+    fallbacks: list[LLM] = []  # tried in order when this backend fails
 
 
 class FakeLLM(LLMBase):
@@ -203,8 +204,8 @@ class Hybrid(Node):
     TARGET = "augmenter.knowledge.HybridRetriever"
     k_rrf: Count = None
     depth: integer(ge=1, null=True) = None
-    sparse: "Retriever" = None
-    dense: "Retriever" = None
+    sparse: Retriever = None
+    dense: Retriever = None
 
 
 Retriever = by_target(BM25s, BM25, Dense, Hybrid, Lucene)
@@ -259,7 +260,7 @@ class Documents(Node):
                      null=True) = None
     max_file_mb: number(gt=0) = None
     update: Flag = None
-    answer: Optional[DocumentAnswers] = None
+    answer: DocumentAnswers | None = None
 
 
 class DSTC7Facts(Node):
@@ -459,7 +460,7 @@ class LLMGuard(Node):
 class EvalSample(Node):
     limit: integer(ge=1) = None
     seed: Count = None
-    exclude: Optional[Union["EvalSample", list["EvalSample"]]] = None  # the sample was itself drawn apart from these
+    exclude: EvalSample | list[EvalSample] | None = None  # the sample was itself drawn apart from these
 
 
 class Eval(Node):
@@ -467,7 +468,7 @@ class Eval(Node):
     split: string(null=True) = None
     limit: integer(ge=0, null=True) = None
     seed: Count = None
-    exclude: Optional[Union[EvalSample, list[EvalSample]]] = None
+    exclude: EvalSample | list[EvalSample] | None = None
     knowledge: string() = None
     out_dir: filepath() = None
     restart: Flag = None
@@ -646,7 +647,7 @@ def _show(value: Any) -> str:
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-def _model_in(annotation: Any) -> Optional[type[BaseModel]]:
+def _model_in(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return next(filter(None, map(_model_in, get_args(annotation))), None)
@@ -654,7 +655,7 @@ def _model_in(annotation: Any) -> Optional[type[BaseModel]]:
 
 def _settings_at(loc: tuple) -> list[str]:
     """The settings the node holding an error's last key may have (none known: [])."""
-    model: Optional[type[BaseModel]] = Config
+    model: type[BaseModel] | None = Config
     for part in loc[:-1]:
         if part in _MODELS:
             model = _MODELS[part]

@@ -4,8 +4,9 @@ bench/labels/rules.md, disagreements settled by a third.
 
     # 1. the answers (8 runs: LLM only, + BM25, the paper's system, the claims system; 0.5B and 1.5B)
     S="eval.limit=60 eval.seed=1 eval.exclude={limit:200,seed:0}"
-    augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/0.5b
-    augmenter grid --only table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25 $S eval.out_dir=runs/claim-set/1.5b llm=local
+    G=table2_llm_only,table2_bm25,table2_bm25_feedback,claims_bm25
+    augmenter grid --only $G $S eval.out_dir=runs/claim-set/0.5b
+    augmenter grid --only $G $S eval.out_dir=runs/claim-set/1.5b llm=local
     # 1b. (a later round) answers of systems an earlier round labelled, as records: controls to mix in
     python bench/claim_set.py controls --from dstc11-dev --systems bm25-1.5b,claims-1.5b --out runs/claim-set/controls
     # 2. the items (answers shuffled per item, the key apart) and the sheets

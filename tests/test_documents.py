@@ -475,7 +475,7 @@ def test_new_chunk_settings_read_every_file_again(folder, tmp_path):
 
 
 
-# ---- the manifest and the update's steps ------------------------------------------------------------------------------
+# ---- the manifest and the update's steps ------------------------------------------------------------------------
 CURRENT_MANIFEST = {  # as the indexer writes it (and the store adds its format)
     "root": "/srv/docs", "sources": ["/srv/docs"], "settings": {"words": 200, "overlap": 40, "reader_version": 3},
     "include": ["*.md"], "exclude": [],

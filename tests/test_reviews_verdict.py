@@ -148,7 +148,8 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
 def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes_the_side_of_its_clause():
     mixed = [review("But if you can get past the mediocre service, this place offers really high quality dishes",
                     "positive", domain="restaurant")]
-    about = lambda yes: Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+    def about(yes):
+        return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
     llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Most diners found the service mediocre.",
                    judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)

@@ -6,17 +6,22 @@ import re
 import time
 from dataclasses import replace
 from enum import Enum
-from typing import Optional
 
 from augmenter.agent.protocols import Composer, Consolidator, Utility, utility_result
-from augmenter.agent.replies import (ABSTAIN_REPLY, CONTRADICTED_REPLY, clip, composed_reply, quoted_sources,
-                                      reviews_quoted, verdict_claim)
+from augmenter.agent.replies import (
+    ABSTAIN_REPLY,
+    CONTRADICTED_REPLY,
+    clip,
+    composed_reply,
+    quoted_sources,
+    reviews_quoted,
+    verdict_claim,
+)
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
-
 
 NO_SEARCH = re.compile(r"^\W*(none|no search|no query|n/a)\W*$", re.IGNORECASE)
 
@@ -33,7 +38,7 @@ def parse_queries(text: str, limit: int = 3) -> list[str]:
     return queries[:limit]
 
 
-def parse_yes_no(text: str) -> Optional[bool]:
+def parse_yes_no(text: str) -> bool | None:
     """The first YES/NO word in an LLM answer, else None."""
     m = re.search(r"\b(yes|no)\b", text.lower())
     return None if m is None else m.group(1) == "yes"
@@ -81,10 +86,10 @@ class Executor:
     """
 
     def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
-                 consolidator: Optional[Consolidator] = None, params: Optional[SamplingParams] = None,
+                 consolidator: Consolidator | None = None, params: SamplingParams | None = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Optional[Composer] = None,
+                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Composer | None = None,
                  review_verdicts: bool = False):
         try:
             select = Select(select)
@@ -125,7 +130,7 @@ class Executor:
             mem.entities = self.consolidator.link(mem.q, mem.h_q)
             mem.overhead_seconds["link_entities"] = time.perf_counter() - start
 
-    def execute(self, action: Action, mem: WorkingMemory, on_text: Optional[TextSink] = None) -> ActionRecord:
+    def execute(self, action: Action, mem: WorkingMemory, on_text: TextSink | None = None) -> ActionRecord:
         """Perform `action`; with `on_text`, a response call streams its reply (the draft) to it."""
         record = ActionRecord(action=action)
         before = self.llm.usage.copy()
@@ -171,7 +176,7 @@ class Executor:
         if not queries:
             record.note = "the LLM wrote no search query: no lookup"
 
-    def _call_llm(self, mem: WorkingMemory, record: ActionRecord, on_text: Optional[TextSink] = None) -> None:
+    def _call_llm(self, mem: WorkingMemory, record: ActionRecord, on_text: TextSink | None = None) -> None:
         composer = self.composer
         messages = composer.messages(mem) if composer else self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
         record.inputs = {"messages": messages}
@@ -249,7 +254,7 @@ class Executor:
         """The knowledge's snippets by id ({} without a snippet knowledge base)."""
         return getattr(getattr(self.consolidator, "kb", None), "by_id", {})
 
-    def _composed(self, mem: WorkingMemory, verdicts: Optional[list] = None) -> Optional[str]:
+    def _composed(self, mem: WorkingMemory, verdicts: list | None = None) -> str | None:
         """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question; with
         `review_verdicts` and a `verdicts` list, the reviews' verdict first (each appended to it)."""
         faqs, reviews = (getattr(self.utility, name, None) for name in ("answering_faqs", "answering_reviews"))

@@ -7,7 +7,7 @@ sentences they rest on (`reviews_quoted`)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 from augmenter.reviews.verdict import display_name, reviewers
@@ -46,7 +46,7 @@ def place_name(mem: WorkingMemory, snippet: Snippet) -> str:
     return display_name(linked or snippet.entity_name or "")
 
 
-def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[str]:
+def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> str | None:
     """What the reviews of one entity say on the question, in their own words: the first sentence of each side
     (the evidence lists the most relevant first), quoted and attributed to one guest each, with no verdict of its
     own ("guests are divided", "guests speak well of it" are claims about reviews the gatherer may not all have
@@ -55,7 +55,7 @@ def opinion_sentence(sentences: Sequence[Snippet], place: str = "") -> Optional[
     return quoted([q for q in quotes if q is not None], place)
 
 
-def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
+def quoted(quotes: Sequence[Snippet], place: str = "") -> str | None:
     """One or two review sentences, quoted and attributed to one reviewer each ("At <place>, a guest wrote: ..."; a
     diner of a restaurant), or to the same one when both come from one review (the labellers of the default's
     answers read "another" for a sentence of the same review as a false claim)."""
@@ -72,7 +72,7 @@ def quoted(quotes: Sequence[Snippet], place: str = "") -> Optional[str]:
     return f"{at}one {who} wrote: {_quote(first)}; another: {_quote(second)}"
 
 
-VerdictFn = Callable[[str, Sequence[Snippet]], Optional[object]]  # (question, sentences) -> a Verdict or None
+VerdictFn = Callable[[str, Sequence[Snippet]], object | None]  # (question, sentences) -> a Verdict or None
 
 
 def verdict_first(verdict, place: str = "") -> str:
@@ -91,7 +91,7 @@ def verdict_claim(verdict) -> ClaimCheck:
 
 
 def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
-                   answering_reviews: Sequence[Snippet] = (), verdict: Optional[VerdictFn] = None) -> Optional[str]:
+                   answering_reviews: Sequence[Snippet] = (), verdict: VerdictFn | None = None) -> str | None:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
     question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
@@ -99,7 +99,7 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
     the question, best first) per entity, quoted. None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
-    places: list[tuple[Snippet, Optional[list[Snippet]]]] = []  # (where, its review sentences with a stance; None:
+    places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
     # quote `where` itself)
     for digest in digests:
         sentences = [s for s in mem.e if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) ==
@@ -141,7 +141,7 @@ def _sentence(said: str) -> str:
 
 
 def reviews_quoted(mem: WorkingMemory, checks: Sequence[ClaimCheck],
-                   by_id: dict) -> Optional[tuple[str, list[ClaimCheck]]]:
+                   by_id: dict) -> tuple[str, list[ClaimCheck]] | None:
     """A checked candidate (its `checks`) with each supported claim that cites review sentences alone (`by_id`: the
     knowledge's snippets) replaced by the best of them, quoted (one per review, at most two per place), its other
     claims as they are: (the reply, its claims with their evidence). None when no claim cites reviews alone."""

@@ -17,7 +17,8 @@ and precompute are in `augmenter.api.envs`. They are imported on demand (some ne
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -33,20 +34,20 @@ __all__ = ["Assistant"]
 class Assistant:
     """An augmenter system: an agent built once (model, knowledge, policy, utility), any number of sessions."""
 
-    def __init__(self, agent: Agent, config: Optional[DictConfig] = None):
+    def __init__(self, agent: Agent, config: DictConfig | None = None):
         self.agent = agent
         self.config = config
 
     @classmethod
     def from_overrides(cls, overrides: Sequence[str] = (), config_name: str = "chat", *, llm: Any = None,
-                       policy: Any = None, utility: Any = None, callbacks: Sequence[Callback] = ()) -> "Assistant":
+                       policy: Any = None, utility: Any = None, callbacks: Sequence[Callback] = ()) -> Assistant:
         """Compose `configs/<config_name>.yaml` with Hydra overrides (as on the command line) and build it."""
         return cls.from_config(compose(config_name, overrides), llm=llm, policy=policy, utility=utility,
                                callbacks=callbacks)
 
     @classmethod
     def from_config(cls, config: DictConfig | Mapping, *, llm: Any = None, policy: Any = None, utility: Any = None,
-                    callbacks: Sequence[Callback] = ()) -> "Assistant":
+                    callbacks: Sequence[Callback] = ()) -> Assistant:
         """Build from a whole composed config (a DictConfig or a plain dict, e.g. one saved by `--cfg job`),
         checked by the same schema as a composed one."""
         from augmenter.config_schema import validate
@@ -66,6 +67,6 @@ class Assistant:
         return Session(self.agent, history)
 
     def ask(self, question: str, history: Sequence[Utterance] = (),
-            knowledge: Optional[Sequence[Snippet]] = None) -> WorkingMemory:
+            knowledge: Sequence[Snippet] | None = None) -> WorkingMemory:
         """Answer one question outside any session; `knowledge` hands in the evidence instead of retrieving it."""
         return self.agent.respond(question, history, given=knowledge)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
 
 from augmenter.config import build_agent, build_llm, compose
 from augmenter.errors import ConfigError
@@ -39,8 +39,13 @@ def converse(overrides: Sequence[str] = ()) -> dict:
     """The conversations `configs/converse.yaml` with `overrides` describes, between its system and the LLM user
     simulator (resumed where a run stopped); their summary."""
     from augmenter.envs.user_sim import LLMUserSimulator
-    from augmenter.eval.conversations import (ConversationRunner, chat_seeds, conversation_fingerprint, dstc11_seeds,
-                                              sample_seeds)
+    from augmenter.eval.conversations import (
+        ConversationRunner,
+        chat_seeds,
+        conversation_fingerprint,
+        dstc11_seeds,
+        sample_seeds,
+    )
 
     cfg = compose("converse", overrides)
     cv = cfg.converse
@@ -73,7 +78,7 @@ class Judged:
     report: Path
 
 
-def judge(runs: Sequence[str], overrides: Sequence[str] = (), command: Optional[str] = None) -> Judged:
+def judge(runs: Sequence[str], overrides: Sequence[str] = (), command: str | None = None) -> Judged:
     """The judges of `configs/judge.yaml` with `overrides` over the conversations of `runs` (converse or eval run
     directories, or sample directories: every run inside); resumable. Writes results.md/json (headed by `command`,
     by default the `augmenter judge` command line of these arguments) and elo.png beside the runs or in judge.out."""
@@ -85,7 +90,8 @@ def judge(runs: Sequence[str], overrides: Sequence[str] = (), command: Optional[
     cfg = compose("judge", overrides)
     jc = cfg.judge
     elo = _elo_settings(cfg)
-    systems = first_dialogues(load_systems(runs, human=jc.human, history=jc.history), jc.get("limit"))
+    systems = first_dialogues(load_systems([Path(r) for r in runs], human=jc.human, history=jc.history),
+                              jc.get("limit"))
     if sum(1 for ds in systems.values() if ds) < 1:
         raise ConfigError("no ok conversations in the runs given")
     known = known_orderings(list(jc.get("known") or []), list(systems), jc.human)

@@ -11,8 +11,9 @@ tasks build their evaluator with (`worker_evaluator`); the run itself is `augmen
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import partial
-from typing import Any, Sequence
+from typing import Any
 
 from omegaconf import OmegaConf
 

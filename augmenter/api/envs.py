@@ -12,9 +12,9 @@ objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Sequence
 
 from omegaconf import DictConfig, open_dict
 
@@ -31,7 +31,7 @@ __all__ = ["build_env", "build_users", "call_fingerprint", "make_dialogue_env", 
            "named_policy", "precompute"]
 
 
-def make_turn_env(overrides: Sequence[str] = (), part: str = "train", render_mode: Optional[str] = None,
+def make_turn_env(overrides: Sequence[str] = (), part: str = "train", render_mode: str | None = None,
                   **env) -> TurnEnv:
     """`gymnasium.make("augmenter/Turn-v0", overrides=[...], part=..., limit=..., render_mode=..., ...)`: the
     `train` config composed with `overrides` (e.g. "llm=fake"); other keyword arguments set `env.*` values
@@ -48,14 +48,14 @@ def make_turn_env(overrides: Sequence[str] = (), part: str = "train", render_mod
     return build_env(cfg, part, render_mode=render_mode)
 
 
-def make_dialogue_env(overrides: Sequence[str] = (), part: str = "train", render_mode: Optional[str] = None,
+def make_dialogue_env(overrides: Sequence[str] = (), part: str = "train", render_mode: str | None = None,
                       **env) -> TurnEnv:
     """`gymnasium.make("augmenter/Dialogue-v0", ...)`: as `make_turn_env`, a whole dialogue per episode."""
     return make_turn_env(overrides, part, render_mode, **{"episode": "dialogue", **env})
 
 
 def make_vector_env(overrides: Sequence[str] = (), num_envs: int = 2, mode: str = "async", part: str = "train",
-                    max_episode_steps: Optional[int] = None, **env):
+                    max_episode_steps: int | None = None, **env):
     """`gymnasium.make_vec("augmenter/Turn-v0", num_envs, vectorization_mode=mode, overrides=..., part=...)` with
     autoreset disabled: its user resets each finished sub-environment (`reset(seed=[...], options={"reset_mask":
     ...})`), as training does to seed each episode (`augmenter.policies.vector_rollouts`). `max_episode_steps`:
@@ -71,8 +71,8 @@ def make_vector_env(overrides: Sequence[str] = (), num_envs: int = 2, mode: str 
                               part=part, **env)
 
 
-def build_env(cfg: DictConfig, part: str = "train", agent: Optional[Agent] = None,
-              render_mode: Optional[str] = None) -> TurnEnv:
+def build_env(cfg: DictConfig, part: str = "train", agent: Agent | None = None,
+              render_mode: str | None = None) -> TurnEnv:
     """The environment a composed `train` config describes: its agent (or `agent`) answering the turns of
     `build_users(cfg, agent, part)`."""
     _check_data(cfg)

@@ -11,9 +11,9 @@ in turn (`grid`) or as Ray tasks (`ray_grid`), and the grounding check of finish
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
 
 from augmenter.config import build_evaluator, build_llm, compose, group_options, instantiate
 from augmenter.errors import AugmenterError, InputError
@@ -44,8 +44,8 @@ class ExperimentRun:
     turns than eval.max_failed allows, that error."""
 
     name: str
-    summary: Optional[dict]
-    error: Optional[EvalFailed] = None
+    summary: dict | None
+    error: EvalFailed | None = None
 
 
 def grid(names: Sequence[str], overrides: Sequence[str] = ()) -> Iterator[ExperimentRun]:
@@ -59,8 +59,8 @@ def grid(names: Sequence[str], overrides: Sequence[str] = ()) -> Iterator[Experi
         yield run
 
 
-def ray_grid(names: Sequence[str], overrides: Sequence[str] = (), address: Optional[str] = None,
-             shard_size: int = 20, retries: int = 2, runtime_env: Optional[dict] = None) -> list:
+def ray_grid(names: Sequence[str], overrides: Sequence[str] = (), address: str | None = None,
+             shard_size: int = 20, retries: int = 2, runtime_env: dict | None = None) -> list:
     """Every experiment's shards of turns as Ray tasks (`augmenter.eval.distributed`), on the cluster at `address`
     (None or "local": a local instance started and stopped here); the Outcome of each experiment."""
     from augmenter.api.distributed import grid_jobs, worker_evaluator
@@ -77,7 +77,7 @@ def ray_grid(names: Sequence[str], overrides: Sequence[str] = (), address: Optio
             ray_module().shutdown()
 
 
-def ground(runs: Sequence[str | Path], verifier: str = "fast", only: Optional[Sequence[str]] = None,
+def ground(runs: Sequence[str | Path], verifier: str = "fast", only: Sequence[str] | None = None,
            overrides: Sequence[str] = ()) -> Iterator[tuple[Path, dict]]:
     """Every sent response's claims judged against the gold knowledge by `verifier` (fast, llm or combined), run by
     run: `runs` are run directories or sample directories (their runs named in `only`, or all). Yields each run's
@@ -95,7 +95,7 @@ def ground(runs: Sequence[str | Path], verifier: str = "fast", only: Optional[Se
         yield directory, ground_run(directory, judge, verifier, knowledge)
 
 
-def _run_dirs(runs: Sequence[str | Path], only: Optional[set[str]]) -> list[Path]:
+def _run_dirs(runs: Sequence[str | Path], only: set[str] | None) -> list[Path]:
     """The run directories (with records.jsonl) given, or inside the sample directories given."""
     dirs = []
     for path in map(Path, runs):

@@ -12,8 +12,9 @@ run (behaviour cloning, then REINFORCE; resumable), then the baselines and the l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 from augmenter.api.envs import CALL_SHAPING, build_env, make_vector_env, named_policy
 from augmenter.config import compose
@@ -34,14 +35,15 @@ class Training:
         self.seeds: list[int] = list(t.seeds) if t.seeds else [t.seed]
         self.train_env = build_env(self.cfg, "train")
         self.heldout_env = build_env(self.cfg, "heldout", self.train_env.agent)
-        self.teacher = self.train_envs = None
+        self.teacher: Any = None
+        self.train_envs: Any = None
 
     @property
     def turns(self) -> tuple[int, int]:
         """The number of training turns and of held-out turns."""
         return len(self.train_env.users), len(self.heldout_env.users)
 
-    def __enter__(self) -> "Training":
+    def __enter__(self) -> Training:
         self.teacher = named_policy(self.cfg.train.teacher, "train.teacher")
         num_envs = int(self.cfg.train.get("num_envs") or 1)
         if num_envs > 1:

@@ -9,8 +9,9 @@ import json
 import logging
 import sys
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional, TextIO
+from typing import TextIO
 
 from augmenter.errors import AugmenterError, CircuitOpenError, InputError, LLMFatalError
 from augmenter.extras import explain
@@ -54,7 +55,7 @@ def _open_output(output: str | Path) -> TextIO:
         raise InputError(f"cannot write the output file {path}: {exc.strerror or exc}") from None
 
 
-def _utterances(scripted: Optional[list[str]], console) -> Iterable[str]:
+def _utterances(scripted: list[str] | None, console) -> Iterable[str]:
     """The scripted lines (echoed), or lines typed at the prompt, up to a quit word (quit, exit, :q)."""
     from augmenter.cli.safe_text import safe
 
@@ -93,7 +94,7 @@ def _record(session_id: str, turn: int, mem) -> dict:
             "memory": mem.model_dump(mode="json")}
 
 
-def _write(sink: Optional[TextIO], record: dict) -> None:
+def _write(sink: TextIO | None, record: dict) -> None:
     """Append one record (secrets masked) and flush it, before anything of its turn is shown."""
     from augmenter.redact import redact_data
 
@@ -120,7 +121,7 @@ def _show(mem, console, trace: bool) -> None:
     show_sources(mem, console)
 
 
-def _converse(session, utterances: Iterable[str], console, sink: Optional[TextIO], trace: bool, drafts=None) -> int:
+def _converse(session, utterances: Iterable[str], console, sink: TextIO | None, trace: bool, drafts=None) -> int:
     """Run the turns; each is written to `sink` before it is shown (`drafts`, a DraftPrinter among the agent's
     callbacks, prints the draft as it streams in). Returns the number of turns taken.
     A failed turn, an open circuit breaker or a crashed turn is recorded as failed and the session goes on; a

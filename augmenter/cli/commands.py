@@ -5,8 +5,8 @@ the function that runs it. `augmenter.cli.main` derives the parser, the extra ch
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from augmenter.cli import chat, conversations, documents, jobs
 
@@ -24,9 +24,9 @@ class Command:
     help: str
     handler: Callable[[argparse.Namespace], int]
     arguments: Arguments
-    extra: Optional[str] = None
-    modules: Optional[tuple[str, ...]] = None
-    config: Optional[str] = None
+    extra: str | None = None
+    modules: tuple[str, ...] | None = None
+    config: str | None = None
     settings: tuple[str, ...] = ()
     takes_cfg: bool = False
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from augmenter.cli.safe_text import safe
 from augmenter.memory import Action, WorkingMemory
@@ -14,9 +14,9 @@ class DraftPrinter:
 
     def __init__(self, console: Any):
         self.console = console
-        self.status: Optional[Any] = None  # the turn's rich Status (its spinner), while it spins
-        self.held: Optional[Any] = None  # the same Status, stopped while a draft prints
-        self.candidate: Optional[int] = None
+        self.status: Any | None = None  # the turn's rich Status (its spinner), while it spins
+        self.held: Any | None = None  # the same Status, stopped while a draft prints
+        self.candidate: int | None = None
         self.open = False  # a draft line is being printed
 
     def begin(self, status: Any = None) -> None:

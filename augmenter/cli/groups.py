@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from augmenter.config import config_dir, group_options
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.cli.chat import DEMOS
 from augmenter.cli.commands import COMMANDS, Command
@@ -54,7 +54,7 @@ class _Parser(argparse.ArgumentParser):
 class _CommandParser(_Parser):
     """A command's parser: its help ends with the config groups of its primary config (read only when shown)."""
 
-    def __init__(self, *args, config_name: Optional[str] = None, settings: Sequence[str] = (), **kwargs):
+    def __init__(self, *args, config_name: str | None = None, settings: Sequence[str] = (), **kwargs):
         super().__init__(*args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
         self.config_name, self.settings = config_name, settings
 
@@ -107,7 +107,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     return parser, {name: _add_command(sub, command) for name, command in COMMANDS.items()}
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Flags and overrides in any order: argparse takes the positionals before the first flag, the rest come back
     unrecognised and join the overrides in their order (`ground` tells its run directories from them by "=").
     An unknown flag, or an override to a command that takes none, is a usage error (exit code 2)."""
@@ -153,7 +153,7 @@ def show_config(config_name: str, overrides: Sequence[str]) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Parse, check the command's extra, run it (or print its config with --cfg job); the exit code. Errors in
     configuration, data or input are one line on stderr (exit code 2)."""
     from augmenter.cli.log import setup_logging

@@ -7,8 +7,6 @@ but newline and tab). Only the display is cleaned: Working Memory, trace and rec
 
 from __future__ import annotations
 
-from typing import Union
-
 from rich.text import Text
 
 from augmenter.text import one_line
@@ -16,7 +14,7 @@ from augmenter.text import strip_controls as clean  # the display's name for it
 
 __all__ = ["clean", "one_line", "safe"]
 
-Part = Union[str, tuple[str, str]]
+Part = str | tuple[str, str]
 
 
 def safe(*parts: Part) -> Text:

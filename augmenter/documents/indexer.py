@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional, Sequence
 
 from augmenter.documents.bm25 import Terms, TermsBuilder, save_bm25
 from augmenter.documents.manifest import DocumentEntry, Entry, Manifest, Settings, SkippedEntry
@@ -45,7 +45,7 @@ class Report:
     """What an update found and did."""
 
     index_dir: Path
-    generation: Optional[str] = None
+    generation: str | None = None
     documents: int = 0
     chunks: int = 0
     added: list[str] = field(default_factory=list)
@@ -78,7 +78,7 @@ class Report:
         return f"{'; '.join(parts)}; index {state} in {self.seconds:.1f} s: {self.index_dir}"
 
 
-def _chunk_records(rel: str, document, words: int, overlap: int, text: Optional[str] = None) -> list[dict]:
+def _chunk_records(rel: str, document, words: int, overlap: int, text: str | None = None) -> list[dict]:
     return [{"id": f"{rel}#{n}", "file": rel, "text": c.text, "heading": list(c.heading), "page": c.page,
              "start": c.start, "end": c.end}
             for n, c in enumerate(split_document(document, words, overlap, text), 1)]
@@ -89,9 +89,9 @@ def search_text(chunk: dict, title: str) -> str:
     return " ".join([title, *chunk["heading"], chunk["text"]])
 
 
-def update_index(paths: Sequence[str | Path], index_dir: Optional[str | Path] = None, words: Optional[int] = None,
-                 overlap: Optional[int] = None, include: Optional[Sequence[str]] = None,
-                 exclude: Optional[Sequence[str]] = None,
+def update_index(paths: Sequence[str | Path], index_dir: str | Path | None = None, words: int | None = None,
+                 overlap: int | None = None, include: Sequence[str] | None = None,
+                 exclude: Sequence[str] | None = None,
                  max_file_mb: float = DEFAULT_MAX_FILE_MB, rebuild: bool = False, progress: bool = True,
                  warn: Warn = warn_to_stderr, k1: float = 1.5, b: float = 0.75, wait: bool = True) -> Report:
     """Bring the index of `paths` (folders, files, globs) up to date; see the module docstring. Settings left
@@ -120,10 +120,10 @@ class Request:
     """What an update is asked for: the paths, and settings that, left None, are the index's (or the defaults)."""
 
     paths: Sequence[str | Path]
-    words: Optional[int] = None
-    overlap: Optional[int] = None
-    include: Optional[Sequence[str]] = None
-    exclude: Optional[Sequence[str]] = None
+    words: int | None = None
+    overlap: int | None = None
+    include: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
     max_file_mb: float = DEFAULT_MAX_FILE_MB
     rebuild: bool = False
 
@@ -137,7 +137,7 @@ class Plan:
     found."""
 
     request: Request
-    previous: Optional[Generation]
+    previous: Generation | None
     old: Manifest
     found: Scan
     settings: Settings
@@ -148,7 +148,7 @@ class Plan:
     to_read: list[Candidate]
     removed: list[str]
 
-    def before(self, rel: str) -> Optional[Entry]:
+    def before(self, rel: str) -> Entry | None:
         """The file's entry in the previous generation, when its chunks can be reused (no rebuild)."""
         return None if self.rebuild else self.old.documents.get(rel) or self.old.skipped.get(rel)
 
@@ -157,7 +157,7 @@ class Plan:
         return rel not in self.old.documents and rel not in self.old.skipped
 
 
-def plan(previous: Optional[Generation], request: Request) -> Plan:
+def plan(previous: Generation | None, request: Request) -> Plan:
     """Scan the files (with the index's include and exclude globs unless asked for others) and sort them into kept
     and to read; InputError for chunk settings that cannot work."""
     old = Manifest.from_json(previous.manifest) if previous else Manifest()
@@ -174,7 +174,7 @@ def plan(previous: Optional[Generation], request: Request) -> Plan:
                 removed=sorted(set(old.documents) - {c.rel for c in found.files}))
 
 
-def _settings(old: Settings, words: Optional[int], overlap: Optional[int]) -> Settings:
+def _settings(old: Settings, words: int | None, overlap: int | None) -> Settings:
     """The chunk settings asked for, else the index's, else the defaults."""
     words = words or old.words or DEFAULT_WORDS
     overlap = overlap if overlap is not None else (old.overlap if old.overlap is not None else DEFAULT_OVERLAP)
@@ -198,11 +198,11 @@ class Contents:
 
     documents: dict[str, DocumentEntry] = field(default_factory=dict)
     skipped: dict[str, SkippedEntry] = field(default_factory=dict)
-    chunks: dict[str, Optional[list[dict]]] = field(default_factory=dict)
+    chunks: dict[str, list[dict] | None] = field(default_factory=dict)
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
 
-    def put(self, rel: str, entry: Entry, chunks: Optional[list[dict]] = None) -> None:
+    def put(self, rel: str, entry: Entry, chunks: list[dict] | None = None) -> None:
         if isinstance(entry, SkippedEntry):
             self.skipped[rel] = entry
         else:
@@ -226,8 +226,8 @@ def read(plan: Plan, progress: bool = True) -> Contents:
     return contents
 
 
-def _process(candidate: Candidate, settings: Settings, before: Optional[Entry]
-             ) -> tuple[Entry, Optional[list[dict]]]:
+def _process(candidate: Candidate, settings: Settings, before: Entry | None
+             ) -> tuple[Entry, list[dict] | None]:
     """The file's new entry and its chunks; never raises. The chunks are None when the content hash is that of the
     indexed document `before` (the file was touched, not changed: its chunks are kept); a SkippedEntry says why
     the file is not indexed."""
@@ -254,7 +254,7 @@ def _process(candidate: Candidate, settings: Settings, before: Optional[Entry]
                          document.words, list(document.notes)), chunks
 
 
-def _skipped_again(before: Optional[Entry], entry: Entry) -> bool:
+def _skipped_again(before: Entry | None, entry: Entry) -> bool:
     """Whether a file is skipped for the reason it was skipped before, its content unchanged: not a change."""
     return isinstance(before, SkippedEntry) and isinstance(entry, SkippedEntry) \
         and (before.sha, before.reason) == (entry.sha, entry.reason)
@@ -311,7 +311,7 @@ def write(store: IndexStore, plan: Plan, contents: Contents, k1: float = 1.5, b:
     return store.write(manifest.to_json(), lines, extra).directory.name
 
 
-def _assemble(previous: Optional[Generation], old_docs: dict[str, DocumentEntry], contents: Contents
+def _assemble(previous: Generation | None, old_docs: dict[str, DocumentEntry], contents: Contents
               ) -> tuple[list[str], Terms]:
     """The new state's chunk lines (JSON) and terms, in file order: a kept file's lines and term ids are copied
     from the previous generation as they are; only new chunks are encoded and tokenised."""

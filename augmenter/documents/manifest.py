@@ -6,7 +6,7 @@ missing keys take their defaults, so an older manifest reads too."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["DocumentEntry", "Manifest", "Settings", "SkippedEntry"]
 
@@ -22,9 +22,9 @@ class Settings:
     """How the files were cut into chunks, and by which version of the readers; other settings read every file
     again."""
 
-    words: Optional[int] = None
-    overlap: Optional[int] = None
-    reader_version: Optional[int] = None
+    words: int | None = None
+    overlap: int | None = None
+    reader_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,10 @@ class DocumentEntry:
 
     size: int = -1
     mtime_ns: int = -1
-    sha: Optional[str] = None
+    sha: str | None = None
     format: str = "document"
     title: str = ""
-    pages: Optional[int] = None
+    pages: int | None = None
     chunks: int = 0
     words: int = 0
     notes: list[str] = field(default_factory=list)
@@ -52,7 +52,7 @@ class SkippedEntry:
 
     size: int = -1
     mtime_ns: int = -1
-    sha: Optional[str] = None
+    sha: str | None = None
     retry: bool = False
     reason: str = ""
 
@@ -88,7 +88,7 @@ class Manifest:
     bm25: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Manifest":
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
         """A manifest as read from manifest.json (keys it does not know, e.g. the store's format, are ignored)."""
         return cls(**{**_known(cls, data),
                       "settings": Settings(**_known(Settings, data.get("settings") or {})),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge.base import KnowledgeBase
@@ -48,8 +48,8 @@ class KnowledgeConsolidator:
         opinions_max_sentences: int = 6,
         opinions_stance: str = "model",
         opinions_min_related: float = 0.85,
-        opinions_min_about: Optional[float] = None,
-        opinions_min_about_side: Optional[float] = None,
+        opinions_min_about: float | None = None,
+        opinions_min_about_side: float | None = None,
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -107,21 +107,21 @@ class KnowledgeConsolidator:
         return self.opinions is not None and self.opinions_stance == "llm"
 
     def retrieve(
-        self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None
+        self, q: str, history: Sequence[Utterance] = (), entities: Sequence[EntityMention] | None = None
     ) -> tuple[str, list[Snippet]]:
         """Return (the query used, the top-k snippets with their scores)."""
         return self._retrieve(q, history, entities, opinions=True)
 
     def search(
-        self, q: str, history: Sequence[Utterance] = (), entities: Optional[Sequence[EntityMention]] = None,
-        k: Optional[int] = None,
+        self, q: str, history: Sequence[Utterance] = (), entities: Sequence[EntityMention] | None = None,
+        k: int | None = None,
     ) -> tuple[str, list[Snippet]]:
         """`retrieve` without the opinion gatherer: the snippets for a claim's evidence (the claims utility), or
         the `k` best (default: the consolidator's k) for a composer that selects its own evidence."""
         return self._retrieve(q, history, entities, opinions=False, k=k)
 
-    def _retrieve(self, q: str, history: Sequence[Utterance], entities: Optional[Sequence[EntityMention]],
-                  opinions: bool, k: Optional[int] = None) -> tuple[str, list[Snippet]]:
+    def _retrieve(self, q: str, history: Sequence[Utterance], entities: Sequence[EntityMention] | None,
+                  opinions: bool, k: int | None = None) -> tuple[str, list[Snippet]]:
         k = k or self.k
         hits, focused = [], q
         if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now
@@ -147,7 +147,7 @@ class KnowledgeConsolidator:
         return query, evidence
 
     def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
-                       question: Optional[str] = None) -> list[Snippet]:
+                       question: str | None = None) -> list[Snippet]:
         """The evidence's non-review snippets, then per linked entity the count of its reviews on each side and its
         review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without
         any sentence on the aspect stay as they were."""

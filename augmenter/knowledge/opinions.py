@@ -13,10 +13,10 @@ split instead of summarising whichever few sentences retrieval happened to find.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class StanceModel:
     meta: dict = field(default_factory=dict)
 
     @classmethod
-    def load(cls, name: str = "stance") -> "StanceModel":
+    def load(cls, name: str = "stance") -> StanceModel:
         try:
             d = json.loads(_packaged(name))
             model = cls(list(d["classes"]), np.asarray(d["coef"], dtype=np.float32),
@@ -131,7 +131,7 @@ class OpinionGatherer:
     that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews."""
 
     def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
-                 max_sentences: int = 6, judge=None, min_about_side: Optional[float] = None):
+                 max_sentences: int = 6, judge=None, min_about_side: float | None = None):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
         if min_about_side is not None and not 0.0 <= min_about_side <= 1.0:
@@ -186,7 +186,7 @@ class OpinionGatherer:
         pairs = sorted(zip(out_keep, out_stances), key=lambda pair: order[pair[0]])
         return [i for i, _ in pairs], [st for _, st in pairs]
 
-    def gather(self, query: str, domain, entity_id, question: Optional[str] = None) -> Optional[Opinions]:
+    def gather(self, query: str, domain, entity_id, question: str | None = None) -> Opinions | None:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the
         user asked it (what the judge reads; default `query`)."""
         reviews = [self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id)

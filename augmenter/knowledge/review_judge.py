@@ -10,7 +10,7 @@ embedded 1.5B model tells praise from complaint in 95% of the related sentences 
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from augmenter.llm.base import SamplingParams
 from augmenter.prompts.engine import PromptTemplate
@@ -33,7 +33,7 @@ class ReviewJudge:
     reply will quote (`min_about`: the probability it needs; None: not asked)."""
 
     def __init__(self, llm, prompt: str = "review_stance", min_related: float = 0.85, top_logprobs: int = 20,
-                 about_prompt: str = "review_about", min_about: Optional[float] = None):
+                 about_prompt: str = "review_about", min_about: float | None = None):
         for name, value in (("min_related", min_related), ("min_about", min_about)):
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], got {value}")

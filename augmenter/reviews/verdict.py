@@ -10,8 +10,8 @@ so and answer neither yes nor no). Otherwise a fixed sentence says which side th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 from augmenter.knowledge.review_judge import ReviewJudge
 from augmenter.llm.base import SamplingParams
@@ -28,7 +28,8 @@ DIVIDED = frozenset(content_words("divided mixed some others while whereas but h
 MOST = re.compile(r"\b(?:most|mostly|many|generally)\b", re.IGNORECASE)
 # what a verdict may say beyond the question's and the reviews' words
 VERDICT_WORDS = DIVIDED | frozenset(content_words(
-    "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say says said find found praise "
+    "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say "
+    "says said find found praise "
     "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
     "describe described think thought report reported speak spoke wrote write well positive negative opinion "
     "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
@@ -49,13 +50,13 @@ def display_name(name: str) -> str:
     return " ".join(w if i and w in _SMALL else w[:1].upper() + w[1:] for i, w in enumerate(words))
 
 
-def reviewers(domain: Optional[str], plural: bool = True) -> str:
+def reviewers(domain: str | None, plural: bool = True) -> str:
     """Who wrote a domain's reviews: "guests" of a hotel, "diners" of a restaurant, else "reviewers"."""
     one, many = REVIEWERS.get(domain or "", ("reviewer", "reviewers"))
     return many if plural else one
 
 
-def side_of(sentences: Sequence[Snippet]) -> Optional[str]:
+def side_of(sentences: Sequence[Snippet]) -> str | None:
     """"positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
     found = {s.stance for s in sentences} & set(SIDES)
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
@@ -90,7 +91,7 @@ class VerdictWriter:
     """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
     side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
 
-    def __init__(self, llm, judge: Optional[ReviewJudge] = None, prompt: str = "review_verdict",
+    def __init__(self, llm, judge: ReviewJudge | None = None, prompt: str = "review_verdict",
                  max_words: int = 25, max_tokens: int = 48):
         self.llm, self.max_words = llm, max_words
         self.judge = judge or ReviewJudge(llm)
@@ -115,7 +116,7 @@ class VerdictWriter:
             out.append(s)
         return out
 
-    def write(self, question: str, sentences: Sequence[Snippet]) -> Optional[Verdict]:
+    def write(self, question: str, sentences: Sequence[Snippet]) -> Verdict | None:
         sentences = self.clauses(question, sentences)
         side = side_of(sentences)
         if side is None:
