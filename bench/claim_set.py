@@ -1,4 +1,4 @@
-"""The labelled claim set of DSTC11 dev answers (issue 28, point 1): answers of four systems with two models on 60
+"""The labelled claim set of DSTC11 dev answers: answers of four systems with two models on 60
 dev turns apart from the 200 the experiments are scored on, labelled claim by claim by two blind labellers each under
 bench/labels/rules.md, disagreements settled by a third.
 
@@ -17,7 +17,7 @@ bench/labels/rules.md, disagreements settled by a third.
     # 4. the third labeller's labels (labels/labeller-3.jsonl): the settled set, agreement and per-system figures
     python bench/claim_set.py settle --round dstc11-dev
 
-Round 2 (`dstc11-dev-r2`, issue 28 point 6): the checked system (experiment grounded_bm25) on the same 60 turns with
+Round 2 (`dstc11-dev-r2`): the checked system (experiment grounded_bm25) on the same 60 turns with
 each model, beside two round-1 systems' answers as controls (labellers stay blind to which answers are new; the two
 rounds' labels of the controls measure their agreement), labelled by new labellers with the same brief:
 
@@ -127,7 +127,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
     if n == 0:
         return [0.0, 0.0]
     p = k / n
-    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return [max(0.0, round(100 * (centre - half), 1)), min(100.0, round(100 * (centre + half), 1))]
 
 
@@ -266,7 +267,8 @@ def main() -> None:
         for item, rid in disputed:
             lines.append(f"## Item {item}, {rid}\nWhy: {'; '.join(disagree(first[(item, rid)], second[(item, rid)]))}")
             for n, labels in ((1, first), (2, second)):
-                lines.append(f"Labeller {chr(64 + n)}: " + json.dumps(labels[(item, rid)].to_json(), ensure_ascii=False))
+                said = json.dumps(labels[(item, rid)].to_json(), ensure_ascii=False)
+                lines.append(f"Labeller {chr(64 + n)}: {said}")
             lines.append("")
         write_atomic(directory / "disputes.md", "\n".join(lines))
         print(f"{len(disputed)} of {len(expected)} answers disputed -> {directory / 'disputes.md'}")

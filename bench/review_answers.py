@@ -19,6 +19,7 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def main() -> None:
     summary = {"command": "python bench/review_answers.py " + " ".join(sys.argv[1:]), "turns": len(records),
                "seconds_median": round(statistics.median(seconds), 2), "seconds_max": round(max(seconds), 2),
                "llm_calls_mean": round(statistics.mean(r["cost"]["llm_calls"] for r in records), 2),
-               "outcomes": {o: sum(r["outcome"] == o for r in records) for o in sorted({r["outcome"] for r in records})},
+               "outcomes": dict(sorted(Counter(r["outcome"] for r in records).items())),
                "verdicts_fixed": sum(bool(r["verdict_fixed"]) for r in records),
                "why_fixed": sorted(r["verdict_fixed"] for r in records if r["verdict_fixed"])}
     write_atomic(ROOT / "bench" / "results" / f"review_answers-{args.name}.json", json.dumps(summary, indent=1) + "\n")

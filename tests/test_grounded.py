@@ -1,4 +1,4 @@
-"""Issue 28's checked system on hand-made cases of each failure type: opinions gathered from all reviews with their
+"""The checked system on hand-made cases of each failure type: opinions gathered from all reviews with their
 stance and a count per side; a one-sided summary of mixed reviews is not supported; an off-topic answer, an "I don't
 know" the evidence answers and an "I don't know" followed by an answer all fail with feedback that says what was
 asked."""
@@ -40,7 +40,8 @@ def gathered():
 
 def test_clauses_cut_where_a_sentence_turns():
     assert clauses("The bathroom was clean but the room was small.") == ["The bathroom was clean", "the room was small"]
-    assert clauses("While the wifi was slow, the breakfast was great.") == ["the wifi was slow", "the breakfast was great"]
+    assert clauses("While the wifi was slow, the breakfast was great.") == ["the wifi was slow",
+                                                                            "the breakfast was great"]
     assert clauses("Nice and quiet.") == ["Nice and quiet"]
 
 
@@ -204,8 +205,9 @@ def test_two_sentences_of_one_review_are_quoted_as_one_guests():
                        doc_type="review", doc_id=doc_id)
 
     big, gamble = sentence("The room was nice and big.", 8), sentence("Room cleanliness is a gamble.", 8)
-    assert quoted([big, gamble], "Aylesbray Lodge") == ('At Aylesbray Lodge, a guest wrote: "The room was nice and big"; '
-                                                        'in the same review: "Room cleanliness is a gamble"')
+    assert quoted([big, gamble], "Aylesbray Lodge") == (
+        'At Aylesbray Lodge, a guest wrote: "The room was nice and big"; '
+        'in the same review: "Room cleanliness is a gamble"')
     assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 3)])  # two reviews: two guests
     assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 8, entity_id=2)])  # two places' eighth
 
@@ -281,7 +283,8 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
         sentence = next((t for _, t in REVIEWS if said in t), said)  # a fragment answers as its sentence
         if "Answer Yes or No" in messages[0]["content"]:
             p = about.get(sentence, 0.0)
-            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(max(p, 1e-6)), "No": math.log(max(1 - p, 1e-6))}])
+            yes, no = math.log(max(p, 1e-6)), math.log(max(1 - p, 1e-6))
+            return Completion(text="Yes", top_logprobs=[{"Yes": yes, "No": no}])
         label = stance.get(sentence, "Un")
         return Completion(text=label, top_logprobs=[{label: math.log(0.95), "Un": math.log(0.05)}])
 
@@ -330,8 +333,9 @@ def test_a_negative_faq_about_something_else_does_not_support_a_negative_claim()
     lift = Snippet(id="hotel:1:faq:3", text="Q: Is there a lift? A: No, the Acorn Guest House does not have a lift.",
                    domain="hotel", entity_id=1, entity_name="ACORN GUEST HOUSE", doc_type="faq", doc_id=3)
     mem = WorkingMemory(q="Is there a nice view of the city from the Acorn Guest House?", e=[lift], given=[lift],
-                        consolidated=True, entities=[EntityMention(domain="hotel", entity_id=1, name="Acorn Guest House",
-                                                                   surface="acorn guest house", in_query=True)])
+                        consolidated=True, entities=[EntityMention(
+                            domain="hotel", entity_id=1, name="Acorn Guest House", surface="acorn guest house",
+                            in_query=True)])
     check = ClaimsUtility(FastVerifier(), max_missing=0).check(
         mem, "The Acorn Guest House does not have a nice view of the city.")[0]
     assert check.verdict == Verdict.NOT_ENOUGH_INFO and "view" in check.reason
@@ -344,8 +348,8 @@ def test_half_of_a_but_review_sentence_is_not_refuted_by_the_other_half():
     judged = verifier.judge("The bathroom was clean.",
                             ["[FINCHES] The bathroom was clean but the rest of the room wasn't."])
     assert judged.verdict != Verdict.REFUTED and judged.reason is None
-    assert verifier.judge("The bathroom was not clean.",
-                          ["[FINCHES] The bathroom was clean but the rest of the room wasn't."]).verdict == Verdict.REFUTED
+    finches = ["[FINCHES] The bathroom was clean but the rest of the room wasn't."]
+    assert verifier.judge("The bathroom was not clean.", finches).verdict == Verdict.REFUTED
 
 
 def _retrieved(place: str, entity_id: int, *sentences: str) -> list[Snippet]:

@@ -96,7 +96,8 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
     writer = VerdictWriter(FakeLLM(["Yes, guests found the room quiet at night."]))
     verdict = writer.write("Is the room quiet?", MIXED)
     assert not verdict.written and verdict.text == "Guests are divided on it."
-    assert "divided" in writer.llm.calls[0][-1]["content"] and "Begin with Yes" not in writer.llm.calls[0][-1]["content"]
+    asked = writer.llm.calls[0][-1]["content"]
+    assert "divided" in asked and "Begin with Yes" not in asked
     kept = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]))
     assert kept.write("Is the room quiet?", MIXED).written
 
@@ -141,7 +142,8 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest, *VIEWS])
     writer = VerdictWriter(FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    assert reply == 'Yes, most guests loved the view from the room. A guest wrote: "The view from our room was stunning".'
+    assert reply == ('Yes, most guests loved the view from the room. '
+                     'A guest wrote: "The view from our room was stunning".')
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 

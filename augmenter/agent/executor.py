@@ -178,7 +178,10 @@ class Executor:
 
     def _call_llm(self, mem: WorkingMemory, record: ActionRecord, on_text: TextSink | None = None) -> None:
         composer = self.composer
-        messages = composer.messages(mem) if composer else self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
+        if composer:
+            messages = composer.messages(mem)
+        else:
+            messages = self.prompts.respond(mem, with_feedback=self.feedback_in_prompt)
         record.inputs = {"messages": messages}
         params = self._response_params(mem)
         record.inputs["temperature"] = params.temperature
@@ -303,7 +306,8 @@ class Executor:
         if best is not None and supported[best]:
             mem.sent_claims = supported[best]
             mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
-            record.note = f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
+            record.note = (f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate "
+                           f"{best + 1}")
             return
         refuting = next((c.evidence[0] for checks in mem.checks for c in checks
                          if c.verdict == Verdict.REFUTED and c.evidence), None)

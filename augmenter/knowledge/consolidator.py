@@ -26,7 +26,7 @@ class KnowledgeConsolidator:
     - the top `k` snippets become e;
     - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
       neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`);
-    - with `opinions` (issue 28, point 3), the reviews found for a linked entity are replaced by every review
+    - with `opinions`, the reviews found for a linked entity are replaced by every review
       sentence of it on the question's aspect, each with its stance, after a line that counts the reviews on each
       side (`OpinionGatherer`, sentences of relevance >= `opinions_min_p`, at most `opinions_max_sentences` per
       entity; only for the places the question names when it names any, else for up to three linked ones); the

@@ -1,4 +1,4 @@
-"""Opinions on what the user asks about (issue 28, point 3): every review sentence of an entity on the question's
+"""Opinions on what the user asks about: every review sentence of an entity on the question's
 aspect, each with its stance, and how many reviews praise and complain, so that the model is told how opinion is
 split instead of summarising whichever few sentences retrieval happened to find.
 
@@ -197,7 +197,8 @@ class OpinionGatherer:
         keep = [int(i) for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
             if self.min_about_side is not None:
-                keep = [i for i, st in zip(keep, self._classified(query, [reviews[i] for i in keep])) if st != "neutral"]
+                stances = self._classified(query, [reviews[i] for i in keep])
+                keep = [i for i, st in zip(keep, stances) if st != "neutral"]
                 focus = dict(zip(keep, self._focus(query, [reviews[i].text for i in keep])))
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
