@@ -11,7 +11,7 @@ import json
 import math
 import operator
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, Union, get_args
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError
@@ -127,7 +127,7 @@ def by_target(*models: type[Node], untargeted: type[Node] | None = None) -> Any:
         return target if target in tags else "custom"
 
     options = tuple(Annotated[m, Tag(t)] for t, m in tags.items()) + (Annotated[Custom, Tag("custom")],)
-    return Annotated[options, Discriminator(tag)]
+    return Annotated[Union[options], Discriminator(tag)]  # noqa: UP007 (a tuple of types: only Union takes it)
 
 
 # llm
