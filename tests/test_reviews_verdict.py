@@ -42,34 +42,26 @@ def test_the_side_of_the_sentences():
 
 
 def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
-    llm = FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
-    assert verdict.written and verdict.text == "Yes, most guests loved the view from the room."
+    assert verdict.written and verdict.text == "Yes, guests loved the view from the room."
     assert "Begin with Yes," in llm.calls[0][-1]["content"]
 
 
-def test_a_verdict_on_one_side_speaks_for_most_reviewers_not_all():
-    """A review the gatherer did not see may say otherwise: "Yes, it is quiet" is replaced, "most" is kept."""
-    verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room."])).write(
-        "Does the room have a good view?", VIEWS)
-    assert not verdict.written and verdict.problem == "it speaks for every reviewer"
-    assert verdict.text == "Most guests who mention it speak well of it."
-
-
 @pytest.mark.parametrize("draft, problem", [
-    ("Yes, most guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
-    ("Yes, 3 of most guests loved the view.", "a number"),
-    ("Yes, most guests at Hilton loved the view.", "a name"),
+    ("Yes, guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
+    ("Yes, 3 guests loved the view.", "a number"),
+    ("Yes, guests at Hilton loved the view.", "a name"),
     ("Yes.", "does not say what the reviewers think"),
 ])
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Most guests who mention it speak well of it."
+    assert verdict.text == "Guests who mention it speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["Yes, most guests complained about the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["Yes, guests complained about the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
@@ -78,17 +70,17 @@ WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "
 
 
 @pytest.mark.parametrize("draft, problem", [
-    ("Most diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
-    ("No, most diners complained about the alcoholic drink menu.", "a No"),
+    ("Diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
+    ("No, diners complained about the alcoholic drink menu.", "a No"),
 ])
 def test_complaints_are_no_no(draft, problem):
     """A complaint about the drinks does not say there are none: no "No", no negation the reviews lack."""
     llm = FakeLLM([draft, judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("Does the restaurant serve alcohol?", WINE)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Most diners who mention it complain about it."
+    assert verdict.text == "Diners who mention it complain about it."
     assert "Do not begin with Yes or No" in llm.calls[0][-1]["content"]
-    kept = VerdictWriter(FakeLLM(["Most diners would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
+    kept = VerdictWriter(FakeLLM(["Diners would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
     assert kept.write("Does the restaurant serve alcohol?", WINE).written
 
 
@@ -103,7 +95,7 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
-    verdict = VerdictWriter(FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])).write(
         "What do guests say about the view?", VIEWS)
     assert not verdict.written and "asks neither" in verdict.problem
 
@@ -131,7 +123,7 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
     assert reply == ('Some guests found the room quiet, while others found it noisy. One guest wrote: "The room was '
                      'very quiet at night"; another: "Our room was noisy because of the street".')
     restaurant = [review("The pasta was delicious.", "positive", domain="restaurant")]
-    verdict = VerdictWriter(FakeLLM(["Most diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
         "Is the pasta good?", restaurant)
     assert verdict_first(verdict).endswith('A diner wrote: "The pasta was delicious".')
 
@@ -140,9 +132,9 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     digest = Snippet(id="opinions:hotel:1", text="Reviews that mention this: 2 (2 positive).", domain="hotel",
                      entity_id=1, entity_name="Acorn Guest House", doc_type="opinions", stance="positive")
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest, *VIEWS])
-    writer = VerdictWriter(FakeLLM(["Yes, most guests loved the view from the room.", judged(0.9, 0.05)]))
+    writer = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    assert reply == ('Yes, most guests loved the view from the room. '
+    assert reply == ('Yes, guests loved the view from the room. '
                      'A guest wrote: "The view from our room was stunning".')
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
@@ -152,14 +144,14 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
                     "positive", domain="restaurant")]
     def about(yes):
         return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
-    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Most diners found the service mediocre.",
+    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.",
                    judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
-    assert verdict.text == "Most diners found the service mediocre."
+    assert verdict.text == "Diners found the service mediocre."
     assert "of Acorn Guest House" in llm.calls[3][-1]["content"]
 
 
 def test_the_place_asked_about_may_be_named():
-    llm = FakeLLM(["Yes, most guests find Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written

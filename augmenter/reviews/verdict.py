@@ -24,8 +24,6 @@ from augmenter.verification.lexical import content_words, names, numbers, parts_
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
 DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
-# a verdict on one side speaks for most reviewers, not all: a review the gatherer missed may say otherwise
-MOST = re.compile(r"\b(?:most|mostly|many|generally)\b", re.IGNORECASE)
 # what a verdict may say beyond the question's and the reviews' words
 VERDICT_WORDS = DIVIDED | frozenset(content_words(
     "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say "
@@ -34,8 +32,8 @@ VERDICT_WORDS = DIVIDED | frozenset(content_words(
     "describe described think thought report reported speak spoke wrote write well positive negative opinion "
     "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
     "agree disagree whether critical criticise criticize high offer offers"))
-FIXED = {"positive": "Most {who} who mention it speak well of it.",
-         "negative": "Most {who} who mention it complain about it.", "mixed": "{who} are divided on it."}
+FIXED = {"positive": "{who} who mention it speak well of it.", "negative": "{who} who mention it complain about it.",
+         "mixed": "{who} are divided on it."}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -131,8 +129,7 @@ class VerdictWriter:
         problem = self.problem(question, text, said, side, place)
         if not problem:
             return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
-        return Verdict(FIXED[side].format(who=who if side != "mixed" else who.capitalize()), side, False, problem,
-                       sentences)
+        return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
 
     def problem(self, question: str, text: str, said: Sequence[str], side: str, place: str = "") -> str:
         """Why `text` may not lead the reply ("" when it may); `place`: the name it may use."""
@@ -160,8 +157,6 @@ class VerdictWriter:
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
                 return "the reviews are divided and the sentence does not say so"
             return ""
-        if not MOST.search(text):
-            return "it speaks for every reviewer"
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
