@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from augmenter.knowledge.base import Entity, KnowledgeBase
-from augmenter.knowledge.opinions import OpinionGatherer, StanceModel, clauses
+from augmenter.reviews.opinions import OpinionGatherer, StanceModel, clauses
 from augmenter.memory import EntityMention, Snippet, Verdict, WorkingMemory
 from augmenter.utilities import ClaimsUtility
 from augmenter.utilities.answers import IDK_AND_ANSWER, IDK_WRONG, AnswersQuestion
@@ -144,7 +144,7 @@ def _scripted_judge_llm(labels: dict[str, dict[str, float]]):
 
 
 def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentences():
-    from augmenter.knowledge.review_judge import ReviewJudge, label_of
+    from augmenter.reviews.judge import ReviewJudge, label_of
 
     assert [label_of(t) for t in ("Pr", " praise", "Com", "U", "u", "The")] == \
         ["praise", "praise", "complaint", "unrelated", None, None]
@@ -162,7 +162,7 @@ def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentence
 
 
 def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
-    from augmenter.knowledge.review_judge import ReviewJudge
+    from augmenter.reviews.judge import ReviewJudge
 
     kb = _kb()
     # the judge says the sentence a classifier reads as a complaint ("stray hairs ... dirty") is praise: it wins
@@ -269,7 +269,7 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     asked; a side with none is dropped, so the reply never sets an off-aspect complaint against the praise."""
     import math
 
-    from augmenter.knowledge.review_judge import ReviewJudge
+    from augmenter.reviews.judge import ReviewJudge
     from augmenter.llm.base import Completion
     from augmenter.llm.fake import FakeLLM
 

@@ -15,9 +15,10 @@ LAYERS = [
     {"augmenter.cli", "augmenter.api", "augmenter.serve"},
     {"augmenter.config", "augmenter.config_schema"},
     {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges", "augmenter.audit"},
-    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents", "augmenter.reviews"},
+    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents"},
+    # reviews as knowledge (opinions, their judge, replies) sit beside the consolidator and the checks that use them
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
-     "augmenter.tasks"},
+     "augmenter.tasks", "augmenter.reviews"},
     {"augmenter.memory"},
     {"augmenter.text"},
     {"augmenter.errors", "augmenter.extras", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},

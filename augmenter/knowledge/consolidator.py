@@ -70,7 +70,7 @@ class KnowledgeConsolidator:
         self.opinions = None
         if opinions:
             from augmenter.extras import ENCODER, require
-            from augmenter.knowledge.opinions import OpinionGatherer
+            from augmenter.reviews.opinions import OpinionGatherer
 
             require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER,
                     instead="consolidator.opinions=false utility=kf1 need no extra")
@@ -89,7 +89,7 @@ class KnowledgeConsolidator:
     def use_llm(self, llm) -> None:
         """The LLM the opinion gatherer's judge asks (with `opinions_stance="llm"`; the agent hands it over)."""
         if self.needs_llm:
-            from augmenter.knowledge.review_judge import ReviewJudge
+            from augmenter.reviews.judge import ReviewJudge
 
             self.opinions.judge = ReviewJudge(llm, min_related=self.opinions_min_related,
                                               min_about=self.opinions_min_about)

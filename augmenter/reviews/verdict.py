@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from augmenter.knowledge.review_judge import ReviewJudge
+from augmenter.reviews.judge import ReviewJudge
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate

@@ -90,7 +90,7 @@ class ClaimsUtility:
         if not any(s.doc_type == "opinions" for s in mem.e):
             return None
         if self._stance is None:
-            from augmenter.knowledge.opinions import StanceModel
+            from augmenter.reviews.opinions import StanceModel
 
             self._stance = StanceModel.load()
         stance, p = self._stance.predict([claim])[0]
