@@ -177,7 +177,7 @@ def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
 
 
 def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
-    from augmenter.agent.replies import composed_reply, faq_answer
+    from augmenter.reviews.replies import composed_reply, faq_answer
 
     kb, found = gathered
     mem = _memory(kb, found)
@@ -197,7 +197,7 @@ def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
 def test_two_sentences_of_one_review_are_quoted_as_one_guests():
     """DSTC11 dev dialogue 2421: both sides' sentences came from one review, and the reply said "another" guest wrote
     the second; a labeller marked that claim contradicted."""
-    from augmenter.agent.replies import quoted
+    from augmenter.reviews.replies import quoted
 
     def sentence(text, doc_id, entity_id=1):
         return Snippet(id=f"{entity_id}:{doc_id}:{text[:3]}", text=text, domain="hotel", entity_id=entity_id,
@@ -357,7 +357,7 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
     """Dev cases: asked for a view of the city, the evidence held "the views were good" but the gatherer kept no side,
     so "I don't know" passed; asked about portions at two places, a failed draft ended in "does not answer that.
     What I found: <the answer>". A retrieved sentence this close is now evidence that answers, and is quoted."""
-    from augmenter.agent.replies import composed_reply
+    from augmenter.reviews.replies import composed_reply
 
     evidence = (_retrieved("LA RAZA", 1, "Overall, the portion size of our meal was good.",
                            "My partner was happy with the gluten-free options.")
@@ -379,7 +379,7 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
 
 
 def test_the_gatherers_sides_come_before_retrieved_sentences(gathered):
-    from augmenter.agent.replies import composed_reply
+    from augmenter.reviews.replies import composed_reply
 
     kb, found = gathered
     mem = _memory(kb, found)

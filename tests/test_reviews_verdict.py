@@ -1,11 +1,11 @@
 """The reviews' verdict first: one sentence that answers, kept only when it adds nothing the reviews lack and takes
-their side, then a quote per side, the clause that answers (augmenter.reviews.verdict, agent.replies)."""
+their side, then a quote per side, the clause that answers (augmenter.reviews.verdict, reviews.replies)."""
 
 import math
 
 import pytest
 
-from augmenter.agent.replies import composed_reply, verdict_first
+from augmenter.reviews.replies import composed_reply, verdict_first
 from augmenter.llm.base import Completion
 from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory

@@ -1,4 +1,5 @@
-"""What the agent needs from its parts: a Policy, a Consolidator and a Utility, each a small protocol.
+"""What the agent needs from its parts: a Policy, a Consolidator, a Utility, and a knowledge kind's own ways of
+answering (a Composer, or ReplyComposer for its replies alone), each a small protocol.
 
 Plain functions work where a protocol is a single call: `as_policy(fn)` turns `fn(memory) -> Action | str` into a
 Policy, and a utility is any callable `(memory, candidate)` returning a `UtilityResult`, a `(score, feedback)`
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
 
-from augmenter.memory import Action, EntityMention, Snippet, Utterance, WorkingMemory
+from augmenter.memory import Action, ClaimCheck, EntityMention, Snippet, Utterance, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
 
 
@@ -49,6 +50,20 @@ class Composer(Protocol):
     def check(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
 
     def reply(self, mem: WorkingMemory) -> Any: ...  # .text, .outcome, .index (the candidate sent), .claims
+
+
+class ReplyComposer(Protocol):
+    """A knowledge kind's replies in its own words on the executor's own path (no `Composer`), e.g.
+    `augmenter.reviews.ReviewReplies` for FAQs and reviews; the builder makes it for the knowledge it builds.
+    Each reply has `.text`, `.claims` (its citations: supported claims resting on snippets), `.note` and `.outputs`
+    (what the turn's trace records of it)."""
+
+    def answers(self, mem: WorkingMemory) -> bool: ...  # whether `answer` would write one (no LLM call)
+
+    def answer(self, mem: WorkingMemory) -> Optional[Any]: ...  # the answer when no candidate may be sent, or None
+
+    # a candidate that may be sent, re-said where its checked claims rest on the knowledge; None: sent as written
+    def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Optional[Any]: ...
 
 
 class Utility(Protocol):
