@@ -196,7 +196,8 @@ def build_replies(knowledge, consolidator, utility, llm, quote: bool = False, ve
 
 def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks: Sequence = ()):
     """Everything a session needs, from one composed config. Built objects passed in replace the config's: `llm`,
-    `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`);
+    `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`; what
+    sending relies on is what it declares as an `augmenter.agent.Check`);
     `callbacks` are called after every action (see `Agent`)."""
     given = llm is not None
     llm = llm or build_llm(cfg)

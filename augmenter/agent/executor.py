@@ -8,7 +8,7 @@ from dataclasses import replace
 from enum import Enum
 from typing import Optional
 
-from augmenter.agent.protocols import Composer, Consolidator, ReplyComposer, Utility, utility_result
+from augmenter.agent.protocols import Composer, Consolidator, ReplyComposer, Utility, as_check, utility_result
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
@@ -57,11 +57,11 @@ class Executor:
     Ablation switches (paper Fig. 5): `feedback_in_prompt=False` makes later candidates fresh samples of the
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
-    Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
-    passed, `unsupported="supported_part"` answers in the knowledge's own words (`replies.answer(memory)`: for FAQs
+    `utility`: any utility; what sending relies on is what it declares as a `Check` (`as_check`: a plain function
+    checks no claims). Sending never sends a candidate with a claim the knowledge refutes. When candidates were
+    claim-checked (the utility's `checks_claims`, or claims in its results) and none passed, `unsupported="supported_part"` answers in the knowledge's own words (`replies.answer(memory)`: for FAQs
     and reviews, the answer of the FAQ about the question or what the reviews on it say, quoted); else it sends only
-    the supported claims of the best candidate (those on the question, when the utility can tell: its
-    `on_topic(memory, sentence)`); else it says that the knowledge does not answer and what it did find
+    the supported claims of the best candidate (those on the question: the utility's `on_topic(memory, sentence)`); else it says that the knowledge does not answer and what it did find
     (`mem.outcome`: answered, quoted, partial, abstained); `unsupported="best"` sends the best candidate that is
     not contradicted. A candidate that may be sent goes out as written, or re-said in the knowledge's words where
     its checked claims rest on them (`replies.quote(memory, checks)`: e.g. review sentences quoted, "quoted").
@@ -96,7 +96,7 @@ class Executor:
         self.query_generation, self.max_queries = query_generation, max_queries
         self.llm = llm
         self.prompts = prompts
-        self.utility = utility
+        self.utility, self.check = utility, as_check(utility)  # what sending may rely on, declared (see Check)
         self.consolidator = consolidator
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
@@ -201,7 +201,7 @@ class Executor:
 
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]
-        result = utility_result((self.composer.check if self.composer else self.utility)(mem, candidate))
+        result = utility_result((self.composer.check if self.composer else self.check)(mem, candidate))
         checks = result.claims or []
         mem.add_verdict(result.score, result.feedback, checks)
         record.inputs = {"candidate_index": len(mem.u) - 1}
@@ -223,7 +223,7 @@ class Executor:
             record.outputs = {"response": mem.response, "outcome": mem.outcome}
             return
         index = mem.best_index(self.select)
-        checked = any(mem.checks) or getattr(self.utility, "checks_claims", False)
+        checked = any(mem.checks) or self.check.checks_claims
         if checked and self.unsupported == "supported_part":
             passing = [i for i in range(len(mem.u)) if mem.f[i] is None and not mem.contradicts(i)]
             if self.select == Select.BEST and passing:
@@ -243,7 +243,7 @@ class Executor:
     def answers_from_knowledge(self, mem: WorkingMemory) -> bool:
         """Whether the knowledge's own words answer the question (`replies.answers`): a checked utility's executor
         may then send without a candidate of the model."""
-        if not (any(mem.checks) or getattr(self.utility, "checks_claims", False)):
+        if not (any(mem.checks) or self.check.checks_claims):
             return False
         return self.replies is not None and self.replies.answers(mem)
 
@@ -259,9 +259,7 @@ class Executor:
             record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
                            "the knowledge answers the question: its own words, no draft")
             return
-        on_topic = getattr(self.utility, "on_topic", None)
-        keep = (lambda c: c.supported and on_topic(mem, c.claim)) if on_topic else (lambda c: c.supported)
-        supported = [[c for c in checks if keep(c)] for checks in mem.checks]
+        supported = [[c for c in checks if c.supported and self.check.on_topic(mem, c.claim)] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
         if best is not None and supported[best]:
             mem.sent_claims = supported[best]

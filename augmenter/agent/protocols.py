@@ -3,7 +3,10 @@ answering (a Composer, or ReplyComposer for its replies alone), each a small pro
 
 Plain functions work where a protocol is a single call: `as_policy(fn)` turns `fn(memory) -> Action | str` into a
 Policy, and a utility is any callable `(memory, candidate)` returning a `UtilityResult`, a `(score, feedback)`
-pair or a bare score (which always passes); `utility_result` reads any of them.
+pair or a bare score (which always passes); `utility_result` reads any of them. What sending relies on besides the
+score, a utility declares as a `Check` (`checks_claims`, `on_topic`); `as_check` gives a plain function the paper's
+rule (it checks no claims: the best-scored candidate is sent, passed or not), and `Checked(fn, checks_claims=True)`
+the claims utility's (a candidate it fails is never sent).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkable
 
 from augmenter.memory import Action, ClaimCheck, EntityMention, Snippet, Utterance, WorkingMemory
-from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
+from augmenter.utilities.scorers import (Check, Checked, UtilityResult, as_check,  # noqa: F401 (this module's API)
+                                         utility_result)
 
 
 @runtime_checkable

@@ -43,6 +43,7 @@ class AnswersQuestion:
     question's evidence; `min_faq`: the cosine a FAQ needs to the question to count as answering it."""
 
     name = "answers"
+    checks_claims = False  # it judges whether the candidate answers, not its claims
 
     def __init__(self, min_topicality: float = 0.525, min_faq: float = 0.6, quotes: int = 2,
                  min_review: float = 0.475):

@@ -53,6 +53,10 @@ class ClaimsUtility:
         self.threshold, self.gate, self.max_claims, self.balance = threshold, gate, max_claims, balance
         self._stance = None
 
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
+        """Every sentence: what was asked is the answers check's to judge (`utility=grounded` combines them)."""
+        return True
+
     def check(self, mem: WorkingMemory, candidate: str, claims: Optional[list[str]] = None) -> list[ClaimCheck]:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
         if claims is None:
