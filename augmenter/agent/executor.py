@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Optional
 
 from augmenter.agent.protocols import Composer, Consolidator, ReplyComposer, Utility, as_check, utility_result
+from augmenter.knowledge.linker import of_entities_in_question
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
@@ -274,7 +275,7 @@ class Executor:
             quotes.append(refuting.text)
             mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{clip(q)}"' for q in quotes)
         else:
-            shown = mem.of_the_places(mem.e)[:1]  # on the place asked about (another place's is no finding)
+            shown = of_entities_in_question(mem.e, mem.entities)[:1]  # another entity's is no finding
             found = f' What I found: "{clip(shown[0].render())}"' if shown else ""
             mem.response = ABSTAIN_REPLY + found
         mem.outcome = "abstained"
