@@ -216,7 +216,8 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     try:
         composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
         settings = OmegaConf.to_container(cfg.get("executor") or {})
-        quote, verdicts = settings.pop("quote_reviews", False), settings.pop("review_verdicts", False)  # the replies'
+        # two of the executor's settings are the reviews' replies': their quotes and their verdict
+        quote, verdicts = settings.pop("quote_reviews", False), settings.pop("review_verdicts", False)
         replies = build_replies(knowledge, consolidator, utility, llm, quote, verdicts) if composer is None else None
         executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator, composer=composer,
                             replies=replies, retry_temperature=cfg.sampling.retry_temperature, **settings)

@@ -60,12 +60,14 @@ class Executor:
     one with the best utility (feedback without utility gating).
     `utility`: any utility; what sending relies on is what it declares as a `Check` (`as_check`: a plain function
     checks no claims). Sending never sends a candidate with a claim the knowledge refutes. When candidates were
-    claim-checked (the utility's `checks_claims`, or claims in its results) and none passed, `unsupported="supported_part"` answers in the knowledge's own words (`replies.answer(memory)`: for FAQs
-    and reviews, the answer of the FAQ about the question or what the reviews on it say, quoted); else it sends only
-    the supported claims of the best candidate (those on the question: the utility's `on_topic(memory, sentence)`); else it says that the knowledge does not answer and what it did find
-    (`mem.outcome`: answered, quoted, partial, abstained); `unsupported="best"` sends the best candidate that is
-    not contradicted. A candidate that may be sent goes out as written, or re-said in the knowledge's words where
-    its checked claims rest on them (`replies.quote(memory, checks)`: e.g. review sentences quoted, "quoted").
+    claim-checked (the utility's `checks_claims`, or claims in its results) and none passed,
+    `unsupported="supported_part"` answers in the knowledge's own words (`replies.answer(memory)`: for FAQs and
+    reviews, the answer of the FAQ about the question or what the reviews on it say, quoted); else it sends only the
+    supported claims of the best candidate (those on the question: the utility's `on_topic(memory, sentence)`);
+    else it says that the knowledge does not answer and what it did find (`mem.outcome`: answered, quoted, partial,
+    abstained); `unsupported="best"` sends the best candidate that is not contradicted. A candidate that may be sent
+    goes out as written, or re-said in the knowledge's words where its checked claims rest on them
+    (`replies.quote(memory, checks)`: e.g. review sentences quoted, "quoted").
     `fewshot_guard=True`: a candidate's sentences that copy the response prompt's few-shot examples (a name or a
     phrase the turn's own query, history and evidence lack) are dropped before anything sees it, the raw reply kept
     in the trace; a candidate that is nothing but such copies becomes the "does not answer" reply.
