@@ -180,9 +180,25 @@ def build_utility(node: DictConfig, **available: Any) -> Any:
     return instantiate(node, "utility", **available)
 
 
+def build_replies(knowledge, consolidator, utility, llm, quote: bool = False, verdicts: bool = False):
+    """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
+    snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
+    from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
+    `quote` and `verdicts`: `executor.quote_reviews` and `executor.review_verdicts`. None for other knowledge."""
+    from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
+    from augmenter.reviews.composer import AnswerFinder, ReviewReplies
+
+    if not isinstance(knowledge, KnowledgeBase):
+        return None
+    gatherer = consolidator.opinions if isinstance(consolidator, KnowledgeConsolidator) else None
+    return ReviewReplies(knowledge.by_id, utility if isinstance(utility, AnswerFinder) else None, llm,
+                         judge=gatherer.judge if gatherer is not None else None, quote=quote, verdicts=verdicts)
+
+
 def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks: Sequence = ()):
     """Everything a session needs, from one composed config. Built objects passed in replace the config's: `llm`,
-    `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`);
+    `policy` (a Policy or a plain function of the memory) and `utility` (any callable `(memory, candidate)`; what
+    sending relies on is what it declares as an `augmenter.agent.Check`);
     `callbacks` are called after every action (see `Agent`)."""
     given = llm is not None
     llm = llm or build_llm(cfg)
@@ -200,9 +216,12 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     policy = policy if policy is not None else instantiate(cfg.policy, "policy")
     try:
         composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
+        settings = OmegaConf.to_container(cfg.get("executor") or {})
+        # two of the executor's settings are the reviews' replies': their quotes and their verdict
+        quote, verdicts = settings.pop("quote_reviews", False), settings.pop("review_verdicts", False)
+        replies = build_replies(knowledge, consolidator, utility, llm, quote, verdicts) if composer is None else None
         executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator, composer=composer,
-                            retry_temperature=cfg.sampling.retry_temperature,
-                            **OmegaConf.to_container(cfg.get("executor") or {}))
+                            replies=replies, retry_temperature=cfg.sampling.retry_temperature, **settings)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"executor: {exc}") from None
     try:

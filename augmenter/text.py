@@ -30,6 +30,11 @@ def one_line(message: Any, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
+def clip(text: str, limit: int = 200) -> str:
+    """`text` cut to `limit` characters (ending with "…") for a quote in a reply."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def closest(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to `word` (difflib), or None when none is close."""
     close = difflib.get_close_matches(word, [str(c) for c in choices if str(c) != word], n=1, cutoff=0.6)

@@ -1,4 +1,4 @@
-"""Fit the two models of the opinion gatherer (augmenter/knowledge/opinions.py) and report their cross-validated
+"""Fit the two models of the opinion gatherer (augmenter/reviews/opinions.py) and report their cross-validated
 quality:
 
 - relevance of a review sentence to the question, on DSTC11 dev turns apart from the 200 experiment turns and the
@@ -8,7 +8,7 @@ quality:
   sentences of the entities that appear in none of those turns (3,291), each labelled by one of four labellers and
   100 of each sheet pair by two (bench/labels/stance/: sheets A and B, C and D overlap), 5 folds by entity.
 
-    # writes augmenter/knowledge/models/{aspect,stance}.json and bench/results/opinions.json
+    # writes augmenter/reviews/models/{aspect,stance}.json and bench/results/opinions.json
     python bench/fit_opinions.py
 """
 
@@ -25,14 +25,14 @@ from augmenter.audit import dialogue_folds, dialogue_key
 from augmenter.audit.labels import cohen_kappa
 from augmenter.knowledge.base import load_dstc11
 from augmenter.knowledge.linker import EntityLinker, strip_names
-from augmenter.knowledge.opinions import RELEVANCE_FEATURES, STANCES, relevance_features
+from augmenter.reviews.opinions import RELEVANCE_FEATURES, STANCES, relevance_features
 from augmenter.storage import write_atomic
 from augmenter.tasks.base import seeded_sample
 from augmenter.tasks.dstc11 import load_turns
 from augmenter.verification.encoder import embed
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "augmenter" / "knowledge" / "models"
+MODELS = ROOT / "augmenter" / "reviews" / "models"
 STANCE = ROOT / "bench" / "labels" / "stance"
 COMMAND = "python bench/fit_opinions.py"
 

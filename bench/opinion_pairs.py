@@ -35,8 +35,8 @@ from augmenter.audit import dialogue_key
 from augmenter.audit.labels import cohen_kappa
 from augmenter.knowledge.base import load_dstc11
 from augmenter.knowledge.linker import EntityLinker, strip_names
-from augmenter.knowledge.opinions import relevance_features
 from augmenter.prompts.engine import PromptTemplate
+from augmenter.reviews.opinions import relevance_features
 from augmenter.storage import read_jsonl, write_atomic
 from augmenter.verification.model import StoredModel
 
@@ -144,10 +144,10 @@ def settle(_args) -> None:
 
 
 def _classifier_stances(rows) -> list[str]:
-    from augmenter.knowledge.opinions import OpinionGatherer
+    from augmenter.reviews.opinions import OpinionGatherer
 
     gatherer = OpinionGatherer.__new__(OpinionGatherer)  # only its classifier: no knowledge base needed
-    from augmenter.knowledge.opinions import StanceModel
+    from augmenter.reviews.opinions import StanceModel
 
     gatherer.stance = StanceModel.load()
     return [gatherer._classified(r["question"], [_snippet(r)])[0] for r in rows]
@@ -166,7 +166,7 @@ def evaluate(args) -> None:
 
     from augmenter.audit import dialogue_folds
     from augmenter.config import build_llm, compose
-    from augmenter.knowledge.review_judge import ReviewJudge
+    from augmenter.reviews.judge import ReviewJudge
 
     rows = [json.loads(line) for line in (OUT / "settled.jsonl").read_text().splitlines()]
     cfg = compose("chat", [f"llm={args.llm}", "llm_cache.enabled=false"])

@@ -16,7 +16,7 @@ holds. Predicates:
 | has_feedback | the latest verified candidate failed its utility (f is set) |
 | contradicted | a claim of the latest verified candidate is refuted by the knowledge (claims utility) |
 | claims_supported | the latest verified candidate was claim-checked and every claim is supported |
-| reviews_answer | the evidence holds review sentences that take a side on the question (the opinion gatherer's) |
+| reviews_answer | the evidence holds reviews that take a side on the question (`augmenter.reviews.evidence`) |
 | asked_need_knowledge | the self-ask question was asked this turn |
 | needs_knowledge | the LLM said it needs external knowledge |
 | query_matches:REGEX | q matches the (case-insensitive) regular expression |
@@ -35,6 +35,7 @@ import yaml
 
 from augmenter.errors import ConfigError
 from augmenter.memory import Action, WorkingMemory
+from augmenter.reviews.evidence import reviews_answer
 
 Predicate = Callable[[WorkingMemory], bool]
 
@@ -48,8 +49,7 @@ PREDICATES: dict[str, Predicate] = {
     "has_feedback": lambda m: m.feedback is not None,
     "contradicted": lambda m: m.contradicted,
     "claims_supported": lambda m: m.claims_supported,
-    "reviews_answer": lambda m: any(s.doc_type == "opinions" and s.stance in ("positive", "negative", "mixed")
-                                    for s in m.e),
+    "reviews_answer": reviews_answer,  # a knowledge kind's own predicate: its room says what it means
     "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
     "needs_knowledge": lambda m: bool(m.needs_knowledge),
 }

@@ -65,20 +65,15 @@ def _records(ev):
 
 def test_concurrent_turns_give_the_sequential_records_in_sample_order(tmp_path):
     one = build_evaluator(compose("eval", _args(tmp_path, "one")))
-    start = time.perf_counter()
     one.run()
-    sequential = time.perf_counter() - start
     assert SlowLLM.most == 1
     many = build_evaluator(compose("eval", _args(tmp_path, "many", "eval.concurrency=6")))
-    start = time.perf_counter()
     summary = many.run()
-    concurrent = time.perf_counter() - start
-    assert SlowLLM.most > 1 and summary["ok"] == 12
+    assert SlowLLM.most > 1 and summary["ok"] == 12  # turns overlapped (the speed-up: bench/concurrency.py)
     assert _records(many) == _records(one)  # the same turns, answers, scores and per-turn LLM costs, in order
     assert all(r["cost"]["llm_calls"] >= 1 for r in read_records(many.records_path))
     summaries = [json.loads((ev.dir / "summary.json").read_text()) for ev in (one, many)]
     assert summaries[0]["metrics"] == summaries[1]["metrics"]
-    assert concurrent < sequential  # the speed-up itself is measured in bench/concurrency.py
 
 
 def test_a_failed_turn_of_a_concurrent_run_is_recorded_and_retried_on_resume(tmp_path):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from augmenter.knowledge.base import Entity, KnowledgeBase
-from augmenter.knowledge.opinions import OpinionGatherer, StanceModel, clauses
 from augmenter.memory import EntityMention, Snippet, Verdict, WorkingMemory
+from augmenter.reviews.opinions import OpinionGatherer, StanceModel, clauses
 from augmenter.utilities import ClaimsUtility
 from augmenter.utilities.answers import IDK_AND_ANSWER, IDK_WRONG, AnswersQuestion
 from augmenter.verification import FastVerifier
@@ -145,7 +145,7 @@ def _scripted_judge_llm(labels: dict[str, dict[str, float]]):
 
 
 def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentences():
-    from augmenter.knowledge.review_judge import ReviewJudge, label_of
+    from augmenter.reviews.judge import ReviewJudge, label_of
 
     assert [label_of(t) for t in ("Pr", " praise", "Com", "U", "u", "The")] == \
         ["praise", "praise", "complaint", "unrelated", None, None]
@@ -163,7 +163,7 @@ def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentence
 
 
 def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
-    from augmenter.knowledge.review_judge import ReviewJudge
+    from augmenter.reviews.judge import ReviewJudge
 
     kb = _kb()
     # the judge says the sentence a classifier reads as a complaint ("stray hairs ... dirty") is praise: it wins
@@ -178,7 +178,7 @@ def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
 
 
 def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
-    from augmenter.agent.replies import composed_reply, faq_answer
+    from augmenter.reviews.replies import composed_reply, faq_answer
 
     kb, found = gathered
     mem = _memory(kb, found)
@@ -198,7 +198,7 @@ def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
 def test_two_sentences_of_one_review_are_quoted_as_one_guests():
     """DSTC11 dev dialogue 2421: both sides' sentences came from one review, and the reply said "another" guest wrote
     the second; a labeller marked that claim contradicted."""
-    from augmenter.agent.replies import quoted
+    from augmenter.reviews.replies import quoted
 
     def sentence(text, doc_id, entity_id=1):
         return Snippet(id=f"{entity_id}:{doc_id}:{text[:3]}", text=text, domain="hotel", entity_id=entity_id,
@@ -271,9 +271,9 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     asked; a side with none is dropped, so the reply never sets an off-aspect complaint against the praise."""
     import math
 
-    from augmenter.knowledge.review_judge import ReviewJudge
     from augmenter.llm.base import Completion
     from augmenter.llm.fake import FakeLLM
+    from augmenter.reviews.judge import ReviewJudge
 
     stance = {REVIEWS[0][1]: "Pr", REVIEWS[2][1]: "Pr", REVIEWS[4][1]: "Com", REVIEWS[5][1]: "Com"}
     about = {REVIEWS[0][1]: 0.3, REVIEWS[2][1]: 0.95, REVIEWS[4][1]: 0.2, REVIEWS[5][1]: 0.1}
@@ -361,7 +361,7 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
     """Dev cases: asked for a view of the city, the evidence held "the views were good" but the gatherer kept no side,
     so "I don't know" passed; asked about portions at two places, a failed draft ended in "does not answer that.
     What I found: <the answer>". A retrieved sentence this close is now evidence that answers, and is quoted."""
-    from augmenter.agent.replies import composed_reply
+    from augmenter.reviews.replies import composed_reply
 
     evidence = (_retrieved("LA RAZA", 1, "Overall, the portion size of our meal was good.",
                            "My partner was happy with the gluten-free options.")
@@ -383,7 +383,7 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
 
 
 def test_the_gatherers_sides_come_before_retrieved_sentences(gathered):
-    from augmenter.agent.replies import composed_reply
+    from augmenter.reviews.replies import composed_reply
 
     kb, found = gathered
     mem = _memory(kb, found)

@@ -15,9 +15,10 @@ LAYERS = [
     {"augmenter.cli", "augmenter.api", "augmenter.serve"},
     {"augmenter.config", "augmenter.config_schema"},
     {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges", "augmenter.audit"},
-    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents", "augmenter.reviews"},
+    {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents"},
+    # reviews as knowledge (opinions, their judge, replies) sit beside the consolidator and the checks that use them
     {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
-     "augmenter.tasks"},
+     "augmenter.tasks", "augmenter.reviews"},
     {"augmenter.memory"},
     {"augmenter.text"},
     {"augmenter.errors", "augmenter.extras", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
@@ -128,3 +129,20 @@ def test_rule_policies_need_neither_gymnasium_nor_torch():
             "sorted(m for m in sys.modules if m.split('.')[0] in ('gymnasium', 'torch'))[:5]")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_generic_core_imports_no_knowledge_kind():
+    """The agent (loop, executor, protocols) and the Working Memory know no kind of knowledge: reviews and documents
+    reach the agent only through the protocols the builder injects (Composer, ReplyComposer, Check)."""
+    kinds = ("augmenter.reviews", "augmenter.documents")
+    leaks = sorted((a, b) for a, targets in _graph().items() for b in targets
+                   if a.startswith(("augmenter.agent", "augmenter.memory")) and b.startswith(kinds))
+    assert leaks == []
+
+
+def test_the_reviews_room_needs_none_of_its_users():
+    """Reviews import neither the consolidator, the checks, the agent nor the documents that use them."""
+    users = ("augmenter.knowledge", "augmenter.utilities", "augmenter.agent", "augmenter.documents")
+    found = sorted((a, b) for a, targets in _graph().items() if a.startswith("augmenter.reviews") for b in targets
+                   if b.startswith(users))
+    assert found == []

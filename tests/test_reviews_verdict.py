@@ -1,15 +1,15 @@
 """The reviews' verdict first: one sentence that answers, kept only when it adds nothing the reviews lack and takes
-their side, then a quote per side, the clause that answers (augmenter.reviews.verdict, agent.replies)."""
+their side, then a quote per side, the clause that answers (augmenter.reviews.verdict, reviews.replies)."""
 
 import math
 
 import pytest
 
-from augmenter.agent.replies import composed_reply, verdict_first
 from augmenter.llm.base import Completion
 from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.reviews import VerdictWriter, reviewers, side_of
+from augmenter.reviews.replies import composed_reply, verdict_first
 from augmenter.reviews.verdict import answering_clause
 
 

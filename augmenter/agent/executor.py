@@ -7,21 +7,17 @@ import time
 from dataclasses import replace
 from enum import Enum
 
-from augmenter.agent.protocols import Composer, Consolidator, Utility, utility_result
-from augmenter.agent.replies import (
-    ABSTAIN_REPLY,
-    CONTRADICTED_REPLY,
-    clip,
-    composed_reply,
-    quoted_sources,
-    reviews_quoted,
-    verdict_claim,
-)
+from augmenter.agent.protocols import Composer, Consolidator, ReplyComposer, Utility, as_check, utility_result
+from augmenter.knowledge.linker import of_entities_in_question
 from augmenter.knowledge.ranking import interleave
 from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
+from augmenter.text import clip
+
+ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
+CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
 
 NO_SEARCH = re.compile(r"^\W*(none|no search|no query|n/a)\W*$", re.IGNORECASE)
 
@@ -61,25 +57,23 @@ class Executor:
     Ablation switches (paper Fig. 5): `feedback_in_prompt=False` makes later candidates fresh samples of the
     same prompt (re-ranking instead of revising); `select="latest"` sends the last candidate instead of the
     one with the best utility (feedback without utility gating).
-    Sending never sends a candidate with a claim the knowledge refutes. When candidates were claim-checked and none
-    passed, `unsupported="supported_part"` answers in the knowledge's own words (the answer of the FAQ about the
-    question, when the utility can tell which: its `answering_faqs(memory)`, or which side the reviews on the
-    question take, quoted, or else the retrieved review sentence closest to the question, its `answering_reviews
-    (memory)`: `composed_reply`); else it sends only the supported claims of the best candidate (those
-    on the question, when the utility can tell: its `on_topic(memory, sentence)`); else it says that the knowledge
-    does not answer and what it did find (`mem.outcome`: answered, quoted, partial, abstained);
-    `unsupported="best"` sends the best candidate that is not contradicted.
+    `utility`: any utility; what sending relies on is what it declares as a `Check` (`as_check`: a plain function
+    checks no claims). Sending never sends a candidate with a claim the knowledge refutes. When candidates were
+    claim-checked (the utility's `checks_claims`, or claims in its results) and none passed,
+    `unsupported="supported_part"` answers in the knowledge's own words (`replies.answer(memory)`: for FAQs and
+    reviews, the answer of the FAQ about the question or what the reviews on it say, quoted); else it sends only the
+    supported claims of the best candidate (those on the question: the utility's `on_topic(memory, sentence)`);
+    else it says that the knowledge does not answer and what it did find (`mem.outcome`: answered, quoted, partial,
+    abstained); `unsupported="best"` sends the best candidate that is not contradicted. A candidate that may be sent
+    goes out as written, or re-said in the knowledge's words where its checked claims rest on them
+    (`replies.quote(memory, checks)`: e.g. review sentences quoted, "quoted").
     `fewshot_guard=True`: a candidate's sentences that copy the response prompt's few-shot examples (a name or a
     phrase the turn's own query, history and evidence lack) are dropped before anything sees it, the raw reply kept
     in the trace; a candidate that is nothing but such copies becomes the "does not answer" reply.
     `query_generation=True`: consolidating first asks the LLM for the search queries (prompt `search_query`; it
     may answer NONE: no lookup) instead of searching with q and h_q.
-    `quote_reviews=True`: a checked candidate whose claims rest on review sentences is sent with each such claim
-    replaced by the sentence it rests on, quoted and attributed to a guest (`mem.outcome` "quoted"): a summary of
-    reviews in the model's words ("the hotel is quiet") is unsupported whenever a review it did not see says
-    otherwise; what a guest wrote stays true.
-    `review_verdicts=True`: a reply in the reviews' own words leads with their verdict on the question, one sentence
-    the model writes and `augmenter.reviews.VerdictWriter` checks (else a fixed one), then a quote per side.
+    `replies`: the knowledge's replies in its own words (`ReplyComposer`, e.g. `augmenter.reviews.ReviewReplies`
+    for FAQs and reviews; None: none, the "does not answer" reply instead).
     `composer`: a knowledge kind's own way of answering (`Composer`, e.g. the documents'), which then gathers the
     evidence after retrieval, writes the drafting prompt, checks each draft and writes the reply in place of the
     prompt engine's response prompt, the utility and the replies above.
@@ -89,8 +83,8 @@ class Executor:
                  consolidator: Consolidator | None = None, params: SamplingParams | None = None,
                  retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
                  query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True, quote_reviews: bool = False, composer: Composer | None = None,
-                 review_verdicts: bool = False):
+                 fewshot_guard: bool = True, composer: Composer | None = None,
+                 replies: ReplyComposer | None = None):
         try:
             select = Select(select)
         except ValueError:
@@ -98,18 +92,17 @@ class Executor:
         if unsupported not in UNSUPPORTED:
             raise ValueError(f"unsupported must be one of {', '.join(UNSUPPORTED)}, got {unsupported!r}")
         self.unsupported = unsupported
-        self.fewshot_guard, self.quote_reviews = fewshot_guard, quote_reviews
+        self.fewshot_guard = fewshot_guard
         self.feedback_in_prompt = feedback_in_prompt
         self.select = select
         self.query_generation, self.max_queries = query_generation, max_queries
         self.llm = llm
         self.prompts = prompts
-        self.utility = utility
+        self.utility, self.check = utility, as_check(utility)  # what sending may rely on, declared (see Check)
         self.consolidator = consolidator
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
-        self.composer = composer
-        self.review_verdicts, self._verdicts = review_verdicts, None
+        self.composer, self.replies = composer, replies
         self.actions = {Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge, Action.CALL_LLM: self._call_llm,
                         Action.VERIFY_UTILITY: self._verify_utility, Action.SEND: self._send,
                         Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge}
@@ -213,7 +206,7 @@ class Executor:
 
     def _verify_utility(self, mem: WorkingMemory, record: ActionRecord) -> None:
         candidate = mem.o[len(mem.u)]
-        result = utility_result((self.composer.check if self.composer else self.utility)(mem, candidate))
+        result = utility_result((self.composer.check if self.composer else self.check)(mem, candidate))
         checks = result.claims or []
         mem.add_verdict(result.score, result.feedback, checks)
         record.inputs = {"candidate_index": len(mem.u) - 1}
@@ -235,7 +228,7 @@ class Executor:
             record.outputs = {"response": mem.response, "outcome": mem.outcome}
             return
         index = mem.best_index(self.select)
-        checked = any(mem.checks) or getattr(self.utility, "checks_claims", False)
+        checked = any(mem.checks) or self.check.checks_claims
         if checked and self.unsupported == "supported_part":
             passing = [i for i in range(len(mem.u)) if mem.f[i] is None and not mem.contradicts(i)]
             if self.select == Select.BEST and passing:
@@ -244,64 +237,34 @@ class Executor:
                 index = None
         if index is None:
             self._answer_from_knowledge(mem, record)
-        elif self.quote_reviews and (quoting := reviews_quoted(mem, mem.checks[index] if index < len(mem.checks)
-                                                             else [], self._by_id)):
-            mem.response, mem.sent_claims, mem.outcome = *quoting, "quoted"
-            record.note = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
+        elif self.replies is not None and (quoting := self.replies.quote(
+                mem, mem.checks[index] if index < len(mem.checks) else [])) is not None:
+            mem.response, mem.sent_claims, mem.outcome = quoting.text, quoting.claims, "quoted"
+            record.note = quoting.note
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs.update(response=mem.response, outcome=mem.outcome)
 
-    @property
-    def _by_id(self) -> dict:
-        """The knowledge's snippets by id ({} without a snippet knowledge base)."""
-        return getattr(getattr(self.consolidator, "kb", None), "by_id", {})
-
-    def _composed(self, mem: WorkingMemory, verdicts: list | None = None) -> str | None:
-        """`composed_reply` with the FAQs and retrieved review sentences the utility finds about the question; with
-        `review_verdicts` and a `verdicts` list, the reviews' verdict first (each appended to it)."""
-        faqs, reviews = (getattr(self.utility, name, None) for name in ("answering_faqs", "answering_reviews"))
-        verdict = None
-        if verdicts is not None and self.review_verdicts:
-            if self._verdicts is None:
-                from augmenter.reviews import VerdictWriter
-
-                judge = getattr(getattr(self.consolidator, "opinions", None), "judge", None)
-                self._verdicts = VerdictWriter(self.llm, judge=judge)
-
-            def verdict(question, sentences):
-                made = self._verdicts.write(question, sentences)
-                if made is not None:
-                    verdicts.append(made)
-                return made
-        return composed_reply(mem, faqs(mem) if faqs else (), reviews(mem) if reviews else (), verdict=verdict)
-
     def answers_from_knowledge(self, mem: WorkingMemory) -> bool:
-        """Whether the knowledge's own words answer the question (a reply `composed_reply` can write): a checked
-        utility's executor may then send without a candidate of the model."""
-        if not (any(mem.checks) or getattr(self.utility, "checks_claims", False)):
+        """Whether the knowledge's own words answer the question (`replies.answers`): a checked utility's executor
+        may then send without a candidate of the model."""
+        if not (any(mem.checks) or self.check.checks_claims):
             return False
-        return self._composed(mem) is not None
+        return self.replies is not None and self.replies.answers(mem)
 
     def _answer_from_knowledge(self, mem: WorkingMemory, record: ActionRecord) -> None:
-        """No candidate may be sent: the knowledge's own answer (`composed_reply`: the answer of the FAQ about the
-        question, or what the reviews on it say, quoted); else the supported claims on the question of the
-        candidate with the most of them; else a plain statement that the knowledge does not answer (or says
-        otherwise), with the best evidence found."""
-        verdicts: list = []
-        composed = self._composed(mem, verdicts)
-        if composed:
-            mem.response, mem.outcome = composed, "quoted"
-            mem.sent_claims = [verdict_claim(v) for v in verdicts]
-            mem.sent_claims += quoted_sources(mem, composed)  # its citations: the snippets it quotes
-            if any(v.problem for v in verdicts):
-                record.outputs["verdict_fixed"] = "; ".join(v.problem for v in verdicts if v.problem)
+        """No candidate may be sent: the knowledge's own answer (`replies.answer`: for FAQs and reviews, the answer
+        of the FAQ about the question, or what the reviews on it say, quoted); else the supported claims on the
+        question of the candidate with the most of them; else a plain statement that the knowledge does not answer
+        (or says otherwise), with the best evidence found."""
+        composed = self.replies.answer(mem) if self.replies is not None else None
+        if composed is not None:
+            mem.response, mem.outcome, mem.sent_claims = composed.text, "quoted", composed.claims
+            record.outputs.update(composed.outputs)
             record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
                            "the knowledge answers the question: its own words, no draft")
             return
-        on_topic = getattr(self.utility, "on_topic", None)
-        keep = (lambda c: c.supported and on_topic(mem, c.claim)) if on_topic else (lambda c: c.supported)
-        supported = [[c for c in checks if keep(c)] for checks in mem.checks]
+        supported = [[c for c in checks if c.supported and self.check.on_topic(mem, c.claim)] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
         if best is not None and supported[best]:
             mem.sent_claims = supported[best]
@@ -317,7 +280,7 @@ class Executor:
             quotes.append(refuting.text)
             mem.response = f"{CONTRADICTED_REPLY} " + " and ".join(f'"{clip(q)}"' for q in quotes)
         else:
-            shown = mem.of_the_places(mem.e)[:1]  # on the place asked about (another place's is no finding)
+            shown = of_entities_in_question(mem.e, mem.entities)[:1]  # another entity's is no finding
             found = f' What I found: "{clip(shown[0].render())}"' if shown else ""
             mem.response = ABSTAIN_REPLY + found
         mem.outcome = "abstained"

@@ -1,8 +1,12 @@
-"""What the agent needs from its parts: a Policy, a Consolidator and a Utility, each a small protocol.
+"""What the agent needs from its parts: a Policy, a Consolidator, a Utility, and a knowledge kind's own ways of
+answering (a Composer, or ReplyComposer for its replies alone), each a small protocol.
 
 Plain functions work where a protocol is a single call: `as_policy(fn)` turns `fn(memory) -> Action | str` into a
 Policy, and a utility is any callable `(memory, candidate)` returning a `UtilityResult`, a `(score, feedback)`
-pair or a bare score (which always passes); `utility_result` reads any of them.
+pair or a bare score (which always passes); `utility_result` reads any of them. What sending relies on besides the
+score, a utility declares as a `Check` (`checks_claims`, `on_topic`); `as_check` gives a plain function the paper's
+rule (it checks no claims: the best-scored candidate is sent, passed or not), and `Checked(fn, checks_claims=True)`
+the claims utility's (a candidate it fails is never sent).
 """
 
 from __future__ import annotations
@@ -11,7 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from augmenter.memory import Action, ClaimCheck, EntityMention, Outcome, Snippet, Utterance, WorkingMemory
-from augmenter.utilities.scorers import UtilityResult, utility_result  # noqa: F401 (part of this module's API)
+from augmenter.utilities.scorers import (  # noqa: F401 (part of this module's API)
+    Check,
+    Checked,
+    UtilityResult,
+    as_check,
+    utility_result,
+)
 
 
 @runtime_checkable
@@ -66,6 +76,20 @@ class Composer(Protocol):
     def check(self, mem: WorkingMemory, candidate: str) -> UtilityResult: ...
 
     def reply(self, mem: WorkingMemory) -> ComposedReply: ...
+
+
+class ReplyComposer(Protocol):
+    """A knowledge kind's replies in its own words on the executor's own path (no `Composer`), e.g.
+    `augmenter.reviews.ReviewReplies` for FAQs and reviews; the builder makes it for the knowledge it builds.
+    Each reply has `.text`, `.claims` (its citations: supported claims resting on snippets), `.note` and `.outputs`
+    (what the turn's trace records of it)."""
+
+    def answers(self, mem: WorkingMemory) -> bool: ...  # whether `answer` would write one (no LLM call)
+
+    def answer(self, mem: WorkingMemory) -> Any | None: ...  # the answer when no candidate may be sent, or None
+
+    # a candidate that may be sent, re-said where its checked claims rest on the knowledge; None: sent as written
+    def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Any | None: ...
 
 
 class Utility(Protocol):

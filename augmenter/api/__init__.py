@@ -8,7 +8,8 @@ Memory (the evidence, every candidate with its score and feedback, the claims an
     memory = session.say("Does the Grand Meridian Hotel have a pool?")
     print(memory.response, memory.outcome, memory.citation_records())
 
-`policy=` takes a Policy or a plain function of the memory, `utility=` any callable `(memory, candidate)`,
+`policy=` takes a Policy or a plain function of the memory, `utility=` any callable `(memory, candidate)` (what
+sending relies on is what it declares as an `augmenter.agent.Check`: a plain function checks no claims),
 `callbacks=` functions called as `callback(memory, record)` after every action (a UI, logging, streaming).
 The jobs the commands run are built from config here too: `augmenter.api.jobs` (eval, grid, ground),
 `augmenter.api.conversations` (converse, judge), `augmenter.api.training` (train); the gymnasium environments

@@ -26,11 +26,10 @@ class KnowledgeConsolidator:
     - the top `k` snippets become e;
     - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
       neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`);
-    - with `opinions`, the reviews found for a linked entity are replaced by every review
-      sentence of it on the question's aspect, each with its stance, after a line that counts the reviews on each
-      side (`OpinionGatherer`, sentences of relevance >= `opinions_min_p`, at most `opinions_max_sentences` per
-      entity; only for the places the question names when it names any, else for up to three linked ones); the
-      other evidence found (FAQs) comes first.
+    - with `opinions`, the reviews found for a linked entity are replaced by every review sentence of it on the
+      question's aspect, each with its stance, after a line that counts the reviews on each side (the reviews room's
+      `with_opinions`; the `opinions_*` options are its `OpinionSettings`), only for the places the question names
+      when it names any, else for up to three linked ones; the other evidence found (FAQs) comes first.
     """
 
     def __init__(
@@ -67,19 +66,13 @@ class KnowledgeConsolidator:
         if not any(tokenize(s.text) for s in knowledge.snippets):
             raise KnowledgeFormatError(f"{knowledge.source or 'the knowledge'}: no snippet has a word to search by "
                                        "(only punctuation or stopwords)")
-        self.opinions = None
+        self.opinions, self.opinion_settings = None, None  # the reviews' opinion gatherer and its settings
         if opinions:
-            from augmenter.extras import ENCODER, require
-            from augmenter.knowledge.opinions import OpinionGatherer
+            from augmenter.reviews.evidence import OpinionSettings
 
-            require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER,
-                    instead="consolidator.opinions=false utility=kf1 need no extra")
-            if opinions_stance not in ("model", "llm"):
-                raise ValueError(f"opinions_stance must be model or llm, got {opinions_stance!r}")
-            self.opinions = OpinionGatherer(knowledge, min_p=opinions_min_p, max_sentences=opinions_max_sentences,
-                                            min_about_side=opinions_min_about_side)
-        self.opinions_stance, self.opinions_min_related = opinions_stance, opinions_min_related
-        self.opinions_min_about = opinions_min_about
+            self.opinion_settings = OpinionSettings(opinions_min_p, opinions_max_sentences, opinions_stance,
+                                                    opinions_min_related, opinions_min_about, opinions_min_about_side)
+            self.opinions = self.opinion_settings.gatherer(knowledge)
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
         if index is not None:
             index(self.retriever)
@@ -89,10 +82,7 @@ class KnowledgeConsolidator:
     def use_llm(self, llm) -> None:
         """The LLM the opinion gatherer's judge asks (with `opinions_stance="llm"`; the agent hands it over)."""
         if self.needs_llm:
-            from augmenter.knowledge.review_judge import ReviewJudge
-
-            self.opinions.judge = ReviewJudge(llm, min_related=self.opinions_min_related,
-                                              min_about=self.opinions_min_about)
+            self.opinions.judge = self.opinion_settings.judge(llm)
 
     def link(self, q: str, history: Sequence[Utterance] = ()) -> list[EntityMention]:
         return self.linker.link(q, history)
@@ -104,7 +94,7 @@ class KnowledgeConsolidator:
     @property
     def needs_llm(self) -> bool:
         """Whether the opinion gatherer's judge asks an LLM (hand it one with `use_llm`)."""
-        return self.opinions is not None and self.opinions_stance == "llm"
+        return self.opinions is not None and self.opinion_settings.needs_llm
 
     def retrieve(
         self, q: str, history: Sequence[Utterance] = (), entities: Sequence[EntityMention] | None = None
@@ -141,29 +131,9 @@ class KnowledgeConsolidator:
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
         if opinions and self.opinions is not None and self.focus_entities and entities:
             # the reviews on what is asked now (not on the history the fallback search added)
-            evidence = self._with_opinions(focused, evidence, entities, q)
+            from augmenter.reviews.evidence import with_opinions
+
+            evidence = with_opinions(self.opinions, focused, evidence, entities, q)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))
         return query, evidence
-
-    def _with_opinions(self, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
-                       question: str | None = None) -> list[Snippet]:
-        """The evidence's non-review snippets, then per linked entity the count of its reviews on each side and its
-        review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without
-        any sentence on the aspect stay as they were."""
-        out = [s for s in evidence if s.doc_type != "review"]
-        gathered = set()
-        named = [m for m in entities if m.in_query]  # the places the question names, when it names any
-        for m in list(dict.fromkeys((m.domain, m.entity_id) for m in named or entities))[:3]:
-            found = self.opinions.gather(query, *m, question=question)
-            if found is None:
-                continue
-            gathered.add(m)
-            ref = found.sentences[0]
-            out.append(Snippet(id=f"opinions:{ref.domain}:{ref.entity_id}", text=found.summary(), domain=ref.domain,
-                               entity_id=ref.entity_id, entity_name=ref.entity_name, doc_type="opinions",
-                               stance=found.split))
-            order = {"positive": 0, "negative": 1, "neutral": 2}
-            out += sorted(found.sentences, key=lambda s: order.get(s.stance or "neutral", 2))
-        out += [s for s in evidence if s.doc_type == "review" and (s.domain, s.entity_id) not in gathered]
-        return out

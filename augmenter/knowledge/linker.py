@@ -53,6 +53,15 @@ def strip_names(text: str, surfaces: Sequence[str]) -> str:
     return " ".join(out.split())
 
 
+def of_entities_in_question(snippets: Sequence[Snippet], entities: Sequence[EntityMention]) -> list[Snippet]:
+    """The snippets about the entities the question names (else the ones linked from the conversation; none linked:
+    all of them). Another entity's snippet answers nothing about the one asked about, and retrieval falls back to the
+    whole knowledge when none of that entity's own snippets matches."""
+    asked = ({(m.domain, str(m.entity_id)) for m in entities if m.in_query}
+             or {(m.domain, str(m.entity_id)) for m in entities})
+    return [s for s in snippets if (s.domain, str(s.entity_id)) in asked] if asked else list(snippets)
+
+
 class EntityLinker:
     """Longest-match lookup of entity names (and aliases) as whole words, then of their misspellings.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Literal
 
@@ -237,14 +236,6 @@ class WorkingMemory(BaseModel):
     def contradicts(self, i: int) -> bool:
         """Whether a verified claim of candidate i is refuted by the knowledge."""
         return i < len(self.checks) and any(c.verdict == Verdict.REFUTED for c in self.checks[i])
-
-    def of_the_places(self, snippets: Sequence[Snippet]) -> list[Snippet]:
-        """The snippets about the places the question names (else the ones linked from the conversation; no place
-        linked: all of them). Another place's FAQ or review answers nothing about the place asked about, and the
-        retriever falls back to the whole knowledge when none of the place's own snippets matches."""
-        places = ({(m.domain, str(m.entity_id)) for m in self.entities if m.in_query}
-                  or {(m.domain, str(m.entity_id)) for m in self.entities})
-        return [s for s in snippets if (s.domain, str(s.entity_id)) in places] if places else list(snippets)
 
     def verdict_counts(self, i: int) -> dict[Verdict, int]:
         """How many claims of candidate i got each verdict (all zero when it was not claim-checked)."""

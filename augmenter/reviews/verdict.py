@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from augmenter.knowledge.review_judge import ReviewJudge
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
+from augmenter.reviews.judge import ReviewJudge
 from augmenter.text import is_yes_no
 from augmenter.verification.encoder import embed
 from augmenter.verification.lexical import content_words, names, numbers, parts_of, statements

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from augmenter.knowledge.linker import strip_names
+from augmenter.knowledge.linker import of_entities_in_question, strip_names
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification.encoder import embed
@@ -39,6 +39,7 @@ class AnswersQuestion:
     question's evidence; `min_faq`: the cosine a FAQ needs to the question to count as answering it."""
 
     name = "answers"
+    checks_claims = False  # it judges whether the candidate answers, not its claims
 
     def __init__(self, min_topicality: float = 0.525, min_faq: float = 0.6, quotes: int = 2,
                  min_review: float = 0.475):
@@ -56,9 +57,9 @@ class AnswersQuestion:
         return strip_names(mem.q, [m.surface for m in mem.entities if str(m.entity_id) not in documents]) or mem.q
 
     def _closest(self, mem: WorkingMemory, snippets: list[Snippet], threshold: float) -> list[Snippet]:
-        """`snippets` about the places in question (`WorkingMemory.of_the_places`) at least `threshold` close to the
+        """`snippets` about the places in question (`of_entities_in_question`) at least `threshold` close to the
         question (cosine), closest first."""
-        snippets = mem.of_the_places(snippets)
+        snippets = of_entities_in_question(snippets, mem.entities)
         if not snippets:
             return []
         vectors = embed([self.question(mem), *(s.text for s in snippets)])

@@ -51,6 +51,10 @@ class ClaimsUtility:
         self.threshold, self.gate, self.max_claims, self.balance = threshold, gate, max_claims, balance
         self._stance = None
 
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
+        """Every sentence: what was asked is the answers check's to judge (`utility=grounded` combines them)."""
+        return True
+
     def check(self, mem: WorkingMemory, candidate: str, claims: list[str] | None = None) -> list[ClaimCheck]:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
         if claims is None:
@@ -88,7 +92,7 @@ class ClaimsUtility:
         if not any(s.doc_type == "opinions" for s in mem.e):
             return None
         if self._stance is None:
-            from augmenter.knowledge.opinions import StanceModel
+            from augmenter.reviews.opinions import StanceModel
 
             self._stance = StanceModel.load()
         stance, p = self._stance.predict([claim])[0]

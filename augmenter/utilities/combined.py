@@ -14,7 +14,7 @@ from augmenter.memory import WorkingMemory
 from augmenter.utilities.answers import AnswersQuestion
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
-from augmenter.utilities.scorers import UtilityResult, utility_result
+from augmenter.utilities.scorers import UtilityResult, as_check, utility_result
 
 CHECKS = ("repetition", "dodge", "answers")
 
@@ -44,7 +44,7 @@ class CombinedUtility:
                 raise ValueError(f"unknown check {check!r}; checks: {', '.join(CHECKS)}")
         if base is None and not self.checks:
             raise ValueError("a combined utility needs a base utility or at least one check")
-        self.checks_claims = bool(getattr(base, "checks_claims", False))
+        self.checks_claims = base is not None and as_check(base).checks_claims
 
     def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
         """Whether a sentence is on the question, by the answers check (True without one): the executor sends only

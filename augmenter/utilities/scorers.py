@@ -1,14 +1,16 @@
 """Utility functions: plain callables `(memory, candidate) -> UtilityResult(score, feedback)`.
 
 `feedback` is None when the candidate passes; otherwise it is the verbal feedback f that the Prompt
-Engine puts into the next prompt (paper section 2.4).
+Engine puts into the next prompt (paper section 2.4). What sending may rely on besides the score is declared by a
+`Check`; `as_check` makes one of any utility.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import WorkingMemory
@@ -38,6 +40,55 @@ def utility_result(value: Any) -> UtilityResult:
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Real):
         return UtilityResult(float(value[0]), None if value[1] is None else str(value[1]))
     raise TypeError(f"a utility returns a UtilityResult, a (score, feedback) pair or a score, got {value!r}")
+
+
+@runtime_checkable
+class Check(Protocol):
+    """A utility that declares what sending may rely on (the executor reads nothing else of it):
+
+    - `checks_claims`: True when it verifies a candidate's claims against the knowledge; the executor then sends only
+      a candidate it passed and no claim of which is refuted, else the knowledge's own words, the supported claims,
+      or "the knowledge does not answer" (also for a turn whose results carried claims: `UtilityResult.claims`).
+      False: the paper's rule, the best-scored candidate goes out whether or not it passed.
+    - `on_topic(memory, sentence)`: whether a supported claim is on the question, when a reply is made of a failed
+      candidate's supported claims.
+    """
+
+    checks_claims: bool
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> Any: ...
+
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool: ...
+
+
+class Checked:
+    """A utility that declares neither (a plain function, KF1) as a Check: `checks_claims` as given (default False:
+    the paper's rule) and every sentence on the question. `Checked(fn, checks_claims=True)` gives a plain function
+    the claims utility's safety on send: a candidate it fails is never sent."""
+
+    def __init__(self, utility: Callable[[WorkingMemory, str], Any], checks_claims: bool = False):
+        if not callable(utility):
+            raise TypeError(f"a utility is a callable (memory, candidate), got {type(utility).__name__}")
+        self.utility, self.checks_claims = utility, checks_claims
+
+    def __call__(self, mem: WorkingMemory, candidate: str) -> Any:
+        return self.utility(mem, candidate)
+
+    def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
+        return True
+
+
+def as_check(utility: Any) -> Check:
+    """`utility` itself when it is a Check, else `Checked(utility)`. One that declares only one of the two is an
+    error, not a silent default."""
+    if isinstance(utility, Check):
+        return utility
+    declared = [name for name in ("checks_claims", "on_topic") if hasattr(utility, name)]
+    if declared:
+        missing = "on_topic" if declared == ["checks_claims"] else "checks_claims"
+        raise TypeError(f"utility {type(utility).__name__} declares {declared[0]} but not {missing}: a Check "
+                        "declares both (augmenter.utilities.scorers.Check)")
+    return Checked(utility)
 
 
 class KF1Utility:

@@ -34,9 +34,9 @@ def _packaged(name: str) -> str:
         if not path.is_file():
             raise ConfigError(f"model file not found: {path}")
         return path.read_text(encoding="utf-8")
-    packaged = resources.files("augmenter.knowledge") / "models" / f"{name}.json"
+    packaged = resources.files("augmenter.reviews") / "models" / f"{name}.json"
     if not packaged.is_file():
-        raise ConfigError(f"no packaged model {name!r} in augmenter/knowledge/models/")
+        raise ConfigError(f"no packaged model {name!r} in augmenter/reviews/models/")
     return packaged.read_text(encoding="utf-8")
 
 

@@ -1,8 +1,7 @@
-"""The replies augmenter writes itself, from the knowledge's own words, when no candidate of the model may be sent
-(or, with the grounded policy, when reviews speak to the question): the answer of the FAQ that is about the
-question, and what the reviews on it say, a quote of each side (`composed_reply`); else a plain statement that the
-knowledge does not answer (or says otherwise). And a passing candidate with its claims on reviews sent as the
-sentences they rest on (`reviews_quoted`)."""
+"""The replies written in the knowledge's own words from FAQs and reviews: the answer of the FAQ that is about the
+question, and what the reviews on it say, a quote of each side attributed to a guest or a diner, or the reviews'
+verdict first (`composed_reply`); and a passing candidate with its claims on reviews sent as the sentences they rest
+on (`reviews_quoted`). `augmenter.reviews.composer.ReviewReplies` hands them to the executor."""
 
 from __future__ import annotations
 
@@ -11,15 +10,10 @@ from collections.abc import Callable, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 from augmenter.reviews.verdict import display_name, reviewers
+from augmenter.text import clip
 from augmenter.verification.lexical import parts_of
 
-ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
-CONTRADICTED_REPLY = "I could not confirm an answer; the knowledge I have says:"
 _FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
-
-
-def clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def faq_answer(snippet: Snippet) -> str:

@@ -1,0 +1,93 @@
+"""The replies of a knowledge base of FAQs and reviews in its own words, as the executor's `ReplyComposer`
+(`augmenter.agent.protocols`): the builder makes one for snippet knowledge and hands it to the executor.
+
+- `answer`: when no candidate may be sent, the answer of the FAQ about the question, or what the reviews on it say, a
+  quote per side (with `verdicts`, the reviews' verdict first: `VerdictWriter`), or else the retrieved review
+  sentence closest to the question (`composed_reply`), with its citations;
+- `answers`: whether `answer` would write one, without the verdict's LLM call;
+- `quote` (with `quote`): a passing candidate whose checked claims rest on review sentences, sent with each such claim
+  replaced by the sentence, quoted and attributed (`reviews_quoted`): a summary of reviews in the model's words is
+  unsupported whenever a review it did not see says otherwise; what a guest wrote stays true.
+
+Which FAQs and retrieved review sentences answer the question is the answers check's call (`AnswerFinder`:
+`augmenter.utilities.answers.AnswersQuestion`, or a combined utility that holds one); without one, only the
+opinion gatherer's sides are quoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
+from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
+
+QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
+
+
+@runtime_checkable
+class AnswerFinder(Protocol):
+    """Which of the turn's evidence answers the question: FAQs about it and retrieved review sentences close to it,
+    best first."""
+
+    def answering_faqs(self, mem: WorkingMemory) -> list[Snippet]: ...
+
+    def answering_reviews(self, mem: WorkingMemory) -> list[Snippet]: ...
+
+
+@dataclass
+class Composed:
+    """A reply in the knowledge's own words: its text, its citations (each a supported claim resting on a snippet),
+    and what the turn's trace records of it (`note`, `outputs`)."""
+
+    text: str
+    claims: list[ClaimCheck]
+    note: str = ""
+    outputs: dict = field(default_factory=dict)
+
+
+class ReviewReplies:
+    """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
+    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks."""
+
+    def __init__(self, snippets: Mapping[str, Snippet], answers: AnswerFinder | None = None, llm=None,
+                 judge=None, quote: bool = False, verdicts: bool = False):
+        if verdicts and llm is None:
+            raise ValueError("the reviews' verdicts need an LLM to write them")
+        self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
+        self.quote_reviews, self.verdicts = quote, verdicts
+        self._writer = None
+
+    def _found(self, mem: WorkingMemory) -> tuple[Sequence[Snippet], Sequence[Snippet]]:
+        if self.answers_check is None:
+            return (), ()
+        return self.answers_check.answering_faqs(mem), self.answers_check.answering_reviews(mem)
+
+    def answers(self, mem: WorkingMemory) -> bool:
+        return composed_reply(mem, *self._found(mem)) is not None
+
+    def answer(self, mem: WorkingMemory) -> Composed | None:
+        made: list = []
+        verdict = None
+        if self.verdicts:
+            if self._writer is None:
+                from augmenter.reviews.verdict import VerdictWriter
+
+                self._writer = VerdictWriter(self.llm, judge=self.judge)
+
+            def verdict(question, sentences):
+                written = self._writer.write(question, sentences)
+                if written is not None:
+                    made.append(written)
+                return written
+        text = composed_reply(mem, *self._found(mem), verdict=verdict)
+        if not text:
+            return None
+        claims = [verdict_claim(v) for v in made] + quoted_sources(mem, text)  # its citations: what it quotes
+        fixed = "; ".join(v.problem for v in made if v.problem)
+        return Composed(text, claims, outputs={"verdict_fixed": fixed} if fixed else {})
+
+    def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Composed | None:
+        found = reviews_quoted(mem, checks, self.snippets) if self.quote_reviews else None
+        return Composed(*found, note=QUOTED_NOTE) if found else None

@@ -1,0 +1,78 @@
+"""Reviews in the turn's evidence: the opinion gatherer's settings (`OpinionSettings`, the consolidator's
+`opinions_*` options), the evidence with the gathered opinions in place of the retrieved review sentences
+(`with_opinions`), and whether they take a side on the question (`reviews_answer`, the rule policies' predicate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from augmenter.memory import EntityMention, Snippet, WorkingMemory
+
+SIDES = ("positive", "negative", "mixed")
+
+
+@dataclass(frozen=True)
+class OpinionSettings:
+    """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
+    their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
+    `min_about`); `min_about_side`: see `OpinionGatherer`."""
+
+    min_p: float = 0.3
+    max_sentences: int = 6
+    stance: str = "model"
+    min_related: float = 0.85
+    min_about: float | None = None
+    min_about_side: float | None = None
+
+    def gatherer(self, kb):
+        """The opinion gatherer over `kb` (its judge is set by `judge` once an LLM is at hand)."""
+        from augmenter.extras import ENCODER, require
+        from augmenter.reviews.opinions import OpinionGatherer
+
+        require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER,
+                instead="consolidator.opinions=false utility=kf1 need no extra")
+        if self.stance not in ("model", "llm"):
+            raise ValueError(f"opinions_stance must be model or llm, got {self.stance!r}")
+        return OpinionGatherer(kb, min_p=self.min_p, max_sentences=self.max_sentences,
+                               min_about_side=self.min_about_side)
+
+    @property
+    def needs_llm(self) -> bool:
+        return self.stance == "llm"
+
+    def judge(self, llm):
+        """The LLM review judge the gatherer asks (with `stance="llm"`)."""
+        from augmenter.reviews.judge import ReviewJudge
+
+        return ReviewJudge(llm, min_related=self.min_related, min_about=self.min_about)
+
+
+def with_opinions(gatherer, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
+                  question: str | None = None) -> list[Snippet]:
+    """The evidence's non-review snippets, then per linked entity (those the question names when it names any, at
+    most three) a line that counts its reviews on each side (doc_type "opinions", its `stance` the split) and its
+    review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without any
+    sentence on the aspect stay as they were. `query`: the question without the entities' names."""
+    out = [s for s in evidence if s.doc_type != "review"]
+    gathered = set()
+    named = [m for m in entities if m.in_query]  # the places the question names, when it names any
+    for m in list(dict.fromkeys((m.domain, m.entity_id) for m in named or entities))[:3]:
+        found = gatherer.gather(query, *m, question=question)
+        if found is None:
+            continue
+        gathered.add(m)
+        ref = found.sentences[0]
+        out.append(Snippet(id=f"opinions:{ref.domain}:{ref.entity_id}", text=found.summary(), domain=ref.domain,
+                           entity_id=ref.entity_id, entity_name=ref.entity_name, doc_type="opinions",
+                           stance=found.split))
+        order = {"positive": 0, "negative": 1, "neutral": 2}
+        out += sorted(found.sentences, key=lambda s: order.get(s.stance or "neutral", 2))
+    out += [s for s in evidence if s.doc_type == "review" and (s.domain, s.entity_id) not in gathered]
+    return out
+
+
+def reviews_answer(mem: WorkingMemory) -> bool:
+    """Whether the evidence holds reviews that take a side on the question (the opinion gatherer's line)."""
+    return any(s.doc_type == "opinions" and s.stance in SIDES for s in mem.e)
