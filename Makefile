@@ -45,6 +45,7 @@ demo: setup
 # ruff and mypy read their settings from pyproject.toml ([tool.ruff], [tool.mypy]: the public API's modules).
 lint: setup
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
 
 test: setup wheelhouse lint

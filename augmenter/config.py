@@ -74,8 +74,10 @@ def compose(config_name: str = "chat", overrides: Sequence[str] = ()) -> DictCon
     except HydraException as exc:
         message = str(exc).splitlines()[0]
         if "LexerNoViableAlt" in message or "mismatched input" in message:
-            message += (" (an override's value has characters Hydra reads as syntax, such as > or spaces: quote it,"
-                        " e.g. \"judge.known=['a>b']\")")
+            message += (
+                " (an override's value has characters Hydra reads as syntax, such as > or spaces: quote it,"
+                " e.g. \"judge.known=['a>b']\")"
+            )
         raise ConfigError(message + _hint(message, config_name, overrides)) from None
     except OmegaConfBaseException as exc:
         raise ConfigError(str(exc).splitlines()[0]) from None
@@ -191,8 +193,14 @@ def build_replies(knowledge, consolidator, utility, llm, quote: bool = False, ve
     if not isinstance(knowledge, KnowledgeBase):
         return None
     gatherer = consolidator.opinions if isinstance(consolidator, KnowledgeConsolidator) else None
-    return ReviewReplies(knowledge.by_id, utility if isinstance(utility, AnswerFinder) else None, llm,
-                         judge=gatherer.judge if gatherer is not None else None, quote=quote, verdicts=verdicts)
+    return ReviewReplies(
+        knowledge.by_id,
+        utility if isinstance(utility, AnswerFinder) else None,
+        llm,
+        judge=gatherer.judge if gatherer is not None else None,
+        quote=quote,
+        verdicts=verdicts,
+    )
 
 
 def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks: Sequence = ()):
@@ -220,8 +228,16 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
         # two of the executor's settings are the reviews' replies': their quotes and their verdict
         quote, verdicts = settings.pop("quote_reviews", False), settings.pop("review_verdicts", False)
         replies = build_replies(knowledge, consolidator, utility, llm, quote, verdicts) if composer is None else None
-        executor = Executor(llm=llm, prompts=prompts, utility=utility, consolidator=consolidator, composer=composer,
-                            replies=replies, retry_temperature=cfg.sampling.retry_temperature, **settings)
+        executor = Executor(
+            llm=llm,
+            prompts=prompts,
+            utility=utility,
+            consolidator=consolidator,
+            composer=composer,
+            replies=replies,
+            retry_temperature=cfg.sampling.retry_temperature,
+            **settings,
+        )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"executor: {exc}") from None
     try:

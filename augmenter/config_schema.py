@@ -74,8 +74,13 @@ def _is_url(v: Any) -> bool:
 
 
 def _folder_name(v: Any) -> bool:
-    return isinstance(v, str) and v.strip() == v != "" and v not in (".", "..") and not any(
-        c in v for c in "/\\\0") and v.isprintable()
+    return (
+        isinstance(v, str)
+        and v.strip() == v != ""
+        and v not in (".", "..")
+        and not any(c in v for c in "/\\\0")
+        and v.isprintable()
+    )
 
 
 FolderName = setting("a plain folder name (no /, \\, . or .., not empty)", _folder_name)
@@ -85,10 +90,13 @@ Texts = setting("a list of strings", lambda v: isinstance(v, list) and all(isins
 Ints = setting("a list of integers", lambda v: isinstance(v, list) and all(type(x) is int for x in v), null=True)
 AnyList = setting("a list", lambda v: isinstance(v, list), null=True)
 AnyMapping = setting("a mapping", lambda v: isinstance(v, dict), null=True)
-RuleList = setting("a list of {if, then} rules", lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
-                   null=True)
-CountOrShare = setting("an integer >= 0 (a count) or a number in (0, 1) (a share)",
-                       lambda v: (type(v) is int and v >= 0) or (type(v) is float and 0 < v < 1))
+RuleList = setting(
+    "a list of {if, then} rules", lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v), null=True
+)
+CountOrShare = setting(
+    "an integer >= 0 (a count) or a number in (0, 1) (a share)",
+    lambda v: (type(v) is int and v >= 0) or (type(v) is float and 0 < v < 1),
+)
 Count = integer(ge=0)
 Positive = integer(ge=1)
 Share = number(ge=0, le=1)
@@ -249,15 +257,22 @@ class DocumentAnswers(Node):
 
 class Documents(Node):
     TARGET = "augmenter.documents.load_documents"
-    path: setting("a file, folder or glob, or a list of them", lambda v: (isinstance(v, str) and v.strip() != "")
-                  or (isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v))) = None
+    path: setting(
+        "a file, folder or glob, or a list of them",
+        lambda v: (
+            (isinstance(v, str) and v.strip() != "")
+            or (isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v))
+        ),
+    ) = None
     index_dir: filepath(null=True) = None
     words: integer(ge=1, null=True) = None
     overlap: integer(ge=0, null=True) = None
-    include: setting("a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-                     null=True) = None
-    exclude: setting("a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-                     null=True) = None
+    include: setting(
+        "a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), null=True
+    ) = None
+    exclude: setting(
+        "a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), null=True
+    ) = None
     max_file_mb: number(gt=0) = None
     update: Flag = None
     answer: DocumentAnswers | None = None
@@ -573,12 +588,18 @@ class UserSimulator(Node):
 
 
 IntList = setting("a list of integers", lambda v: isinstance(v, list) and all(type(x) is int for x in v))
-Seeds = setting("a non-empty list of integers", lambda v: isinstance(v, list) and bool(v)
-                and all(type(x) is int for x in v))
+Seeds = setting(
+    "a non-empty list of integers", lambda v: isinstance(v, list) and bool(v) and all(type(x) is int for x in v)
+)
 
 
-Orderings = setting("a list of 'BETTER>WORSE' system names", lambda v: isinstance(v, list) and all(
-    isinstance(x, str) and x.count(">") == 1 and all(p.strip() for p in x.split(">")) for x in v))
+Orderings = setting(
+    "a list of 'BETTER>WORSE' system names",
+    lambda v: (
+        isinstance(v, list)
+        and all(isinstance(x, str) and x.count(">") == 1 and all(p.strip() for p in x.split(">")) for x in v)
+    ),
+)
 
 
 class Judge(Node):

@@ -50,8 +50,10 @@ def require(extra: str, what: str, modules: Sequence[str] | None = None, instead
     absent = missing(MODULES[extra] if modules is None else modules)
     if absent:
         names = ", ".join(absent)
-        raise MissingExtra(f"{what} needs {names}, which the '{extra}' extra brings: pip install 'augmenter[{extra}]'"
-                           + (f" ({instead})" if instead else ""))
+        raise MissingExtra(
+            f"{what} needs {names}, which the '{extra}' extra brings: pip install 'augmenter[{extra}]'"
+            + (f" ({instead})" if instead else "")
+        )
 
 
 def extra_of(module: str) -> str | None:
@@ -65,5 +67,6 @@ def explain(exc: ImportError, what: str) -> MissingExtra | None:
     extra = extra_of(name)
     if extra is None:
         return None
-    return MissingExtra(f"{what} needs {name.partition('.')[0]}, which the '{extra}' extra brings: "
-                        f"pip install 'augmenter[{extra}]'")
+    return MissingExtra(
+        f"{what} needs {name.partition('.')[0]}, which the '{extra}' extra brings: pip install 'augmenter[{extra}]'"
+    )

@@ -35,8 +35,14 @@ ADDED_OPTIONS: dict[str, dict[str, object]] = {
 
 # Options a node once carried without using them: configs before the consolidator group gave the table-text
 # consolidator the snippet consolidator's settings.
-UNUSED_OPTIONS = {("consolidator", "augmenter.knowledge.chainer.TableTextConsolidator"):
-                  ("history_turns", "focus_entities", "review_window", "faq_context")}
+UNUSED_OPTIONS = {
+    ("consolidator", "augmenter.knowledge.chainer.TableTextConsolidator"): (
+        "history_turns",
+        "focus_entities",
+        "review_window",
+        "faq_context",
+    )
+}
 
 
 def normalized(data: dict) -> dict:
@@ -69,16 +75,20 @@ def system_config(cfg: DictConfig, ignore: Mapping[str, Sequence[str]] | None = 
     if ignore:
         without_options(data, ignore)
     utility = data.get("utility") or {}
-    claims = any(str((node or {}).get("_target_", "")).endswith("ClaimsUtility")
-                 for node in (utility, utility.get("base")) if isinstance(node, dict))  # alone, or under checks
+    claims = any(
+        str((node or {}).get("_target_", "")).endswith("ClaimsUtility")
+        for node in (utility, utility.get("base"))
+        if isinstance(node, dict)
+    )  # alone, or under checks
     if not claims:
         data.pop("verifier", None)  # only the claims utility uses a verifier
     prompts = data.get("prompt", {})
     files = {key: prompts.get(key) for key in ("response", "self_ask", "self_critique", "search_query")}
     if claims:  # the claim-splitting and verification prompts (PromptEngine's defaults unless set)
         files.update({key: prompts.get(key, key) for key in ("claims", "verify_claim")})
-    data["prompt_files"] = {key: content_hash(PromptTemplate.source(name))
-                            for key, name in files.items() if isinstance(name, str)}
+    data["prompt_files"] = {
+        key: content_hash(PromptTemplate.source(name)) for key, name in files.items() if isinstance(name, str)
+    }
     model = (data.get("verifier") or {}).get("model")
     if claims and model:  # refitted verifier weights are a different system too
         stored = StoredModel.load(model)

@@ -19,11 +19,16 @@ _lock = threading.Lock()
 # OpenAI-style keys (sk-..., sk-proj-...), Hugging Face, GitHub, AWS access key ids, Google API keys, Slack tokens;
 # and the value after "Bearer ", after an api-key style field ("api_key": "...", x-api-key: ...) or in a URL's
 # key/token query parameter (?key=..., &access_token=...).
-_KEYS = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}|\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b"
-                   r"|\bAIza[0-9A-Za-z_\-]{30,}|\bxox[abpr]-[A-Za-z0-9\-]{10,}")
-_FIELDS = re.compile(r"(\bbearer\s+|\bapi[_-]?key[\"']?\s*[:=]\s*[\"']?|\bpassword[\"']?\s*[:=]\s*[\"']?"
-                     r"|[?&](?:key|token|access_token)=)"
-                     r"([A-Za-z0-9._~+/=\-]{6,})", re.IGNORECASE)
+_KEYS = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{16,}|\bhf_[A-Za-z0-9]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bAIza[0-9A-Za-z_\-]{30,}|\bxox[abpr]-[A-Za-z0-9\-]{10,}"
+)
+_FIELDS = re.compile(
+    r"(\bbearer\s+|\bapi[_-]?key[\"']?\s*[:=]\s*[\"']?|\bpassword[\"']?\s*[:=]\s*[\"']?"
+    r"|[?&](?:key|token|access_token)=)"
+    r"([A-Za-z0-9._~+/=\-]{6,})",
+    re.IGNORECASE,
+)
 
 
 def header_safe(value: str) -> bool:

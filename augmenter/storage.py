@@ -81,8 +81,10 @@ def read_jsonl(path: str | Path, on_bad: Callable[[int, str], None]) -> Iterator
             on_bad(n, why)
 
 
-_JSON_HINTS = {"Invalid control character": "a raw line break or tab inside a string: write it as \\n or \\t",
-               "Unterminated string": "a string runs to the end of the line: a raw line break inside it?"}
+_JSON_HINTS = {
+    "Invalid control character": "a raw line break or tab inside a string: write it as \\n or \\t",
+    "Unterminated string": "a string runs to the end of the line: a raw line break inside it?",
+}
 
 
 def json_error(exc: json.JSONDecodeError, line: int | None = None) -> str:

@@ -11,10 +11,10 @@ from typing import Any
 from augmenter.redact import redact
 
 _CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"                 # CSI: colours, cursor moves, erases
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, erases
     r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (titles, hyperlinks), DCS, SOS, PM, APC strings
-    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"            # other escape sequences (and a lone ESC)
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"           # any other C0 or C1 control character but \t and \n
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"  # other escape sequences (and a lone ESC)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # any other C0 or C1 control character but \t and \n
 )
 
 
@@ -42,7 +42,7 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """" (did you mean 'x'?)" for the choice closest to `word`, or "" when none is close."""
+    """ " (did you mean 'x'?)" for the choice closest to `word`, or "" when none is close."""
     match = closest(word, choices)
     return f" (did you mean {match!r}?)" if match else ""
 
@@ -58,10 +58,14 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-_AUXILIARY = re.compile(r"^(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|"
-                        r"had|isn't|aren't|doesn't|don't|can't|won't)\b", re.IGNORECASE)
-_CLAUSE = re.compile(r"[.?!;:,]\s+|\s+(?:and|but|so)\s+(?=(?:is|are|do|does|can|will|should|may|must|has|have)\b)",
-                     re.IGNORECASE)
+_AUXILIARY = re.compile(
+    r"^(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|"
+    r"had|isn't|aren't|doesn't|don't|can't|won't)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(
+    r"[.?!;:,]\s+|\s+(?:and|but|so)\s+(?=(?:is|are|do|does|can|will|should|may|must|has|have)\b)", re.IGNORECASE
+)
 
 
 def is_yes_no(question: str) -> bool:

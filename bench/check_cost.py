@@ -31,9 +31,19 @@ from augmenter.storage import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "runs" / "bench" / "check_cost"
-EXPERIMENT = ["task=dstc11", "prompt=assistant", "utility=grounded", "verifier=fast", "policy=llm_augmenter",
-              "consolidator.opinions=true", "consolidator.opinions_stance=llm", "consolidator.opinions_min_p=0.15",
-              "consolidator.opinions_max_sentences=8", "agent.max_llm_calls=1", "llm_cache.enabled=false"]
+EXPERIMENT = [
+    "task=dstc11",
+    "prompt=assistant",
+    "utility=grounded",
+    "verifier=fast",
+    "policy=llm_augmenter",
+    "consolidator.opinions=true",
+    "consolidator.opinions_stance=llm",
+    "consolidator.opinions_min_p=0.15",
+    "consolidator.opinions_max_sentences=8",
+    "agent.max_llm_calls=1",
+    "llm_cache.enabled=false",
+]
 
 
 def unchecked(memory):
@@ -49,8 +59,13 @@ def sample(cfg, turns: int):
     from augmenter.config import build_task
     from augmenter.eval.runner import sample_turns
 
-    ev = OmegaConf.create({"limit": turns, "seed": 3, "exclude": [
-        {"limit": 200, "seed": 0}, {"limit": 60, "seed": 1, "exclude": {"limit": 200, "seed": 0}}]})
+    ev = OmegaConf.create(
+        {
+            "limit": turns,
+            "seed": 3,
+            "exclude": [{"limit": 200, "seed": 0}, {"limit": 60, "seed": 1, "exclude": {"limit": 200, "seed": 0}}],
+        }
+    )
     with_eval = compose("eval", [f"data_root={cfg.data_root}", "llm=fake"])
     return sample_turns(build_task(with_eval), ev)
 
@@ -75,10 +90,22 @@ def run_turns(args) -> None:
             for record in mem.trace:
                 by_action[record.action.value] = by_action.get(record.action.value, 0.0) + record.seconds
             claims = [c.claim for checks in mem.checks[:1] for c in checks]
-            sink.write(json.dumps({"turn": turn.id, "seconds": seconds, "by_action": by_action,
-                                   "llm_calls": mem.llm_calls, "outcome": mem.outcome, "claims": claims,
-                                   "q": turn.q, "history": [u.model_dump() for u in turn.history],
-                                   "model_load_seconds": load}) + "\n")
+            sink.write(
+                json.dumps(
+                    {
+                        "turn": turn.id,
+                        "seconds": seconds,
+                        "by_action": by_action,
+                        "llm_calls": mem.llm_calls,
+                        "outcome": mem.outcome,
+                        "claims": claims,
+                        "q": turn.q,
+                        "history": [u.model_dump() for u in turn.history],
+                        "model_load_seconds": load,
+                    }
+                )
+                + "\n"
+            )
             sink.flush()
 
 
@@ -113,40 +140,53 @@ def time_verifiers(args) -> None:
             start = time.perf_counter()
             verifier.judge(claim, evidence, context)
             times.append(time.perf_counter() - start)
-        out[name] = {"claims": len(times), "ms_per_claim_median": round(1000 * statistics.median(times), 1),
-                     "ms_per_claim_mean": round(1000 * statistics.mean(times), 1)}
+        out[name] = {
+            "claims": len(times),
+            "ms_per_claim_median": round(1000 * statistics.median(times), 1),
+            "ms_per_claim_mean": round(1000 * statistics.mean(times), 1),
+        }
     write_atomic(RUNS / "verifiers.json", json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
 
 
 def report(_args) -> None:
-    rows = {m: [json.loads(line) for line in (RUNS / f"{m}.jsonl").read_text().splitlines()]
-            for m in ("checked", "unchecked")}
+    rows = {
+        m: [json.loads(line) for line in (RUNS / f"{m}.jsonl").read_text().splitlines()]
+        for m in ("checked", "unchecked")
+    }
     common = set.intersection(*({r["turn"] for r in rs} for rs in rows.values()))
+
     def med(xs):
         return round(statistics.median(xs), 2) if xs else None
+
     summary = {}
     for mode, rs in rows.items():
         rs = [r for r in rs if r["turn"] in common]
         actions = sorted({a for r in rs for a in r["by_action"]})
-        summary[mode] = {"turns": len(rs), "seconds_per_turn_median": med([r["seconds"] for r in rs]),
-                         "seconds_per_turn_mean": round(statistics.mean(r["seconds"] for r in rs), 2),
-                         "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rs), 2),
-                         "seconds_by_action_median": {a: med([r["by_action"].get(a, 0.0) for r in rs])
-                                                      for a in actions},
-                         "outcomes": {o: sum(r["outcome"] == o for r in rs)
-                                      for o in sorted({r["outcome"] for r in rs})}}
+        summary[mode] = {
+            "turns": len(rs),
+            "seconds_per_turn_median": med([r["seconds"] for r in rs]),
+            "seconds_per_turn_mean": round(statistics.mean(r["seconds"] for r in rs), 2),
+            "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rs), 2),
+            "seconds_by_action_median": {a: med([r["by_action"].get(a, 0.0) for r in rs]) for a in actions},
+            "outcomes": {o: sum(r["outcome"] == o for r in rs) for o in sorted({r["outcome"] for r in rs})},
+        }
     checked = {r["turn"]: r for r in rows["checked"]}
     ratios = [checked[r["turn"]]["seconds"] / r["seconds"] for r in rows["unchecked"] if r["turn"] in common]
-    check_ms = [1000 * (r["by_action"].get("verify_utility", 0.0)) / max(1, len(r["claims"]))
-                for r in rows["checked"] if r["claims"]]
+    check_ms = [
+        1000 * (r["by_action"].get("verify_utility", 0.0)) / max(1, len(r["claims"]))
+        for r in rows["checked"]
+        if r["claims"]
+    ]
     summary["checked_over_unchecked_median_ratio"] = round(statistics.median(ratios), 3)
     summary["check_ms_per_claim_median"] = round(statistics.median(check_ms), 1) if check_ms else None
     verifiers = RUNS / "verifiers.json"
     if verifiers.exists():
         summary["verifiers"] = json.loads(verifiers.read_text())
     summary["commands"] = [f"python bench/check_cost.py turns --mode {m}" for m in ("checked", "unchecked")] + [
-        "python bench/check_cost.py verifiers", "python bench/check_cost.py report"]
+        "python bench/check_cost.py verifiers",
+        "python bench/check_cost.py report",
+    ]
     write_atomic(ROOT / "bench" / "results" / "check_cost.json", json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))
 

@@ -62,13 +62,20 @@ from augmenter.storage import write_atomic
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "labels"
 SAMPLE = "dstc11-dev-n60-seed1-minus-n200-seed0"
-SYSTEMS = {"llm_only": "table2_llm_only", "bm25": "table2_bm25", "paper": "table2_bm25_feedback",
-           "claims": "claims_bm25"}
+SYSTEMS = {
+    "llm_only": "table2_llm_only",
+    "bm25": "table2_bm25",
+    "paper": "table2_bm25_feedback",
+    "claims": "claims_bm25",
+}
 
 
 def default_runs(out: str = "runs/claim-set") -> dict[str, Path]:
-    return {f"{system}-{model}": ROOT / out / model / SAMPLE / run / "records.jsonl"
-            for model in ("0.5b", "1.5b") for system, run in SYSTEMS.items()}
+    return {
+        f"{system}-{model}": ROOT / out / model / SAMPLE / run / "records.jsonl"
+        for model in ("0.5b", "1.5b")
+        for system, run in SYSTEMS.items()
+    }
 
 
 def knowledge(data_root: str):
@@ -97,11 +104,26 @@ def write_controls(source: str, systems: list[str], out: Path) -> dict[str, Path
             answer = next((a for a in item.answers if system in a.systems), None)
             if answer is None:
                 continue
-            rows.append({"dialogue_id": item.dialogue_id, "status": "ok", "error": None, "response": answer.text,
-                         "outcome": None, "citations": [], "references": [], "gold_knowledge": [],
-                         "gold_ids": item.gold_ids, "metrics": {}, "cost": {},
-                         "memory": {"q": item.q, "h_q": item.history,
-                                    "entities": [{"domain": d, "entity_id": e} for d, e in item.entities]}})
+            rows.append(
+                {
+                    "dialogue_id": item.dialogue_id,
+                    "status": "ok",
+                    "error": None,
+                    "response": answer.text,
+                    "outcome": None,
+                    "citations": [],
+                    "references": [],
+                    "gold_knowledge": [],
+                    "gold_ids": item.gold_ids,
+                    "metrics": {},
+                    "cost": {},
+                    "memory": {
+                        "q": item.q,
+                        "h_q": item.history,
+                        "entities": [{"domain": d, "entity_id": e} for d, e in item.entities],
+                    },
+                }
+            )
         if not rows:
             sys.exit(f"{source} has no answer of {system!r} (its systems: see {LABELS / source / 'key.json'})")
         path = out / f"{source}-{system}.jsonl"
@@ -113,8 +135,10 @@ def write_controls(source: str, systems: list[str], out: Path) -> dict[str, Path
 
 def write_changed(before: Path, after: Path, out: Path) -> int:
     """The records of the turns where `after` sent another answer than `before`, as before.jsonl and after.jsonl."""
-    runs = [{json.loads(line)["dialogue_id"]: line for line in path.read_text().splitlines() if line.strip()}
-            for path in (before, after)]
+    runs = [
+        {json.loads(line)["dialogue_id"]: line for line in path.read_text().splitlines() if line.strip()}
+        for path in (before, after)
+    ]
     answer = lambda run, turn: json.loads(run[turn])["response"]  # noqa: E731
     turns = [t for t in runs[0] if t in runs[1] and answer(runs[0], t) != answer(runs[1], t)]
     out.mkdir(parents=True, exist_ok=True)
@@ -141,8 +165,9 @@ def per_system(items: list[Item], settled: dict) -> dict[str, dict]:
             if label is None:
                 continue
             for system in answer.systems:
-                row = out.setdefault(system, {"answers": 0, "flawed": 0, "contradicted": 0, "misses_question": 0,
-                                              "idk": 0, "claims": 0})
+                row = out.setdefault(
+                    system, {"answers": 0, "flawed": 0, "contradicted": 0, "misses_question": 0, "idk": 0, "claims": 0}
+                )
                 row["answers"] += 1
                 row["flawed"] += label.flawed
                 row["contradicted"] += label.contradicted
@@ -171,8 +196,19 @@ def helpfulness(items: list[Item], settled: dict, labellers: list[dict], ranks: 
             natural = [lab[key].natural for lab in labellers if key in lab and lab[key].natural is not None]
             first = [answer.rid in r[item.item][0] for r in ranks if item.item in r]
             for system in answer.systems:
-                row = out.setdefault(system, {"answers": 0, "answers_yes": 0, "answers_partly": 0, "answers_no": 0,
-                                              "off_topic": 0, "wrong_entity": 0, "natural": [], "ranked_first": []})
+                row = out.setdefault(
+                    system,
+                    {
+                        "answers": 0,
+                        "answers_yes": 0,
+                        "answers_partly": 0,
+                        "answers_no": 0,
+                        "off_topic": 0,
+                        "wrong_entity": 0,
+                        "natural": [],
+                        "ranked_first": [],
+                    },
+                )
                 row["answers"] += 1
                 row[f"answers_{label.answers}"] += 1
                 row["off_topic"] += "off_topic" in label.flags
@@ -181,8 +217,9 @@ def helpfulness(items: list[Item], settled: dict, labellers: list[dict], ranks: 
                 row["ranked_first"] += first
     for row in out.values():
         row["natural"] = round(statistics.mean(row["natural"]), 2) if row["natural"] else None
-        row["ranked_first_percent"] = round(100 * statistics.mean(row.pop("ranked_first")), 1) if \
-            row["ranked_first"] else None
+        row["ranked_first_percent"] = (
+            round(100 * statistics.mean(row.pop("ranked_first")), 1) if row["ranked_first"] else None
+        )
     return dict(sorted(out.items()))
 
 
@@ -201,7 +238,7 @@ def knowledge_f1(items: list[Item], kb) -> dict[str, float]:
 
 
 def head_to_head(items: list[Item], ranks: list[dict]) -> dict[str, float]:
-    """"A over B": the share of turns where the labellers ranked A's answer above B's (a tie, or one answer for
+    """ "A over B": the share of turns where the labellers ranked A's answer above B's (a tie, or one answer for
     both, counts a half), averaged over the labellers' ranks."""
     wins: dict[tuple, list] = {}
     for item in items:
@@ -238,8 +275,10 @@ def main() -> None:
             print(f"{name}={path}")
         return
     if args.step == "changed":
-        print(f"{write_changed(Path(args.before), Path(args.after), ROOT / args.out)} turns with another answer "
-              f"-> {ROOT / args.out}/before.jsonl, after.jsonl")
+        print(
+            f"{write_changed(Path(args.before), Path(args.after), ROOT / args.out)} turns with another answer "
+            f"-> {ROOT / args.out}/before.jsonl, after.jsonl"
+        )
         return
     directory = LABELS / args.round
     directory.mkdir(parents=True, exist_ok=True)
@@ -249,8 +288,10 @@ def main() -> None:
         write_sheets(items, knowledge(args.data_root), directory / "sheets", per_sheet=args.per_sheet)
         for name in ("items.jsonl", "key.json"):  # the key never stays beside the sheets
             (directory / "sheets" / name).replace(directory / name)
-        print(f"{len(items)} items, {sum(len(i.answers) for i in items)} distinct answers "
-              f"({sum(len(a.systems) for i in items for a in i.answers)} with duplicates) -> {directory}")
+        print(
+            f"{len(items)} items, {sum(len(i.answers) for i in items)} distinct answers "
+            f"({sum(len(a.systems) for i in items for a in i.answers)} with duplicates) -> {directory}"
+        )
         return
     items = load_items(directory)
     if args.step == "render":
@@ -280,10 +321,16 @@ def main() -> None:
         sys.exit(f"{len(waiting)} disputed answers have no third label yet ({third_path})")
     write_labels(directory / "settled.jsonl", settled)
     claims = [c for lab in settled.values() for c in lab.claims]
-    report = {"items": len(items), "dialogues": len({i.dialogue for i in items}), "answers_distinct": len(expected),
-              "answers_with_duplicates": sum(len(a.systems) for i in items for a in i.answers),
-              "claims": len(claims), "claims_by_label": {lab: sum(c.label == lab for c in claims) for lab in "SCU"},
-              "agreement": agreement(first, second).to_json(), "systems": per_system(items, settled)}
+    report = {
+        "items": len(items),
+        "dialogues": len({i.dialogue for i in items}),
+        "answers_distinct": len(expected),
+        "answers_with_duplicates": sum(len(a.systems) for i in items for a in i.answers),
+        "claims": len(claims),
+        "claims_by_label": {lab: sum(c.label == lab for c in claims) for lab in "SCU"},
+        "agreement": agreement(first, second).to_json(),
+        "systems": per_system(items, settled),
+    }
     ranks = [read_ranks(path) for path in sorted((directory / "labels").glob("ranks-[12].jsonl"))]
     helpful = helpfulness(items, settled, [first, second], ranks)
     if helpful:
@@ -292,26 +339,42 @@ def main() -> None:
         for system, value in knowledge_f1(items, knowledge(args.data_root)).items():
             helpful.setdefault(system, {})["kf1"] = value
     write_atomic(directory / "report.json", json.dumps(report, indent=1) + "\n")
-    rows = ["| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| system | answers | flawed % [95% CI] | contradicted % | off-topic or wrong IDK % | IDK % |",
+        "|---|---|---|---|---|---|",
+    ]
     for system, r in report["systems"].items():
-        rows.append(f"| {system} | {r['answers']} | {r['flawed_percent']} {r['flawed_ci95']} | "
-                    f"{r['contradicted_percent']} | {r['misses_question_percent']} | {r['idk_percent']} |")
+        rows.append(
+            f"| {system} | {r['answers']} | {r['flawed_percent']} {r['flawed_ci95']} | "
+            f"{r['contradicted_percent']} | {r['misses_question_percent']} | {r['idk_percent']} |"
+        )
     if helpful:
-        rows += ["", "| system | answers directly | partly | no | off-topic | wrong place | natural (1-3) | ranked "
-                 "first % | KF1 |", "|---|---|---|---|---|---|---|---|---|"]
-        rows += [f"| {system} | {r['answers_yes']}/{r['answers']} | {r['answers_partly']} | {r['answers_no']} | "
-                 f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} | "
-                 f"{r.get('kf1')} |" for system, r in helpful.items()]
-        rows += ["", "Ranked above the other (ties a half), % of turns: " + "; ".join(
-            f"{pair} {share}" for pair, share in report["head_to_head_percent"].items())]
+        rows += [
+            "",
+            "| system | answers directly | partly | no | off-topic | wrong place | natural (1-3) | ranked "
+            "first % | KF1 |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        rows += [
+            f"| {system} | {r['answers_yes']}/{r['answers']} | {r['answers_partly']} | {r['answers_no']} | "
+            f"{r['off_topic']} | {r['wrong_entity']} | {r['natural']} | {r['ranked_first_percent']} | "
+            f"{r.get('kf1')} |"
+            for system, r in helpful.items()
+        ]
+        rows += [
+            "",
+            "Ranked above the other (ties a half), % of turns: "
+            + "; ".join(f"{pair} {share}" for pair, share in report["head_to_head_percent"].items()),
+        ]
     agree = report["agreement"]
-    text = (f"# Labelled claim set `{args.round}`\n\n{report['items']} items from {report['dialogues']} dialogues, "
-            f"{report['answers_distinct']} distinct answers ({report['answers_with_duplicates']} with duplicates), "
-            f"{report['claims']} claims (S/C/U {report['claims_by_label']}).\n\nAgreement of the two labellers: "
-            f"{agree['disputed']} of {agree['answers']} answers disputed; Cohen's kappa on 'flawed' "
-            f"{agree['flawed_kappa']}, on the {agree['claims_matched']} matched claims {agree['claim_kappa']} (S/C/U) "
-            f"and {agree['claim_kappa_supported_vs_not']} (S vs not).\n\n" + "\n".join(rows) + "\n")
+    text = (
+        f"# Labelled claim set `{args.round}`\n\n{report['items']} items from {report['dialogues']} dialogues, "
+        f"{report['answers_distinct']} distinct answers ({report['answers_with_duplicates']} with duplicates), "
+        f"{report['claims']} claims (S/C/U {report['claims_by_label']}).\n\nAgreement of the two labellers: "
+        f"{agree['disputed']} of {agree['answers']} answers disputed; Cohen's kappa on 'flawed' "
+        f"{agree['flawed_kappa']}, on the {agree['claims_matched']} matched claims {agree['claim_kappa']} (S/C/U) "
+        f"and {agree['claim_kappa_supported_vs_not']} (S vs not).\n\n" + "\n".join(rows) + "\n"
+    )
     write_atomic(directory / "report.md", text)
     print(text)
 

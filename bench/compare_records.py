@@ -14,8 +14,15 @@ import json
 import sys
 from pathlib import Path
 
-TIMINGS = {"seconds", "policy_seconds", "llm_seconds", "wall_seconds", "non_llm_seconds", "turn_seconds",
-           "overhead_seconds"}
+TIMINGS = {
+    "seconds",
+    "policy_seconds",
+    "llm_seconds",
+    "wall_seconds",
+    "non_llm_seconds",
+    "turn_seconds",
+    "overhead_seconds",
+}
 
 
 def without_timings(value):
@@ -28,10 +35,15 @@ def without_timings(value):
 
 def main() -> int:
     runs = [Path(arg) / "records.jsonl" for arg in sys.argv[1:3]]
-    before, after = ([without_timings(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
-                     for path in runs)
-    differences = [(i, key) for i, (a, b) in enumerate(zip(before, after)) for key in sorted(set(a) | set(b))
-                   if a.get(key) != b.get(key)]
+    before, after = (
+        [without_timings(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()] for path in runs
+    )
+    differences = [
+        (i, key)
+        for i, (a, b) in enumerate(zip(before, after))
+        for key in sorted(set(a) | set(b))
+        if a.get(key) != b.get(key)
+    ]
     for i, key in differences:
         print(f"record {i}: {key} differs")
     same = len(before) == len(after) and not differences

@@ -69,10 +69,17 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(srv.delay)
             words = " ".join(str(m.get("content", "")) for m in body.get("messages", [])).split()
             text = f"Yes. The place has what you ask about; your message had {len(words)} words."
-            data = json.dumps({"id": "x", "object": "chat.completion", "model": body.get("model", "m"),
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": text}}],
-                               "usage": {"prompt_tokens": len(words), "completion_tokens": 14}}).encode()
+            data = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "model": body.get("model", "m"),
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                    ],
+                    "usage": {"prompt_tokens": len(words), "completion_tokens": 14},
+                }
+            ).encode()
         finally:
             with srv.lock:
                 srv.in_flight -= 1
@@ -100,9 +107,19 @@ def _report(server: SlowServer, replies, asks) -> None:
 
 
 def run(level: int, base_url: str, args, out_dir: Path) -> dict:
-    overrides = [f"experiment={args.experiment}", f"eval.limit={args.turns}", f"eval.out_dir={out_dir}",
-                 f"name=n{level}", f"eval.concurrency={level}", "eval.progress=false", "llm_cache.enabled=false",
-                 "llm=openai", f"llm.base_url={base_url}", f"llm.model={args.model}", f"data_root={args.data_root}"]
+    overrides = [
+        f"experiment={args.experiment}",
+        f"eval.limit={args.turns}",
+        f"eval.out_dir={out_dir}",
+        f"name=n{level}",
+        f"eval.concurrency={level}",
+        "eval.progress=false",
+        "llm_cache.enabled=false",
+        "llm=openai",
+        f"llm.base_url={base_url}",
+        f"llm.model={args.model}",
+        f"data_root={args.data_root}",
+    ]
     evaluator = build_evaluator(compose("eval", overrides))
     start = time.perf_counter()
     summary = evaluator.run()
@@ -112,10 +129,17 @@ def run(level: int, base_url: str, args, out_dir: Path) -> dict:
     summarize(records)  # the run's closing summary (corpus metrics, BERTScore): the same at every level
     closing = time.perf_counter() - start
     records = [without_timings(r) for r in records]
-    return {"concurrency": level, "wall_seconds": round(wall, 2), "summary_seconds": round(closing, 2),
-            "turns_wall_seconds": round(wall - closing, 2), "turns": summary["ok"] + summary["failed"],
-            "failed": summary["failed"], "turns_per_second": round((summary["ok"] + summary["failed"]) / wall, 3),
-            "llm_calls_per_turn": round(summary.get("cost", {}).get("llm_calls", 0.0), 3), "_records": records}
+    return {
+        "concurrency": level,
+        "wall_seconds": round(wall, 2),
+        "summary_seconds": round(closing, 2),
+        "turns_wall_seconds": round(wall - closing, 2),
+        "turns": summary["ok"] + summary["failed"],
+        "failed": summary["failed"],
+        "turns_per_second": round((summary["ok"] + summary["failed"]) / wall, 3),
+        "llm_calls_per_turn": round(summary.get("cost", {}).get("llm_calls", 0.0), 3),
+        "_records": records,
+    }
 
 
 def main() -> int:
@@ -149,8 +173,7 @@ def main() -> int:
             row = run(level, base_url, args, Path(tmp))
             row["identical_to_first"] = row["_records"] == rows[0]["_records"] if rows else True
             row["speedup"] = round(rows[0]["wall_seconds"] / row["wall_seconds"], 2) if rows else 1.0
-            row["turns_speedup"] = (round(rows[0]["turns_wall_seconds"] / row["turns_wall_seconds"], 2)
-                                    if rows else 1.0)
+            row["turns_speedup"] = round(rows[0]["turns_wall_seconds"] / row["turns_wall_seconds"], 2) if rows else 1.0
             if server is not None:
                 asks.put("most")
                 row["most_requests_in_flight"] = replies.get(timeout=30)
@@ -158,10 +181,13 @@ def main() -> int:
             print(json.dumps({k: v for k, v in row.items() if k != "_records"}), flush=True)
     if server is not None:
         server.terminate()
-    result = {"command": "python bench/concurrency.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-              "server": args.server or f"local, {args.delay} s per answer", "experiment": args.experiment,
-              "machine": f"{os.cpu_count()} cores, {platform.machine()}, python {platform.python_version()}",
-              "levels": [{k: v for k, v in row.items() if k != "_records"} for row in rows]}
+    result = {
+        "command": "python bench/concurrency.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "server": args.server or f"local, {args.delay} s per answer",
+        "experiment": args.experiment,
+        "machine": f"{os.cpu_count()} cores, {platform.machine()}, python {platform.python_version()}",
+        "levels": [{k: v for k, v in row.items() if k != "_records"} for row in rows],
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

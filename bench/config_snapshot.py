@@ -44,9 +44,15 @@ def snapshot() -> dict[str, object]:
 
 def differences(before, after, path: str = "") -> list[str]:
     if isinstance(before, dict) and isinstance(after, dict):
-        return [d for key in sorted(set(before) | set(after), key=str)
-                for d in (differences(before.get(key, "<absent>"), after.get(key, "<absent>"),
-                                      f"{path}.{key}" if path else str(key)))]
+        return [
+            d
+            for key in sorted(set(before) | set(after), key=str)
+            for d in (
+                differences(
+                    before.get(key, "<absent>"), after.get(key, "<absent>"), f"{path}.{key}" if path else str(key)
+                )
+            )
+        ]
     return [] if before == after else [f"{path}: {before!r} -> {after!r}"]
 
 

@@ -40,9 +40,15 @@ SCENARIOS = {  # name: (OMP_WAIT_POLICY or None for the library default, threads
 
 def _messages(i: int) -> list[dict]:
     mem = WorkingMemory(q=DEMO_SCRIPT[i % len(DEMO_SCRIPT)])
-    mem.e = [Snippet(id=str(k), entity_name="GRAND MERIDIAN HOTEL",
-                     text=f"Q: Question {k} about the hotel? A: Yes, the hotel offers service number {k} every day "
-                          f"from 7 am to 10 pm, and guests can ask at the front desk for details.") for k in range(5)]
+    mem.e = [
+        Snippet(
+            id=str(k),
+            entity_name="GRAND MERIDIAN HOTEL",
+            text=f"Q: Question {k} about the hotel? A: Yes, the hotel offers service number {k} every day "
+            f"from 7 am to 10 pm, and guests can ask at the front desk for details.",
+        )
+        for k in range(5)
+    ]
     return PromptEngine(response="assistant").respond(mem)
 
 
@@ -66,20 +72,24 @@ def scenario(name: str, calls: int, busy: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     background = None
     if busy:
-        background = subprocess.Popen([*cmd, "--loop"], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
+        background = subprocess.Popen([*cmd, "--loop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(8)  # let it load the model and start answering
     try:
-        out = subprocess.run([*cmd, "--calls", str(calls)], env=env, capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run([*cmd, "--calls", str(calls)], env=env, capture_output=True, text=True, check=True)
     finally:
         if background is not None:
             background.kill()
             background.wait()
     seconds = json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
-    return {"scenario": name, "omp_wait_policy": policy or "library default", "threads": threads,
-            "beside_busy_process": busy, "calls": len(seconds), "median_s": round(statistics.median(seconds), 3),
-            "seconds": [round(s, 3) for s in seconds]}
+    return {
+        "scenario": name,
+        "omp_wait_policy": policy or "library default",
+        "threads": threads,
+        "beside_busy_process": busy,
+        "calls": len(seconds),
+        "median_s": round(statistics.median(seconds), 3),
+        "seconds": [round(s, 3) for s in seconds],
+    }
 
 
 def main() -> None:
@@ -100,17 +110,21 @@ def main() -> None:
         for busy in (False, True):
             rows.append(scenario(name, args.calls, busy))
             print(json.dumps(rows[-1]), flush=True)
-    result = {"command": "python bench/cpu_sharing.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
-              "rows": rows}
+    result = {
+        "command": "python bench/cpu_sharing.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
+        "rows": rows,
+    }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print("| scenario | threads | wait policy | alone (s/call) | beside a busy process (s/call) |\n"
-          "|---|---|---|---|---|")
+    print(
+        "| scenario | threads | wait policy | alone (s/call) | beside a busy process (s/call) |\n|---|---|---|---|---|"
+    )
     for name in dict.fromkeys(r["scenario"] for r in rows):
         alone = next(r for r in rows if r["scenario"] == name and not r["beside_busy_process"])
         busy = next(r for r in rows if r["scenario"] == name and r["beside_busy_process"])
-        print(f"| {name} | {alone['threads']} | {alone['omp_wait_policy']} | {alone['median_s']} | "
-              f"{busy['median_s']} |")
+        print(
+            f"| {name} | {alone['threads']} | {alone['omp_wait_policy']} | {alone['median_s']} | {busy['median_s']} |"
+        )
 
 
 if __name__ == "__main__":

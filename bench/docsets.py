@@ -43,28 +43,73 @@ class DocSet:
 
 
 SETS = {
-    "typer": DocSet("dev", "fastapi/typer", "9a7b2e83f6b62c750d6026b0de9ebf2026a8b8fa", "MIT", "docs", ["**.md"],
-                    ["release-notes.md", "reference/*", "about/*", "resources/*"],
-                    what="a CLI library's MkDocs Material documentation (include directives, admonitions, heading "
-                         "ids)"),
-    "rich": DocSet("dev", "Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3", "MIT", "docs/source",
-                   ["**.rst"], ["reference/*", "reference.rst", "appendix.rst"], markup="rst",
-                   what="a terminal library's Sphinx documentation in reStructuredText"),
-    "18f-tools": DocSet("dev", "18F/handbook", "1e4955634d0369f17e5bbc0ebbf8f62e2a3dfe4b",
-                        "public domain (US Government)", "pages", ["tools/**.md", "getting-started/**.md"],
-                        ["tools/vmware-*", "tools/smartsheet.md", "tools/analytics.md"], markup="markdown",
-                        what="a government agency handbook: the tools and getting-started pages"),
-    "httpx": DocSet("report", "encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768", "BSD-3-Clause", "docs",
-                    ["**.md"], what="an HTTP client's MkDocs documentation"),
-    "requests": DocSet("report", "psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e", "Apache-2.0", "docs",
-                       ["**.rst"], ["dev/authors.rst"], markup="rst",
-                       what="an HTTP library's Sphinx documentation in reStructuredText"),
-    "18f-leave": DocSet("report", "18F/handbook", "1e4955634d0369f17e5bbc0ebbf8f62e2a3dfe4b",
-                        "public domain (US Government)", "pages",
-                        ["travel-and-leave/**.md", "general-information-and-resources/employee-resources-policies/*.md",
-                         "general-information-and-resources/tech-policies/*.md"],
-                        ["general-information-and-resources/tech-policies/open-source.md"], markup="markdown",
-                        what="a government agency handbook: the travel, leave, employee and tech policy pages"),
+    "typer": DocSet(
+        "dev",
+        "fastapi/typer",
+        "9a7b2e83f6b62c750d6026b0de9ebf2026a8b8fa",
+        "MIT",
+        "docs",
+        ["**.md"],
+        ["release-notes.md", "reference/*", "about/*", "resources/*"],
+        what="a CLI library's MkDocs Material documentation (include directives, admonitions, heading ids)",
+    ),
+    "rich": DocSet(
+        "dev",
+        "Textualize/rich",
+        "42899d8a0a96b121a514516f4be9db44ff7aeaf3",
+        "MIT",
+        "docs/source",
+        ["**.rst"],
+        ["reference/*", "reference.rst", "appendix.rst"],
+        markup="rst",
+        what="a terminal library's Sphinx documentation in reStructuredText",
+    ),
+    "18f-tools": DocSet(
+        "dev",
+        "18F/handbook",
+        "1e4955634d0369f17e5bbc0ebbf8f62e2a3dfe4b",
+        "public domain (US Government)",
+        "pages",
+        ["tools/**.md", "getting-started/**.md"],
+        ["tools/vmware-*", "tools/smartsheet.md", "tools/analytics.md"],
+        markup="markdown",
+        what="a government agency handbook: the tools and getting-started pages",
+    ),
+    "httpx": DocSet(
+        "report",
+        "encode/httpx",
+        "ae1b9f66238f75ced3ced5e4485408435de10768",
+        "BSD-3-Clause",
+        "docs",
+        ["**.md"],
+        what="an HTTP client's MkDocs documentation",
+    ),
+    "requests": DocSet(
+        "report",
+        "psf/requests",
+        "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e",
+        "Apache-2.0",
+        "docs",
+        ["**.rst"],
+        ["dev/authors.rst"],
+        markup="rst",
+        what="an HTTP library's Sphinx documentation in reStructuredText",
+    ),
+    "18f-leave": DocSet(
+        "report",
+        "18F/handbook",
+        "1e4955634d0369f17e5bbc0ebbf8f62e2a3dfe4b",
+        "public domain (US Government)",
+        "pages",
+        [
+            "travel-and-leave/**.md",
+            "general-information-and-resources/employee-resources-policies/*.md",
+            "general-information-and-resources/tech-policies/*.md",
+        ],
+        ["general-information-and-resources/tech-policies/open-source.md"],
+        markup="markdown",
+        what="a government agency handbook: the travel, leave, employee and tech policy pages",
+    ),
 }
 FORMATS = {2: "pdf", 5: "html", 8: "docx"}  # page number in path order modulo 10 -> the format it is turned into
 
@@ -79,7 +124,7 @@ def _match(path: str, globs: list[str]) -> bool:
 
 def pages(docset: DocSet, mirror: Path) -> list[str]:
     names = _git(mirror, "ls-tree", "-r", "--name-only", docset.commit, docset.root).decode().splitlines()
-    rel = [n[len(docset.root) + 1:] for n in names]
+    rel = [n[len(docset.root) + 1 :] for n in names]
     return sorted(r for r in rel if _match(r, docset.include) and not _match(r, docset.exclude))
 
 
@@ -87,15 +132,34 @@ def convert(source: Path, target: Path, markup: str, title: str) -> None:
     """`source` (a page) as `target` (.html, .docx or .pdf, by its suffix)."""
     kind = target.suffix[1:]
     if kind == "html":
-        subprocess.run(["pandoc", "-f", markup, "-t", "html5", "-s", "--metadata", f"title={title}", "-o",
-                        str(target), str(source)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "pandoc",
+                "-f",
+                markup,
+                "-t",
+                "html5",
+                "-s",
+                "--metadata",
+                f"title={title}",
+                "-o",
+                str(target),
+                str(source),
+            ],
+            check=True,
+            capture_output=True,
+        )
         return
     with tempfile.TemporaryDirectory() as tmp:
         docx = target if kind == "docx" else Path(tmp) / (target.stem + ".docx")
         subprocess.run(["pandoc", "-f", markup, "-o", str(docx), str(source)], check=True, capture_output=True)
         if kind == "pdf":
-            subprocess.run(["soffice", "--headless", "--convert-to", "pdf", "--outdir", tmp, str(docx)],
-                           check=True, capture_output=True, timeout=300)
+            subprocess.run(
+                ["soffice", "--headless", "--convert-to", "pdf", "--outdir", tmp, str(docx)],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
             shutil.move(Path(tmp) / (target.stem + ".pdf"), target)
 
 
@@ -141,20 +205,30 @@ def build(name: str, docset: DocSet, mirrors: Path) -> dict:
 
 
 def manifest(built: list[dict]) -> str:
-    lines = ["# Documentation sets for the documents benchmark", "",
-             "Written by `python bench/docsets.py --mirror DIR` (see its docstring). Each folder is one set: a user's",
-             "folder of documentation, pages from the public repository at the commit named, some turned into PDF,",
-             "HTML and Word, and three broken files. `dev` sets are tuned on; `report` sets are only reported on.", "",
-             "| set | split | repository @ commit | licence | what | pages | as PDF / HTML / Word |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Documentation sets for the documents benchmark",
+        "",
+        "Written by `python bench/docsets.py --mirror DIR` (see its docstring). Each folder is one set: a user's",
+        "folder of documentation, pages from the public repository at the commit named, some turned into PDF,",
+        "HTML and Word, and three broken files. `dev` sets are tuned on; `report` sets are only reported on.",
+        "",
+        "| set | split | repository @ commit | licence | what | pages | as PDF / HTML / Word |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for b in built:
         d = SETS[b["name"]]
         kinds = [sum(k == f for k in b["converted"].values()) for f in ("pdf", "html", "docx")]
-        lines.append(f"| {b['name']} | {d.split} | {d.repo} @ {d.commit[:12]} | {d.licence} | {d.what} | "
-                     f"{b['pages']} | {' / '.join(map(str, kinds))} |")
-    lines += ["", "Broken files in every set: `notes-draft.md` (empty), `old-export.pdf` (a PDF cut to its first "
-              "third), `meeting-notes.docx` (plain text). Licences: each set keeps its project's licence; the 18F "
-              "handbook is a work of the US Government.", ""]
+        lines.append(
+            f"| {b['name']} | {d.split} | {d.repo} @ {d.commit[:12]} | {d.licence} | {d.what} | "
+            f"{b['pages']} | {' / '.join(map(str, kinds))} |"
+        )
+    lines += [
+        "",
+        "Broken files in every set: `notes-draft.md` (empty), `old-export.pdf` (a PDF cut to its first "
+        "third), `meeting-notes.docx` (plain text). Licences: each set keeps its project's licence; the 18F "
+        "handbook is a work of the US Government.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -27,12 +27,19 @@ def judge(question: dict, memory) -> dict:
     from augmenter.documents.handbook import judge_answer
 
     verdict = judge_answer(question, memory)
-    return {"q": question["q"], "kind": question["kind"], "reply": memory.response, "outcome": memory.outcome,
-            "cited": verdict["cited_files"], "refused": verdict["refused"],
-            "correct": verdict["correct"] if verdict["answerable"] else None,
-            "correct_with_citation": (verdict["correct"] and verdict["cited"]) if verdict["answerable"] else None,
-            "cites_both_files": verdict["cites_both_files"],
-            "llm_calls": memory.llm_calls, "seconds": round(memory.wall_seconds, 1)}
+    return {
+        "q": question["q"],
+        "kind": question["kind"],
+        "reply": memory.response,
+        "outcome": memory.outcome,
+        "cited": verdict["cited_files"],
+        "refused": verdict["refused"],
+        "correct": verdict["correct"] if verdict["answerable"] else None,
+        "correct_with_citation": (verdict["correct"] and verdict["cited"]) if verdict["answerable"] else None,
+        "cites_both_files": verdict["cites_both_files"],
+        "llm_calls": memory.llm_calls,
+        "seconds": round(memory.wall_seconds, 1),
+    }
 
 
 def share(rows: list[dict], key: str) -> float:
@@ -61,17 +68,25 @@ def main() -> None:
         mine = [r for r in rows if r["kind"] == kind]
         summary[kind] = {"questions": len(mine), "refused": share(mine, "refused")}
         if kind != "none":
-            summary[kind].update(correct=share(mine, "correct"),
-                                 correct_with_citation=share(mine, "correct_with_citation"))
+            summary[kind].update(
+                correct=share(mine, "correct"), correct_with_citation=share(mine, "correct_with_citation")
+            )
         if kind == "cross":
             summary[kind]["cites_both_files"] = share(mine, "cites_both_files")
     answerable = [r for r in rows if r["kind"] != "none"]
-    summary["answerable"] = {"questions": len(answerable), "correct": share(answerable, "correct"),
-                             "correct_with_citation": share(answerable, "correct_with_citation"),
-                             "refused": share(answerable, "refused")}
-    result = {"command": "python bench/documents_answers.py " + " ".join(sys.argv[1:]),
-              "system": overrides, "minutes": round((time.perf_counter() - start) / 60, 1),
-              "summary": summary, "questions": rows}
+    summary["answerable"] = {
+        "questions": len(answerable),
+        "correct": share(answerable, "correct"),
+        "correct_with_citation": share(answerable, "correct_with_citation"),
+        "refused": share(answerable, "refused"),
+    }
+    result = {
+        "command": "python bench/documents_answers.py " + " ".join(sys.argv[1:]),
+        "system": overrides,
+        "minutes": round((time.perf_counter() - start) / 60, 1),
+        "summary": summary,
+        "questions": rows,
+    }
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(summary, indent=1))
     print(f"wrote {out}")

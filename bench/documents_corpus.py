@@ -10,8 +10,26 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-ORGS = ["Birchwood", "Cobalt", "Dunmore", "Elmstead", "Fairhaven", "Glenrock", "Harbor", "Ironvale", "Juniper",
-        "Kestrel", "Linden", "Marlow", "Northgate", "Oakhurst", "Pinecrest", "Quarry", "Redfield", "Stonebridge"]
+ORGS = [
+    "Birchwood",
+    "Cobalt",
+    "Dunmore",
+    "Elmstead",
+    "Fairhaven",
+    "Glenrock",
+    "Harbor",
+    "Ironvale",
+    "Juniper",
+    "Kestrel",
+    "Linden",
+    "Marlow",
+    "Northgate",
+    "Oakhurst",
+    "Pinecrest",
+    "Quarry",
+    "Redfield",
+    "Stonebridge",
+]
 TOPICS = {
     "travel": ["flights", "trains", "hotels", "taxis", "mileage", "visas", "bookings", "per diem", "receipts"],
     "leave": ["annual leave", "sick days", "parental leave", "holidays", "carry over", "unpaid leave", "sabbaticals"],
@@ -20,8 +38,17 @@ TOPICS = {
     "benefits": ["health insurance", "pension", "gym", "learning budget", "bonus", "meal vouchers", "childcare"],
     "finance": ["invoices", "budgets", "purchase orders", "expense claims", "approvals", "suppliers", "audits"],
 }
-ROLES = ["the line manager", "the finance team", "the office manager", "the IT helpdesk", "the People team",
-         "the department head", "the project lead", "the works council", "the facilities team"]
+ROLES = [
+    "the line manager",
+    "the finance team",
+    "the office manager",
+    "the IT helpdesk",
+    "the People team",
+    "the department head",
+    "the project lead",
+    "the works council",
+    "the facilities team",
+]
 UNITS = ["days", "weeks", "months", "hours", "euros", "percent", "working days", "nights"]
 TEMPLATES = [
     "Requests about {a} go to {role} at least {n} {unit} in advance.",
@@ -41,8 +68,15 @@ def _sentence(rng: random.Random, topic: str) -> str:
     words = TOPICS[topic]
     a, b = rng.sample(words, 2)
     role = rng.choice(ROLES)
-    text = rng.choice(TEMPLATES).format(a=a, b=b, A=a[:1].upper() + a[1:], role=role, Role=role[:1].upper() + role[1:],
-                                        n=rng.randint(2, 60), unit=rng.choice(UNITS))
+    text = rng.choice(TEMPLATES).format(
+        a=a,
+        b=b,
+        A=a[:1].upper() + a[1:],
+        role=role,
+        Role=role[:1].upper() + role[1:],
+        n=rng.randint(2, 60),
+        unit=rng.choice(UNITS),
+    )
     return text
 
 
@@ -52,8 +86,9 @@ def _document(rng: random.Random, i: int) -> tuple[str, list[tuple[str, list[str
     sections = []
     for s in range(rng.randint(3, 6)):
         heading = f"{rng.choice(TOPICS[topic]).title()} rules {s + 1}"
-        paragraphs = [" ".join(_sentence(rng, topic) for _ in range(rng.randint(2, 4)))
-                      for _ in range(rng.randint(2, 4))]
+        paragraphs = [
+            " ".join(_sentence(rng, topic) for _ in range(rng.randint(2, 4))) for _ in range(rng.randint(2, 4))
+        ]
         sections.append((heading, paragraphs))
     return title, sections
 
@@ -72,8 +107,10 @@ def _text(title, sections) -> str:
 
 def _html(title, sections) -> str:
     body = "".join(f"<h2>{h}</h2>" + "".join(f"<p>{p}</p>" for p in ps) for h, ps in sections)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body><nav>Home | Policies"
-            f"</nav><main><h1>{title}</h1>{body}</main><footer>Intranet</footer></body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body><nav>Home | Policies"
+        f"</nav><main><h1>{title}</h1>{body}</main><footer>Intranet</footer></body></html>"
+    )
 
 
 def _pdf(path: Path, title, sections) -> None:

@@ -60,12 +60,22 @@ def _cited(row: dict) -> str:
 
 
 def render(question: dict, replies: list[tuple[str, dict]], folder: Path) -> str:
-    where = "; ".join(f"{s['file']}" + (f", page {s['page']}" if s.get("page") else "") +
-                      (f" (section: {s['heading']})" if s.get("heading") else "") for s in question["sources"])
-    lines = [f"## {question['id']}", "", f"- Question: {question['question']}", f"- Kind: {question['kind']}",
-             f"- Reference answer: {question['answer']}",
-             f"- Where the answer lives: {where or '(nowhere: unanswerable)'}",
-             f"- Documents folder: {folder.relative_to(ROOT)}", ""]
+    where = "; ".join(
+        f"{s['file']}"
+        + (f", page {s['page']}" if s.get("page") else "")
+        + (f" (section: {s['heading']})" if s.get("heading") else "")
+        for s in question["sources"]
+    )
+    lines = [
+        f"## {question['id']}",
+        "",
+        f"- Question: {question['question']}",
+        f"- Kind: {question['kind']}",
+        f"- Reference answer: {question['answer']}",
+        f"- Where the answer lives: {where or '(nowhere: unanswerable)'}",
+        f"- Documents folder: {folder.relative_to(ROOT)}",
+        "",
+    ]
     for rid, row in replies:
         lines += [f"### {rid}", "", "```text", row["reply"] or "", "```", "", f"Cited: {_cited(row)}", ""]
     return "\n".join(lines)
@@ -73,8 +83,13 @@ def render(question: dict, replies: list[tuple[str, dict]], folder: Path) -> str
 
 def sheets(args) -> None:
     runs = dict(r.split("=", 1) for r in args.runs)
-    rows = {name: {json.loads(line)["id"]: json.loads(line) for line in
-                   (RESULTS / f"{args.split}-{tag}.jsonl").read_text().splitlines()} for name, tag in runs.items()}
+    rows = {
+        name: {
+            json.loads(line)["id"]: json.loads(line)
+            for line in (RESULTS / f"{args.split}-{tag}.jsonl").read_text().splitlines()
+        }
+        for name, tag in runs.items()
+    }
     questions = [q for q in load_questions(args.split, []) if all(q["id"] in r for r in rows.values())]
     rng = random.Random(args.seed)
     rng.shuffle(questions)
@@ -83,7 +98,7 @@ def sheets(args) -> None:
     (out / "labels").mkdir(exist_ok=True)
     key, items = {}, []
     for n in range(0, len(questions), args.per_sheet):
-        part = questions[n: n + args.per_sheet]
+        part = questions[n : n + args.per_sheet]
         blocks = []
         for q in part:
             texts: dict[str, list[str]] = {}
@@ -119,8 +134,9 @@ def graded(round_dir: Path) -> tuple[dict, dict, list]:
     items = [json.loads(line) for line in (round_dir / "items.jsonl").read_text().splitlines()]
     first, third = {}, {}
     for sheet in sorted({i["sheet"] for i in items}):
-        files = sorted(p for p in (round_dir / "labels").glob(f"sheet-{sheet:02d}.*.jsonl")
-                       if not p.name.endswith(".third.jsonl"))
+        files = sorted(
+            p for p in (round_dir / "labels").glob(f"sheet-{sheet:02d}.*.jsonl") if not p.name.endswith(".third.jsonl")
+        )
         if len(files) < 2:
             raise SystemExit(f"sheet {sheet:02d}: {len(files)} grader file(s) in {round_dir / 'labels'}, need two")
         a, b = _labels(files[0]), _labels(files[1])
@@ -138,9 +154,15 @@ def disputes(args) -> None:
     out = []
     for (item, rid), (a, b) in sorted(first.items()):
         if a is None or b is None or a["grade"] != b["grade"]:
-            out.append({"item": item, "response": rid, "sheet": next(i["sheet"] for i in items if i["item"] == item),
-                        "grades": [a and a["grade"], b and b["grade"]],
-                        "whys": [a and a.get("why"), b and b.get("why")]})
+            out.append(
+                {
+                    "item": item,
+                    "response": rid,
+                    "sheet": next(i["sheet"] for i in items if i["item"] == item),
+                    "grades": [a and a["grade"], b and b["grade"]],
+                    "whys": [a and a.get("why"), b and b.get("why")],
+                }
+            )
     (round_dir / "disputes.jsonl").write_text("".join(json.dumps(d) + "\n" for d in out))
     print(f"{len(out)} disputes of {len(first)} replies: {round_dir / 'disputes.jsonl'}")
 
@@ -159,9 +181,14 @@ def report(args) -> None:
         else:
             unsettled.append(k)
     pairs = [(a["grade"], b["grade"]) for a, b in first.values() if a and b]
-    result = {"round": args.round, "replies": len(first), "unsettled": len(unsettled),
-              "kappa": kappa([p[0] for p in pairs], [p[1] for p in pairs]),
-              "agreement": round(sum(x == y for x, y in pairs) / len(pairs), 3) if pairs else None, "runs": {}}
+    result = {
+        "round": args.round,
+        "replies": len(first),
+        "unsettled": len(unsettled),
+        "kappa": kappa([p[0] for p in pairs], [p[1] for p in pairs]),
+        "agreement": round(sum(x == y for x, y in pairs) / len(pairs), 3) if pairs else None,
+        "runs": {},
+    }
     for name, tag in meta["runs"].items():
         grades: dict[str, Counter] = {"single": Counter(), "cross": Counter(), "unanswerable": Counter()}
         flags = Counter()
@@ -177,34 +204,58 @@ def report(args) -> None:
         summary_file = RESULTS / f"{args.split}-{tag}.json"
         timing = json.loads(summary_file.read_text()) if summary_file.exists() else {}
         result["runs"][name] = {
-            "tag": tag, "grades": {k: dict(v) for k, v in grades.items()},
+            "tag": tag,
+            "grades": {k: dict(v) for k, v in grades.items()},
             "answerable_right": [answerable["RIGHT"], n_answerable, wilson(answerable["RIGHT"], n_answerable)],
-            "single_right": [grades["single"]["RIGHT"], sum(grades["single"].values()),
-                             wilson(grades["single"]["RIGHT"], sum(grades["single"].values()))],
-            "cross_right": [grades["cross"]["RIGHT"], sum(grades["cross"].values()),
-                            wilson(grades["cross"]["RIGHT"], sum(grades["cross"].values()))],
-            "unanswerable_refused": [grades["unanswerable"]["REFUSED_OK"], n_un,
-                                     wilson(grades["unanswerable"]["REFUSED_OK"], n_un)],
-            "wrong": answerable["WRONG"], "invented": grades["unanswerable"]["INVENTED"], "flags": dict(flags),
-            "seconds_median": timing.get("seconds_median"), "seconds_max": timing.get("seconds_max"),
-            "first_seconds": timing.get("first_seconds")}
+            "single_right": [
+                grades["single"]["RIGHT"],
+                sum(grades["single"].values()),
+                wilson(grades["single"]["RIGHT"], sum(grades["single"].values())),
+            ],
+            "cross_right": [
+                grades["cross"]["RIGHT"],
+                sum(grades["cross"].values()),
+                wilson(grades["cross"]["RIGHT"], sum(grades["cross"].values())),
+            ],
+            "unanswerable_refused": [
+                grades["unanswerable"]["REFUSED_OK"],
+                n_un,
+                wilson(grades["unanswerable"]["REFUSED_OK"], n_un),
+            ],
+            "wrong": answerable["WRONG"],
+            "invented": grades["unanswerable"]["INVENTED"],
+            "flags": dict(flags),
+            "seconds_median": timing.get("seconds_median"),
+            "seconds_max": timing.get("seconds_max"),
+            "first_seconds": timing.get("first_seconds"),
+        }
     (round_dir / "report.json").write_text(json.dumps(result, indent=1))
-    lines = [f"# Round {args.round}", "", f"{result['replies']} replies graded by two graders each, "
-             f"{len(third)} disputes settled by a third (kappa {result['kappa']}, agreement {result['agreement']}); "
-             f"{len(unsettled)} unsettled.", "",
-             "| run | answerable right | single | cross | unanswerable refused | WRONG | INVENTED "
-             "| s/question (median, max, first) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Round {args.round}",
+        "",
+        f"{result['replies']} replies graded by two graders each, "
+        f"{len(third)} disputes settled by a third (kappa {result['kappa']}, agreement {result['agreement']}); "
+        f"{len(unsettled)} unsettled.",
+        "",
+        "| run | answerable right | single | cross | unanswerable refused | WRONG | INVENTED "
+        "| s/question (median, max, first) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, r in result["runs"].items():
+
         def fmt(t):
             return f"{t[0]}/{t[1]} [{t[2][0]}, {t[2][1]}]"
-        lines.append(f"| {name} | {fmt(r['answerable_right'])} | {fmt(r['single_right'])} | {fmt(r['cross_right'])} | "
-                     f"{fmt(r['unanswerable_refused'])} | {r['wrong']} | {r['invented']} | "
-                     f"{r['seconds_median']}, {r['seconds_max']}, {r['first_seconds']} |")
+
+        lines.append(
+            f"| {name} | {fmt(r['answerable_right'])} | {fmt(r['single_right'])} | {fmt(r['cross_right'])} | "
+            f"{fmt(r['unanswerable_refused'])} | {r['wrong']} | {r['invented']} | "
+            f"{r['seconds_median']}, {r['seconds_max']}, {r['first_seconds']} |"
+        )
     lines += ["", "Grades per kind:", ""]
     for name, r in result["runs"].items():
-        lines.append(f"- {name}: " + "; ".join(f"{k}: {dict(v)}" for k, v in r["grades"].items()) +
-                     f"; flags: {r['flags']}")
+        lines.append(
+            f"- {name}: " + "; ".join(f"{k}: {dict(v)}" for k, v in r["grades"].items()) + f"; flags: {r['flags']}"
+        )
     (round_dir / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -46,9 +46,16 @@ def child(mode: str, folder: str, index: str) -> dict:
     if mode in ("full", "noop", "update"):
         start = time.perf_counter()
         report = update_index([folder], index, progress=False, warn=lambda line: None)
-        return {"seconds": round(time.perf_counter() - start, 2), "peak_mb": round(peak_mb()),
-                "documents": report.documents, "chunks": report.chunks, "added": len(report.added),
-                "changed": len(report.changed), "skipped": len(report.skipped), "written": report.written}
+        return {
+            "seconds": round(time.perf_counter() - start, 2),
+            "peak_mb": round(peak_mb()),
+            "documents": report.documents,
+            "chunks": report.chunks,
+            "added": len(report.added),
+            "changed": len(report.changed),
+            "skipped": len(report.skipped),
+            "written": report.written,
+        }
     if mode == "query":
         from augmenter.documents.handbook import QUESTIONS
         from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
@@ -59,8 +66,9 @@ def child(mode: str, folder: str, index: str) -> dict:
         loaded = time.perf_counter() - start
         from documents_corpus import TOPICS
 
-        questions = [q["q"] for q in QUESTIONS] + [f"Who approves {w} and how many days in advance?"
-                                                   for words in TOPICS.values() for w in words]
+        questions = [q["q"] for q in QUESTIONS] + [
+            f"Who approves {w} and how many days in advance?" for words in TOPICS.values() for w in words
+        ]
         questions = (questions * 10)[:200]
         times = []
         for q in questions:
@@ -68,10 +76,15 @@ def child(mode: str, folder: str, index: str) -> dict:
             consolidator.retrieve(q, (), consolidator.link(q))
             times.append(1000 * (time.perf_counter() - t))
         times.sort()
-        return {"load_seconds": round(loaded, 2), "queries": len(times),
-                "median_ms": round(statistics.median(times), 2),
-                "p95_ms": round(times[int(0.95 * len(times)) - 1], 2), "max_ms": round(times[-1], 2),
-                "chunks": len(kb.snippets), "peak_mb": round(peak_mb())}
+        return {
+            "load_seconds": round(loaded, 2),
+            "queries": len(times),
+            "median_ms": round(statistics.median(times), 2),
+            "p95_ms": round(times[int(0.95 * len(times)) - 1], 2),
+            "max_ms": round(times[-1], 2),
+            "chunks": len(kb.snippets),
+            "peak_mb": round(peak_mb()),
+        }
     if mode in ("dense", "dense_update"):
         from augmenter.documents.knowledge import EmbeddingCache
         from augmenter.knowledge import DenseRetriever
@@ -80,14 +93,22 @@ def child(mode: str, folder: str, index: str) -> dict:
         retriever = DenseRetriever(progress=False)
         start = time.perf_counter()
         matrix = EmbeddingCache(Path(index) / "embeddings").get(retriever, kb.search_texts)
-        return {"seconds": round(time.perf_counter() - start, 2), "chunks": len(kb.snippets),
-                "dim": int(matrix.shape[1]), "peak_mb": round(peak_mb())}
+        return {
+            "seconds": round(time.perf_counter() - start, 2),
+            "chunks": len(kb.snippets),
+            "dim": int(matrix.shape[1]),
+            "peak_mb": round(peak_mb()),
+        }
     raise SystemExit(f"unknown mode {mode}")
 
 
 def run_child(mode: str, folder: Path, index: Path) -> dict:
-    out = subprocess.run(["nice", "-n", "10", sys.executable, __file__, "--child", mode, str(folder), str(index)],
-                         capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = subprocess.run(
+        ["nice", "-n", "10", sys.executable, __file__, "--child", mode, str(folder), str(index)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     if out.returncode != 0:
         raise SystemExit(f"{mode} failed: {out.stderr[-2000:]}")
     row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -117,8 +138,12 @@ def main() -> None:
         paths = make_corpus(folder, n)
         made = time.perf_counter() - start
         shutil.rmtree(index, ignore_errors=True)
-        row = {"command": command, "documents": n, "corpus_mb": round(sum(p.stat().st_size for p in paths) / 2**20, 1),
-               "formats": {s: sum(p.suffix == s for p in paths) for s in (".md", ".txt", ".html", ".pdf", ".docx")}}
+        row = {
+            "command": command,
+            "documents": n,
+            "corpus_mb": round(sum(p.stat().st_size for p in paths) / 2**20, 1),
+            "formats": {s: sum(p.suffix == s for p in paths) for s in (".md", ".txt", ".html", ".pdf", ".docx")},
+        }
         print(f"n={n}: folder ready ({made:.0f} s)", flush=True)
         row["full"] = run_child("full", folder, index)
         print(f"  full: {row['full']}", flush=True)
@@ -140,8 +165,9 @@ def main() -> None:
         else:  # dense figures measured by an earlier run stay, with their own command
             kept = {k: v for k, v in result["rows"].get(str(n), {}).items() if k in ("dense", "dense_update")}
             if kept:
-                row.update(kept, dense_command=result["rows"][str(n)].get("dense_command",
-                                                                          result["rows"][str(n)]["command"]))
+                row.update(
+                    kept, dense_command=result["rows"][str(n)].get("dense_command", result["rows"][str(n)]["command"])
+                )
         result["rows"][str(n)] = row
         OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {OUT}")

@@ -38,10 +38,11 @@ from documents_qa import DOCSETS, load_questions
 OUT = ROOT / "bench" / "results" / "documents_prompts"
 LABELS = ROOT / "bench" / "labels" / "documents" / "dev-drafts"
 VERIFY = "Is the answer above stated in the passages? Reply Yes or No."
-YES_NO = {"A": "Read the passages and answer the question with one word: Yes, No, or Unknown when the passages do "
-               "not say.",
-          "B": "Decide from the passages whether the answer to the question is yes or no. If the passages do not "
-               "settle it, answer Unknown. Reply with one word: Yes, No or Unknown."}
+YES_NO = {
+    "A": "Read the passages and answer the question with one word: Yes, No, or Unknown when the passages do not say.",
+    "B": "Decide from the passages whether the answer to the question is yes or no. If the passages do not "
+    "settle it, answer Unknown. Reply with one word: Yes, No or Unknown.",
+}
 
 
 def _share(top: dict, words: set[str]) -> float:
@@ -55,8 +56,9 @@ def _sets(questions: list[dict]):
     for name in sorted({q["set"] for q in questions}):
         cfg = compose("chat", ["knowledge=docs", f"knowledge.path={DOCSETS / 'dev' / name}"])
         knowledge = instantiate(cfg.knowledge, "knowledge")
-        consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge,
-                                   retriever=instantiate(cfg.retriever, "retriever"))
+        consolidator = instantiate(
+            cfg.consolidator, "consolidator", knowledge=knowledge, retriever=instantiate(cfg.retriever, "retriever")
+        )
         yield name, [q for q in questions if q["set"] == name], consolidator, knowledge.composer(), cfg
 
 
@@ -75,21 +77,31 @@ def drafts(args) -> None:
             mem = WorkingMemory(q=q["question"])
             mem.entities = consolidator.link(q["question"])
             _, mem.e = composer.gather(mem, consolidator)
-            messages = prompt.render(q=mem.q, history=[], evidence=[s.render() for s in mem.e], feedback=None,
-                                     previous=None)
+            messages = prompt.render(
+                q=mem.q, history=[], evidence=[s.render() for s in mem.e], feedback=None, previous=None
+            )
             start = time.perf_counter()
             first = llm.complete(messages, scoring).top_logprobs[0]
             draft = prompt.cut(llm.complete(messages, llm.params).text.strip())
-            row = {"id": q["id"], "kind": q["kind"], "draft": draft, "refusal": composer.refusal(first),
-                   "first": {k: round(math.exp(v), 4) for k, v in sorted(first.items(), key=lambda kv: -kv[1])[:6]},
-                   "seconds": round(time.perf_counter() - start, 2)}
+            row = {
+                "id": q["id"],
+                "kind": q["kind"],
+                "draft": draft,
+                "refusal": composer.refusal(first),
+                "first": {k: round(math.exp(v), 4) for k, v in sorted(first.items(), key=lambda kv: -kv[1])[:6]},
+                "seconds": round(time.perf_counter() - start, 2),
+            }
             if args.verify:
                 asked = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": VERIFY}]
                 row["verify_yes"] = _share(llm.complete(asked, scoring).top_logprobs[0], {"yes"})
             found = check.inspect(mem, draft)
-            row.update(passed=found.passed, refused=found.refused, feedback=found.feedback(),
-                       support=found.coverage, evidence=[{"id": s.id, "text": s.text, "score": s.score}
-                                                         for s in mem.e])
+            row.update(
+                passed=found.passed,
+                refused=found.refused,
+                feedback=found.feedback(),
+                support=found.coverage,
+                evidence=[{"id": s.id, "text": s.text, "score": s.score} for s in mem.e],
+            )
             out.append(row)
             print(q["id"], row["passed"], repr(draft[:100]), file=sys.stderr, flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -110,13 +122,16 @@ def yes_no(args) -> None:
             mem = WorkingMemory(q=q["question"])
             _, mem.e = composer.gather(mem, consolidator)
             passages = "\n".join(f"[{i + 1}] {s.render()}" for i, s in enumerate(mem.e))
-            messages = [{"role": "system", "content": YES_NO[args.variant]},
-                        {"role": "user", "content": f"Passages:\n{passages}\n\nQuestion: {q['question']}"}]
+            messages = [
+                {"role": "system", "content": YES_NO[args.variant]},
+                {"role": "user", "content": f"Passages:\n{passages}\n\nQuestion: {q['question']}"},
+            ]
             top = llm.complete(messages, SamplingParams(max_tokens=1, temperature=0.0, logprobs=20)).top_logprobs[0]
             said = {w: _share(top, {w}) for w in ("yes", "no", "unknown")}
             keys = [k.lower() for k in q["keys"]]
-            truth = "unknown" if q["kind"] == "unanswerable" else keys[0] if keys and keys[0] in ("yes", "no") \
-                else "other"
+            truth = (
+                "unknown" if q["kind"] == "unanswerable" else keys[0] if keys and keys[0] in ("yes", "no") else "other"
+            )
             out.append({"id": q["id"], "truth": truth, **said, "said": max(said, key=said.get)})
     counts = Counter(f"{r['truth']} -> {r['said']}" for r in out)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -132,8 +147,12 @@ def _draft_labels() -> dict[tuple[str, str], tuple[str, str]]:
     """{(tag, question id): (the labelled draft, its label)} from the dev-drafts sheets: each lists, per question, the
     distinct drafts of the prompts, shuffled (key.json: which prompts wrote each)."""
     key = json.loads((LABELS / "key.json").read_text())
-    texts = {(item, rid): text for sheet in sorted(LABELS.glob("sheet-*.md"))
-             for item, body in _ITEM.findall(sheet.read_text()) for rid, text in _DRAFT.findall(body)}
+    texts = {
+        (item, rid): text
+        for sheet in sorted(LABELS.glob("sheet-*.md"))
+        for item, body in _ITEM.findall(sheet.read_text())
+        for rid, text in _DRAFT.findall(body)
+    }
     labels = {}
     for path in sorted(LABELS.glob("labels-*.jsonl")):
         for line in path.read_text().splitlines():
@@ -166,29 +185,39 @@ def summary(args) -> None:
             "unanswerable": {lab: n for (ans, lab), n in counts.items() if not ans},
             "opens_with_yes": sum(r["draft"].lower().startswith("yes") for r in drafted),
             "unlabelled (drafted otherwise than labelled)": sum(r["label"] is None for r in drafted),
-            "seconds_median": sorted(r["seconds"] for r in drafted)[len(drafted) // 2]}
+            "seconds_median": sorted(r["seconds"] for r in drafted)[len(drafted) // 2],
+        }
         rows += [dict(r, prompt=name) for r in drafted]
     answered = [r for r in rows if r["label"] not in (None, "refused") and not r["refused"]]
     right = [r["label"] == "right" for r in answered]
     if answered and any(right) and not all(right):
-        result["aucs"]["refusal_probability (low) -> right"] = round(roc_auc_score(right, [-r["refusal"] for r in
-                                                                                           answered]), 3)
-        wh = [r for r in answered if not is_yes_no(next(q["question"] for q in load_questions("dev", [])
-                                                         if q["id"] == r["id"]))]
-        result["aucs"]["sentence support -> right (wh questions)"] = round(roc_auc_score(
-            [r["label"] == "right" for r in wh], [r["support"] for r in wh]), 3)
+        result["aucs"]["refusal_probability (low) -> right"] = round(
+            roc_auc_score(right, [-r["refusal"] for r in answered]), 3
+        )
+        wh = [
+            r
+            for r in answered
+            if not is_yes_no(next(q["question"] for q in load_questions("dev", []) if q["id"] == r["id"]))
+        ]
+        result["aucs"]["sentence support -> right (wh questions)"] = round(
+            roc_auc_score([r["label"] == "right" for r in wh], [r["support"] for r in wh]), 3
+        )
         verified = [r for r in answered if "verify_yes" in r]
         if verified:
-            result["aucs"]["self-verification P(yes) -> right"] = round(roc_auc_score(
-                [r["label"] == "right" for r in verified], [r["verify_yes"] for r in verified]), 3)
+            result["aucs"]["self-verification P(yes) -> right"] = round(
+                roc_auc_score([r["label"] == "right" for r in verified], [r["verify_yes"] for r in verified]), 3
+            )
     for label in ("right", "wrong"):  # what the shipped check (sentence support 0.6 included) does with them
         drafts = [r for r in answered if r["label"] == label]
         result.setdefault("the shipped check on the labelled drafts", {})[label] = {
-            "drafts": len(drafts), "passed": sum(bool(r["passed"]) for r in drafts)}
+            "drafts": len(drafts),
+            "passed": sum(bool(r["passed"]) for r in drafts),
+        }
     plain = [r for r in rows if r["prompt"] == "plain"]
     if plain:
-        result["aucs"]["refusal_probability -> unanswerable (plain)"] = round(roc_auc_score(
-            [r["kind"] == "unanswerable" for r in plain], [r["refusal"] for r in plain]), 3)
+        result["aucs"]["refusal_probability -> unanswerable (plain)"] = round(
+            roc_auc_score([r["kind"] == "unanswerable" for r in plain], [r["refusal"] for r in plain]), 3
+        )
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "summary.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))

@@ -26,9 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "bench" / "labels" / "documents" / "questions"
 DOCSETS = ROOT / "shared" / "docsets"
 RESULTS = ROOT / "bench" / "results" / "documents_qa"
-REFUSAL = re.compile(r"\b((does|do) not (answer|say|cover|mention)|i (do not|don't) (know|have)|"
-                     r"(cannot|can't) (find|answer)|"
-                     r"could not (find|confirm)|no information|not (mentioned|specified|stated))\b", re.IGNORECASE)
+REFUSAL = re.compile(
+    r"\b((does|do) not (answer|say|cover|mention)|i (do not|don't) (know|have)|"
+    r"(cannot|can't) (find|answer)|"
+    r"could not (find|confirm)|no information|not (mentioned|specified|stated))\b",
+    re.IGNORECASE,
+)
 
 
 def load_questions(split: str, sets: list[str]) -> list[dict]:
@@ -66,8 +69,9 @@ def stages(memory) -> dict:
     names = {"consolidate_knowledge": "retrieve", "call_llm": "draft", "verify_utility": "check", "send": "compose"}
     out = {v: 0.0 for v in names.values()}
     for record in memory.trace:
-        out[names.get(record.action.value, record.action.value)] = out.get(names.get(record.action.value), 0.0) \
-            + record.seconds
+        out[names.get(record.action.value, record.action.value)] = (
+            out.get(names.get(record.action.value), 0.0) + record.seconds
+        )
     out["retrieve"] += sum(memory.overhead_seconds.values())
     return {k: round(v, 3) for k, v in out.items()}
 
@@ -78,14 +82,27 @@ def row(question: dict, memory, seconds: float) -> dict:
     files = {s["file"] for s in question["sources"]}
     answerable = question["kind"] != "unanswerable"
     was_refused = refused(memory)
-    return {"id": question["id"], "set": question["set"], "kind": question["kind"], "question": question["question"],
-            "reply": memory.response, "outcome": memory.outcome, "cited": [list(c) for c in cited],
-            "cites_right_file": bool(files & {c[0] for c in cited}), "refused": was_refused,
-            "keys_right": (holds_keys(question, memory.response or "") and not was_refused) if answerable else None,
-            "seconds": round(seconds, 2), "stages": stages(memory), "llm_calls": memory.llm_calls,
-            "prompt_tokens": memory.prompt_tokens, "completion_tokens": memory.completion_tokens,
-            "drafts": list(memory.o), "feedback": [f for f in memory.f if f], "signals": dict(memory.signals),
-            "evidence": [{"id": s.id, "text": s.text, "score": s.score, "heading": s.entity_name} for s in memory.e]}
+    return {
+        "id": question["id"],
+        "set": question["set"],
+        "kind": question["kind"],
+        "question": question["question"],
+        "reply": memory.response,
+        "outcome": memory.outcome,
+        "cited": [list(c) for c in cited],
+        "cites_right_file": bool(files & {c[0] for c in cited}),
+        "refused": was_refused,
+        "keys_right": (holds_keys(question, memory.response or "") and not was_refused) if answerable else None,
+        "seconds": round(seconds, 2),
+        "stages": stages(memory),
+        "llm_calls": memory.llm_calls,
+        "prompt_tokens": memory.prompt_tokens,
+        "completion_tokens": memory.completion_tokens,
+        "drafts": list(memory.o),
+        "feedback": [f for f in memory.f if f],
+        "signals": dict(memory.signals),
+        "evidence": [{"id": s.id, "text": s.text, "score": s.score, "heading": s.entity_name} for s in memory.e],
+    }
 
 
 def summary(rows: list[dict], first: float | None) -> dict:
@@ -94,20 +111,30 @@ def summary(rows: list[dict], first: float | None) -> dict:
         return round(sum(map(bool, xs)) / len(xs), 3) if xs else None
 
     answerable = [r for r in rows if r["kind"] != "unanswerable"]
-    out = {"questions": len(rows), "first_seconds": first,
-           "seconds_median": round(statistics.median(r["seconds"] for r in rows), 2) if rows else None,
-           "seconds_max": max((r["seconds"] for r in rows), default=None),
-           "stage_medians": {k: round(statistics.median(r["stages"].get(k, 0.0) for r in rows), 3)
-                             for k in ("retrieve", "draft", "check", "compose")} if rows else {},
-           "prompt_tokens_median": statistics.median(r["prompt_tokens"] for r in rows) if rows else None}
+    out = {
+        "questions": len(rows),
+        "first_seconds": first,
+        "seconds_median": round(statistics.median(r["seconds"] for r in rows), 2) if rows else None,
+        "seconds_max": max((r["seconds"] for r in rows), default=None),
+        "stage_medians": {
+            k: round(statistics.median(r["stages"].get(k, 0.0) for r in rows), 3)
+            for k in ("retrieve", "draft", "check", "compose")
+        }
+        if rows
+        else {},
+        "prompt_tokens_median": statistics.median(r["prompt_tokens"] for r in rows) if rows else None,
+    }
     for kind in ("single", "cross", "unanswerable"):
         part = [r for r in rows if r["kind"] == kind]
         if kind == "unanswerable":
             out[kind] = {"n": len(part), "refused": share(r["refused"] for r in part)}
         else:
-            out[kind] = {"n": len(part), "keys_right": share(r["keys_right"] for r in part),
-                         "keys_right_cited": share(r["keys_right"] and r["cites_right_file"] for r in part),
-                         "refused": share(r["refused"] for r in part)}
+            out[kind] = {
+                "n": len(part),
+                "keys_right": share(r["keys_right"] for r in part),
+                "keys_right_cited": share(r["keys_right"] and r["cites_right_file"] for r in part),
+                "refused": share(r["refused"] for r in part),
+            }
     out["answerable_keys_right_cited"] = share(r["keys_right"] and r["cites_right_file"] for r in answerable)
     return out
 
@@ -149,14 +176,26 @@ def main() -> None:
                 seconds = time.perf_counter() - began
                 if first is None:
                     first = round(time.perf_counter() - start, 2)
-                    meta.write_text(json.dumps({"first_seconds": first, "overrides": overrides,
-                                                "config": OmegaConf.to_container(config, resolve=True)}, indent=1,
-                                               default=str))
+                    meta.write_text(
+                        json.dumps(
+                            {
+                                "first_seconds": first,
+                                "overrides": overrides,
+                                "config": OmegaConf.to_container(config, resolve=True),
+                            },
+                            indent=1,
+                            default=str,
+                        )
+                    )
                 r = row(q, memory, seconds)
                 sink.write(json.dumps(r, ensure_ascii=False) + "\n")
                 sink.flush()
-                print(f"{r['id']:>14} {r['kind'][:5]:>5} {r['seconds']:5.1f}s keys={r['keys_right']} "
-                      f"refused={r['refused']} | {(r['reply'] or '')[:110]!r}", file=sys.stderr, flush=True)
+                print(
+                    f"{r['id']:>14} {r['kind'][:5]:>5} {r['seconds']:5.1f}s keys={r['keys_right']} "
+                    f"refused={r['refused']} | {(r['reply'] or '')[:110]!r}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     result = {"command": "python bench/documents_qa.py " + " ".join(sys.argv[1:]), **summary(rows, first)}
     out.with_suffix(".json").write_text(json.dumps(result, indent=1))

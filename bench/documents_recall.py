@@ -43,18 +43,23 @@ def recall(kb, questions, focus: bool = True) -> dict:
         places = [(h.location.path.removeprefix("handbook/"), h.location.page, h.text.lower()) for h in hits]
         if question["kind"] == "single":
             n_single += 1
-            (rel, page), = question["sources"]
+            ((rel, page),) = question["sources"]
             for k in KS:
-                single[k] += any(p == rel and (page is None or pg == page) and
-                                 any(a.lower() in text for a in question["answer"]) for p, pg, text in places[:k])
+                single[k] += any(
+                    p == rel and (page is None or pg == page) and any(a.lower() in text for a in question["answer"])
+                    for p, pg, text in places[:k]
+                )
         else:
             n_cross += 1
             files = {rel for rel, _ in question["sources"]}
             for k in KS:
                 cross[k] += len(files & {p for p, _, _ in places[:k]}) / len(files)
-    return {"single": {f"recall@{k}": round(single[k] / n_single, 3) for k in KS},
-            "cross": {f"files@{k}": round(cross[k] / n_cross, 3) for k in KS},
-            "chunks": len(kb.snippets), "questions": {"single": n_single, "cross": n_cross}}
+    return {
+        "single": {f"recall@{k}": round(single[k] / n_single, 3) for k in KS},
+        "cross": {f"files@{k}": round(cross[k] / n_cross, 3) for k in KS},
+        "chunks": len(kb.snippets),
+        "questions": {"single": n_single, "cross": n_cross},
+    }
 
 
 def synthetic_recall(kb, n: int = 300, seed: int = 0) -> dict:
@@ -103,14 +108,21 @@ def main() -> None:
                 update_index([folder], index, words=words, overlap=words // 5, progress=False, warn=lambda line: None)
                 kb = load_documents(str(folder), index, update=False)
                 for focus in (True, False):
-                    row = {"words": words, "overlap": words // 5, "corpus": name, "focus_entities": focus,
-                           **recall(kb, questions, focus)}
+                    row = {
+                        "words": words,
+                        "overlap": words // 5,
+                        "corpus": name,
+                        "focus_entities": focus,
+                        **recall(kb, questions, focus),
+                    }
                     if focus and folder == mixed:
                         row["synthetic"] = synthetic_recall(kb)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-    OUT.write_text(json.dumps({"command": "python bench/documents_recall.py " + " ".join(sys.argv[1:]),
-                               "rows": rows}, indent=1) + "\n")
+    OUT.write_text(
+        json.dumps({"command": "python bench/documents_recall.py " + " ".join(sys.argv[1:]), "rows": rows}, indent=1)
+        + "\n"
+    )
     print(f"wrote {OUT}")
 
 

@@ -30,10 +30,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 from documents_qa import DOCSETS, load_questions
 
 OUT = ROOT / "bench" / "results"
-METHODS = {"bm25": ["retriever=bm25s", "knowledge.answer.split_questions=false"],
-           "bm25_focus": ["retriever=bm25s", "knowledge.answer.split_questions=false",
-                          "knowledge.answer.focus_titles=true"],
-           "bm25_parts": ["retriever=bm25s"], "dense": ["retriever=dense"], "hybrid": ["retriever=hybrid"]}
+METHODS = {
+    "bm25": ["retriever=bm25s", "knowledge.answer.split_questions=false"],
+    "bm25_focus": ["retriever=bm25s", "knowledge.answer.split_questions=false", "knowledge.answer.focus_titles=true"],
+    "bm25_parts": ["retriever=bm25s"],
+    "dense": ["retriever=dense"],
+    "hybrid": ["retriever=hybrid"],
+}
 
 
 def _words(text: str) -> set[str]:
@@ -47,8 +50,10 @@ def holds(evidence: str, keys: list[str], text: str) -> bool:
     want = _words(evidence)
     if want and len(want & _words(text)) >= 0.6 * len(want):
         return True
+
     def norm(s):
         return " ".join(re.sub(r"[`*\"']", "", s.lower()).split())
+
     specific = [norm(k) for k in keys if norm(k) not in ("yes", "no")]
     return bool(specific) and all(k in norm(text) for k in specific)
 
@@ -64,8 +69,14 @@ def found_at(question: dict, ranked: list) -> list[int | None]:
     """Per evidence part, the rank (from 1) of the first chunk that holds it, or None."""
     out = []
     for files, evidence in parts_of(question):
-        rank = next((i + 1 for i, s in enumerate(ranked) if s.location and s.location.path in files
-                     and holds(evidence, question["keys"], s.text)), None)
+        rank = next(
+            (
+                i + 1
+                for i, s in enumerate(ranked)
+                if s.location and s.location.path in files and holds(evidence, question["keys"], s.text)
+            ),
+            None,
+        )
         out.append(rank)
     return out
 
@@ -73,9 +84,16 @@ def found_at(question: dict, ranked: list) -> list[int | None]:
 def build(folder: Path, index_dir: str, words: int, method: str, k: int):
     from augmenter.config import compose, instantiate
 
-    overrides = ["knowledge=docs", f"knowledge.path={folder}", f"knowledge.index_dir={index_dir}",
-                 f"knowledge.words={words}", f"knowledge.overlap={words // 5}", f"knowledge.answer.chunks={k}",
-                 "consolidator.opinions=false", *METHODS[method]]
+    overrides = [
+        "knowledge=docs",
+        f"knowledge.path={folder}",
+        f"knowledge.index_dir={index_dir}",
+        f"knowledge.words={words}",
+        f"knowledge.overlap={words // 5}",
+        f"knowledge.answer.chunks={k}",
+        "consolidator.opinions=false",
+        *METHODS[method],
+    ]
     cfg = compose("chat", overrides)
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
@@ -100,8 +118,9 @@ def main() -> None:
             for method in args.methods.split(","):
                 rows, seconds = [], []
                 for name in sets:
-                    consolidator, composer = build(DOCSETS / args.split / name, f"{tmp}/{name}-{words}", words,
-                                                   method, args.k)
+                    consolidator, composer = build(
+                        DOCSETS / args.split / name, f"{tmp}/{name}-{words}", words, method, args.k
+                    )
                     for q in [q for q in questions if q["set"] == name]:
                         start = time.perf_counter()
                         mem = WorkingMemory(q=q["question"])
@@ -114,10 +133,19 @@ def main() -> None:
                         composer.chunks = args.k
                         joined = "\n".join(p.text for p in passages)
                         in_passages = [holds(e, q["keys"], joined) for _, e in parts_of(q)]
-                        rows.append({"id": q["id"], "kind": q["kind"], "ranks": ranks, "passages": in_passages,
-                                     "passage_words": len(joined.split())})
+                        rows.append(
+                            {
+                                "id": q["id"],
+                                "kind": q["kind"],
+                                "ranks": ranks,
+                                "passages": in_passages,
+                                "passage_words": len(joined.split()),
+                            }
+                        )
+
                 def full(r, k):
                     return all(x is not None and x <= k for x in r["ranks"])
+
                 summary = {f"recall@{k}": round(sum(full(r, k) for r in rows) / len(rows), 3) for k in (1, 5, 10)}
                 for kind in ("single", "cross"):
                     part = [r for r in rows if r["kind"] == kind]
@@ -128,10 +156,17 @@ def main() -> None:
                 results[f"{method}-{words}"] = {"summary": summary, "rows": rows}
                 print(method, words, json.dumps(summary), file=sys.stderr, flush=True)
     out = OUT / f"documents_retrieval-{args.split}.json"
-    out.write_text(json.dumps({"command": "python bench/documents_retrieval.py " + " ".join(sys.argv[1:]),
-                               "questions": len(questions),
-                               "summary": {k: v["summary"] for k, v in results.items()},
-                               "rows": {k: v["rows"] for k, v in results.items()}}, indent=1))
+    out.write_text(
+        json.dumps(
+            {
+                "command": "python bench/documents_retrieval.py " + " ".join(sys.argv[1:]),
+                "questions": len(questions),
+                "summary": {k: v["summary"] for k, v in results.items()},
+                "rows": {k: v["rows"] for k, v in results.items()},
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

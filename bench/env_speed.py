@@ -65,8 +65,14 @@ def main() -> None:
     m = cfg.model
     torch.manual_seed(0)
     tokenizer = Tokenizer.train(tokenizer_corpus(env, texts), vocab_size=m.vocab_size)
-    policy = T5Policy(ActionNetwork(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads), tokenizer,
-                      m.max_tokens, env.agent.max_llm_calls, greedy=False, seed=0)
+    policy = T5Policy(
+        ActionNetwork(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads),
+        tokenizer,
+        m.max_tokens,
+        env.agent.max_llm_calls,
+        greedy=False,
+        seed=0,
+    )
     optimizer = torch.optim.Adam(policy.net.parameters(), lr=cfg.train.lr)
     forward_seconds, train_steps, batch = 0.0, 0, []
     start_train = time.perf_counter()
@@ -85,15 +91,16 @@ def main() -> None:
         train_steps += played.steps
         batch.append((observations, actions, played.rewards))
         if len(batch) == cfg.train.batch_episodes:
-            reinforce_update(policy, optimizer, batch, 0.0, cfg.train.gamma, cfg.train.entropy_coef,
-                             cfg.train.grad_clip)
+            reinforce_update(
+                policy, optimizer, batch, 0.0, cfg.train.gamma, cfg.train.entropy_coef, cfg.train.grad_clip
+            )
             batch = []
     train_seconds = time.perf_counter() - start_train
 
     result = {
         "command": "python bench/env_speed.py " + " ".join(sys.argv[1:]),
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}, "
-                   "torch threads 1",
+        "torch threads 1",
         "training_turns": len(env.users),
         "random_episodes": args.episodes,
         "env_steps": steps,

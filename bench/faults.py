@@ -50,12 +50,21 @@ KEY = "sk-faultbench-" + "k3y" * 8  # a fake key in OpenAI's format: it must nev
 REPLY = "The hotel offers free parking and a heated pool for all guests."
 PLANS = {  # plan: (weight, mode, failing requests of the turn: None = all; 0 = none, every reply in this mode)
     "ok": (40, "ok", 0),
-    "500_once": (6, "500", 1), "500_twice": (4, "500", 2), "429_once": (6, "429", 1), "reset_once": (5, "reset", 1),
-    "hang_once": (3, "hang", 1), "auth_once": (1, "auth", 1),
-    "500_always": (4, "500", None), "invalid_json": (4, "invalid_json", None), "html": (4, "html", None),
-    "no_choices": (4, "no_choices", None), "empty_choices": (4, "empty_choices", None),
+    "500_once": (6, "500", 1),
+    "500_twice": (4, "500", 2),
+    "429_once": (6, "429", 1),
+    "reset_once": (5, "reset", 1),
+    "hang_once": (3, "hang", 1),
+    "auth_once": (1, "auth", 1),
+    "500_always": (4, "500", None),
+    "invalid_json": (4, "invalid_json", None),
+    "html": (4, "html", None),
+    "no_choices": (4, "no_choices", None),
+    "empty_choices": (4, "empty_choices", None),
     "empty_content": (4, "empty_content", None),
-    "huge": (3, "huge", 0), "markup": (4, "markup", 0), "escapes": (4, "escapes", 0),
+    "huge": (3, "huge", 0),
+    "markup": (4, "markup", 0),
+    "escapes": (4, "escapes", 0),
 }
 TEXT = {"huge": HUGE, "markup": MARKUP, "escapes": ESCAPES}
 _USER_LINE = re.compile(r"^User: (.*)$", re.MULTILINE)
@@ -89,17 +98,39 @@ class Planner:
 
 
 def run_eval(args, srv: FaultServer, out_dir: Path, cache: Path) -> dict:
-    cmd = [sys.executable, "-m", "augmenter.cli.main", "eval", "experiment=table2_bm25_feedback",
-           f"eval.limit={args.turns}", f"eval.seed={args.seed}", f"eval.out_dir={out_dir}", "name=faults",
-           "eval.progress=false", "eval.max_failed=0.99", f"data_root={args.data_root}",
-           "llm=openai", f"llm.base_url={srv.base_url}", f"llm.model={srv.model}", "llm.max_retries=2",
-           "llm.timeout=1", "llm.deadline=4", "llm_guard.max_consecutive_failures=1000000", "llm_cache.enabled=true",
-           f"llm_cache.dir={cache}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "augmenter.cli.main",
+        "eval",
+        "experiment=table2_bm25_feedback",
+        f"eval.limit={args.turns}",
+        f"eval.seed={args.seed}",
+        f"eval.out_dir={out_dir}",
+        "name=faults",
+        "eval.progress=false",
+        "eval.max_failed=0.99",
+        f"data_root={args.data_root}",
+        "llm=openai",
+        f"llm.base_url={srv.base_url}",
+        f"llm.model={srv.model}",
+        "llm.max_retries=2",
+        "llm.timeout=1",
+        "llm.deadline=4",
+        "llm_guard.max_consecutive_failures=1000000",
+        "llm_cache.enabled=true",
+        f"llm_cache.dir={cache}",
+    ]
     env = {**os.environ, "OPENAI_API_KEY": KEY}
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    return {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 1), "stdout": proc.stdout,
-            "stderr": proc.stderr, "traceback": "Traceback (most recent call last)" in proc.stderr}
+    return {
+        "rc": proc.returncode,
+        "seconds": round(time.perf_counter() - start, 1),
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+        "traceback": "Traceback (most recent call last)" in proc.stderr,
+    }
 
 
 def main() -> None:
@@ -119,8 +150,11 @@ def main() -> None:
         srv.planner = planner
         for _ in range(args.rounds):
             rounds.append(run_eval(args, srv, out_dir, cache))
-            print(f"round {len(rounds)}: exit {rounds[-1]['rc']} in {rounds[-1]['seconds']} s; "
-                  f"{rounds[-1]['stderr'].strip().splitlines()[-1:] or ''}", flush=True)
+            print(
+                f"round {len(rounds)}: exit {rounds[-1]['rc']} in {rounds[-1]['seconds']} s; "
+                f"{rounds[-1]['stderr'].strip().splitlines()[-1:] or ''}",
+                flush=True,
+            )
             if not (rounds[-1]["rc"] == 2 and "401" in rounds[-1]["stderr"]):
                 break  # finished, or stopped for a reason other than a 401 (which a rerun gets past)
         requests = srv.requests
@@ -148,13 +182,18 @@ def main() -> None:
     result = {
         "command": "python bench/faults.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
-        "turns": len(records), "plans": dict(sorted(plans.items())), "server_requests": requests,
-        "rounds": [{k: r[k] for k in ("rc", "seconds", "traceback")} | {"last_line": (r["stderr"].strip().splitlines()
-                                                                                       or [""])[-1][:300]}
-                   for r in rounds],
+        "turns": len(records),
+        "plans": dict(sorted(plans.items())),
+        "server_requests": requests,
+        "rounds": [
+            {k: r[k] for k in ("rc", "seconds", "traceback")}
+            | {"last_line": (r["stderr"].strip().splitlines() or [""])[-1][:300]}
+            for r in rounds
+        ],
         "crashes": sum(1 for r in rounds if r["rc"] not in (0, 2) or r["traceback"]),
         "failed_turns_scored_as_answers": len(misscored) + len(wrong_text) + int(summary.get("ok") != ok),
-        "summary_scored_turns": summary.get("ok"), "ok_records": ok,
+        "summary_scored_turns": summary.get("ok"),
+        "ok_records": ok,
         "failed_records": sum(1 for r in records if r.get("status") == "failed"),
         "secrets_written": secrets,
         "answerable_turns": sum(n for p, n in plans.items() if PLANS[p][2] is not None),

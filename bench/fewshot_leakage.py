@@ -45,16 +45,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def _part(turns: list[dict], prompt) -> dict:
     share, examples = leak_rate([(t["response"], t["allowed"]) for t in turns], prompt)
     guarded = [t for t in turns if t["dropped"]]
-    return {"turns": len(turns), "leaking_turns": sum(1 for t in turns if t["leaks"]), "leak_share": share,
-            "examples": examples, "guard_fired_turns": len(guarded),
-            "guard_examples": [{"raw": t["raw"], "dropped": t["dropped"], "response": t["response"]}
-                               for t in guarded[:10]]}
+    return {
+        "turns": len(turns),
+        "leaking_turns": sum(1 for t in turns if t["leaks"]),
+        "leak_share": share,
+        "examples": examples,
+        "guard_fired_turns": len(guarded),
+        "guard_examples": [{"raw": t["raw"], "dropped": t["dropped"], "response": t["response"]} for t in guarded[:10]],
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--prompts", default="assistant,customer_service",
-                    help="comma-separated response prompts (packaged names or YAML paths)")
+    ap.add_argument(
+        "--prompts",
+        default="assistant,customer_service",
+        help="comma-separated response prompts (packaged names or YAML paths)",
+    )
     ap.add_argument("--limit", type=int, default=50, help="DSTC11 dev knowledge-seeking turns (seeded sample)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
@@ -66,12 +73,16 @@ def main() -> None:
     prompts = [p.strip() for p in args.prompts.split(",") if p.strip()]
     base = ["policy=always_use", "llm_cache.enabled=true", f"data_root={args.data_root}"]
     # the DSTC11 sample: exactly the turns `augmenter eval eval.limit=N eval.seed=S` scores
-    eval_cfg = compose("eval", [f"data_root={args.data_root}", "task=dstc11", f"eval.limit={args.limit}",
-                                f"eval.seed={args.seed}"])
+    eval_cfg = compose(
+        "eval", [f"data_root={args.data_root}", "task=dstc11", f"eval.limit={args.limit}", f"eval.seed={args.seed}"]
+    )
     dstc11_cfg = compose("chat", [*base, "task=dstc11", *args.overrides])
     knowledge = instantiate(dstc11_cfg.knowledge, "knowledge")
-    items = (build_task("dstc11", args.data_root, str(eval_cfg.eval.split), knowledge).turns(args.limit, args.seed)
-             if args.limit > 0 else [])
+    items = (
+        build_task("dstc11", args.data_root, str(eval_cfg.eval.split), knowledge).turns(args.limit, args.seed)
+        if args.limit > 0
+        else []
+    )
     llm = build_llm(dstc11_cfg)  # one model for every prompt and both parts
 
     out = Path(args.out)
@@ -85,24 +96,32 @@ def main() -> None:
     for name in prompts:
         template = PromptTemplate.load(name)
         start = time.perf_counter()
-        entry = {"command": command, "llm": OmegaConf.to_container(dstc11_cfg.llm, resolve=True),
-                 "policy": "always_use", "dstc11_sample": {"split": str(eval_cfg.eval.split), "limit": args.limit,
-                                                           "seed": args.seed}}
+        entry = {
+            "command": command,
+            "llm": OmegaConf.to_container(dstc11_cfg.llm, resolve=True),
+            "policy": "always_use",
+            "dstc11_sample": {"split": str(eval_cfg.eval.split), "limit": args.limit, "seed": args.seed},
+        }
 
         def turn(mem, system_turns: bool = True, template: PromptTemplate = template) -> dict:
             allowed = allowed_text(mem, system_turns)
             response = mem.response or ""
             calls = [r for r in mem.trace if r.outputs.get("fewshot_leaks")]  # the executor's guard dropped a copy
-            return {"q": mem.q, "response": response, "allowed": allowed,
-                    "leaks": fewshot_leaks(response, template, allowed),
-                    "dropped": [leak for r in calls for leak in r.outputs["fewshot_leaks"]],
-                    "raw": calls[0].outputs.get("raw", "") if calls else ""}
+            return {
+                "q": mem.q,
+                "response": response,
+                "allowed": allowed,
+                "leaks": fewshot_leaks(response, template, allowed),
+                "dropped": [leak for r in calls for leak in r.outputs["fewshot_leaks"]],
+                "raw": calls[0].outputs.get("raw", "") if calls else "",
+            }
 
         dstc11_turns = []
         if items:
             bar.set_description(f"{name} dstc11")
-            agent = build_agent(compose("chat", [*base, "task=dstc11", f"prompt.response={name}", *args.overrides]),
-                                llm=llm)
+            agent = build_agent(
+                compose("chat", [*base, "task=dstc11", f"prompt.response={name}", *args.overrides]), llm=llm
+            )
             for item in items:
                 dstc11_turns.append(turn(agent.respond(item.q, item.history)))
                 bar.set_postfix(leaking=sum(1 for t in dstc11_turns if t["leaks"]))
@@ -111,15 +130,17 @@ def main() -> None:
         demo2_turns = []
         if not args.no_demo2:
             bar.set_description(f"{name} demo2")
-            session = Session(build_agent(compose("chat", [*base, "task=demo2", f"prompt.response={name}",
-                                                           *args.overrides]), llm=llm))
+            session = Session(
+                build_agent(compose("chat", [*base, "task=demo2", f"prompt.response={name}", *args.overrides]), llm=llm)
+            )
             for question, kind in DEMO2_TURNS:
                 # the session's earlier replies are the agent's own, not the turn's text: a leak it repeats counts
                 demo2_turns.append({**turn(session.say(question), system_turns=False), "kind": kind})
                 bar.update()
             entry["demo2"] = _part(demo2_turns, template)
-            entry["demo2"]["answers"] = [{"q": t["q"], "kind": t["kind"], "response": t["response"],
-                                          "leaks": t["leaks"]} for t in demo2_turns]
+            entry["demo2"]["answers"] = [
+                {"q": t["q"], "kind": t["kind"], "response": t["response"], "leaks": t["leaks"]} for t in demo2_turns
+            ]
         entry["all"] = _part(dstc11_turns + demo2_turns, template)
         entry["wall_s"] = round(time.perf_counter() - start, 2)
         results["prompts"][name] = entry
@@ -129,13 +150,17 @@ def main() -> None:
     print("| prompt | DSTC11 turns | DSTC11 leak share | demo2 turns | demo2 leak share |\n|---|---|---|---|---|")
     for name in prompts:
         entry = results["prompts"][name]
+
         def cell(part, key, entry=entry):
             if part not in entry:
                 return "-"
             value = entry[part][key]
             return f"{value:.2f}" if key == "leak_share" and value is not None else str(value)
-        print(f"| {name} | {cell('dstc11', 'turns')} | {cell('dstc11', 'leak_share')} | {cell('demo2', 'turns')} | "
-              f"{cell('demo2', 'leak_share')} |")
+
+        print(
+            f"| {name} | {cell('dstc11', 'turns')} | {cell('dstc11', 'leak_share')} | {cell('demo2', 'turns')} | "
+            f"{cell('demo2', 'leak_share')} |"
+        )
     print(f"written to {out}")
 
 

@@ -38,9 +38,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from claim_set import LABELS, load_items
 
-GROUNDED = ["task=dstc11", "prompt=assistant", "utility=grounded", "consolidator.opinions=true",
-            "consolidator.opinions_stance=llm", "consolidator.opinions_min_p=0.15",
-            "consolidator.opinions_max_sentences=8", "llm_cache.enabled=true"]
+GROUNDED = [
+    "task=dstc11",
+    "prompt=assistant",
+    "utility=grounded",
+    "consolidator.opinions=true",
+    "consolidator.opinions_stance=llm",
+    "consolidator.opinions_min_p=0.15",
+    "consolidator.opinions_max_sentences=8",
+    "llm_cache.enabled=true",
+]
 
 
 def rows_for(items, settled, agent) -> list[dict]:
@@ -65,10 +72,19 @@ def rows_for(items, settled, agent) -> list[dict]:
             sentences = split_sentences(answer.text)
             claims = [s for s in sentences if is_claim(s)]
             evidence = check.answering_evidence(mem)
-            rows.append({"item": item.item, "rid": answer.rid, "dialogue": item.dialogue, "flags": label.flags,
-                         "abstains": any(is_abstention(s) for s in sentences), "claims": len(claims),
-                         "topicality": check.topicality(mem, claims, evidence) if claims else None,
-                         "faq_similarity": faq_sim, "review_sides": bool(reviews)})
+            rows.append(
+                {
+                    "item": item.item,
+                    "rid": answer.rid,
+                    "dialogue": item.dialogue,
+                    "flags": label.flags,
+                    "abstains": any(is_abstention(s) for s in sentences),
+                    "claims": len(claims),
+                    "topicality": check.topicality(mem, claims, evidence) if claims else None,
+                    "faq_similarity": faq_sim,
+                    "review_sides": bool(reviews),
+                }
+            )
     return rows
 
 
@@ -109,8 +125,13 @@ def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
         vectors = embed([check.question(mem), *(s.text for s in faqs)])
         sims = vectors[1:] @ vectors[0]
         best = int(np.argmax(sims))
-        rows.append({"dialogue": dialogue_key(t.history, t.q), "similarity": float(sims[best]),
-                     "answers": faqs[best].id in {g.id for g in t.gold}})
+        rows.append(
+            {
+                "dialogue": dialogue_key(t.history, t.q),
+                "similarity": float(sims[best]),
+                "answers": faqs[best].id in {g.id for g in t.gold},
+            }
+        )
     return rows
 
 
@@ -120,23 +141,32 @@ def review_rows(agent, data_root: Path, limit: int) -> list[dict]:
     from augmenter.audit import dialogue_key
 
     check, rows = AnswersQuestion(), []
+
     def reviewed(t):
         return any(g.doc_type == "review" for g in t.gold)
+
     for t, mem in searched_gold_turns(agent, data_root, limit, reviewed, "gold review turns"):
         reviews = [s for s in mem.e if s.doc_type == "review"]
         if not reviews:
             continue
         vectors = embed([check.question(mem), *(s.text for s in reviews)])
         gold = {g.id for g in t.gold}
-        rows += [{"dialogue": dialogue_key(t.history, t.q), "similarity": float(sim), "answers": s.id in gold}
-                 for s, sim in zip(reviews, vectors[1:] @ vectors[0])]
+        rows += [
+            {"dialogue": dialogue_key(t.history, t.q), "similarity": float(sim), "answers": s.id in gold}
+            for s, sim in zip(reviews, vectors[1:] @ vectors[0])
+        ]
     return rows
 
 
 def precision_by_threshold(y: np.ndarray, score: np.ndarray, grid) -> dict:
-    return {f"{t:.3f}": {"precision": round(float(y[score >= t].mean()), 3) if (score >= t).any() else None,
-                         "recall": round(float(y[score >= t].sum() / y.sum()), 3), "n": int((score >= t).sum())}
-            for t in grid}
+    return {
+        f"{t:.3f}": {
+            "precision": round(float(y[score >= t].mean()), 3) if (score >= t).any() else None,
+            "recall": round(float(y[score >= t].sum() / y.sum()), 3),
+            "n": int((score >= t).sum()),
+        }
+        for t in grid
+    }
 
 
 def _balanced(y: np.ndarray, pred: np.ndarray) -> float:
@@ -158,9 +188,15 @@ def cross_validated(score: np.ndarray, y: np.ndarray, groups: list[str], grid, b
         pred[~train] = flag(score[~train], best)
     whole = max(grid, key=lambda t: _balanced(y, flag(score, t)))
     tp, fp = int((pred & y).sum()), int((pred & ~y).sum())
-    return {"n": int(len(y)), "positives": int(y.sum()), "balanced_accuracy_cv": round(_balanced(y, pred), 4),
-            "flagged_of_positives": f"{tp} of {int(y.sum())}", "flagged_of_negatives": f"{fp} of {int((~y).sum())}",
-            "threshold_per_fold": chosen, "threshold_on_all": round(float(whole), 3)}
+    return {
+        "n": int(len(y)),
+        "positives": int(y.sum()),
+        "balanced_accuracy_cv": round(_balanced(y, pred), 4),
+        "flagged_of_positives": f"{tp} of {int(y.sum())}",
+        "flagged_of_negatives": f"{fp} of {int((~y).sum())}",
+        "threshold_per_fold": chosen,
+        "threshold_on_all": round(float(whole), 3),
+    }
 
 
 def main() -> None:
@@ -168,8 +204,11 @@ def main() -> None:
     ap.add_argument("--round", default="dstc11-dev")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--gold-turns", type=int, default=600, help="fitting-pool turns for min_faq (one per dialogue)")
-    ap.add_argument("--reviews-only", action="store_true",
-                    help="only min_review (no LLM: the consolidator's search), into answers_check_reviews.json")
+    ap.add_argument(
+        "--reviews-only",
+        action="store_true",
+        help="only min_review (no LLM: the consolidator's search), into answers_check_reviews.json",
+    )
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     if args.reviews_only:
@@ -195,22 +234,33 @@ def main() -> None:
     gold = faq_rows(agent, Path(args.data_root), args.gold_turns)
     y_faq = np.array([r["answers"] for r in gold])
     sims = np.array([r["similarity"] for r in gold])
-    answering = cross_validated(sims, y_faq, [r["dialogue"] for r in gold], np.round(np.arange(0.3, 0.9, 0.025), 3),
-                                False)
+    answering = cross_validated(
+        sims, y_faq, [r["dialogue"] for r in gold], np.round(np.arange(0.3, 0.9, 0.025), 3), False
+    )
     answering["auc"] = round(float(roc_auc_score(y_faq, sims)), 4)
-    answering["by_threshold"] = {f"{t:.2f}": {"precision": round(float(y_faq[sims >= t].mean()), 3)
-                                              if (sims >= t).any() else None,
-                                              "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3)}
-                                 for t in np.round(np.arange(0.45, 0.86, 0.05), 2)}
+    answering["by_threshold"] = {
+        f"{t:.2f}": {
+            "precision": round(float(y_faq[sims >= t].mean()), 3) if (sims >= t).any() else None,
+            "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3),
+        }
+        for t in np.round(np.arange(0.45, 0.86, 0.05), 2)
+    }
     both = [r for r in rows if r["abstains"] and r["claims"]]
-    result = {"command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]), "round": args.round,
-              "answers": len(rows), "off_topic (min_topicality)": off,
-              "idk_wrong (labelled answers; too few to choose min_faq)": wrong,
-              "the nearest FAQ answers (min_faq, DSTC11 gold)": answering,
-              "idk_then_answer": {"answers": len(both),
-                                  "labelled_self_contradiction": sum("self_contradiction" in r["flags"] for r in both),
-                                  "labelled_self_contradiction_elsewhere":
-                                      sum("self_contradiction" in r["flags"] for r in rows if r not in both)}}
+    result = {
+        "command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
+        "round": args.round,
+        "answers": len(rows),
+        "off_topic (min_topicality)": off,
+        "idk_wrong (labelled answers; too few to choose min_faq)": wrong,
+        "the nearest FAQ answers (min_faq, DSTC11 gold)": answering,
+        "idk_then_answer": {
+            "answers": len(both),
+            "labelled_self_contradiction": sum("self_contradiction" in r["flags"] for r in both),
+            "labelled_self_contradiction_elsewhere": sum(
+                "self_contradiction" in r["flags"] for r in rows if r not in both
+            ),
+        },
+    }
     write_atomic(ROOT / "bench" / "results" / "answers_check.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
@@ -235,14 +285,22 @@ def fit_min_review(agent, data_root: Path, limit: int) -> None:
         t = lowest_precise(folds != f)
         chosen.append(round(t, 3))
         pred[folds == f] = sims[folds == f] >= t
-    result = {"command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
-              "review sentences": int(len(y)), "used by a human answer": int(y.sum()),
-              "turns": len({r["dialogue"] for r in rows}), "auc": round(float(roc_auc_score(y, sims)), 4),
-              "required precision": PRECISION, "threshold_per_fold": chosen,
-              "out_of_fold": {"precision": round(float(y[pred].mean()), 3) if pred.any() else None,
-                              "recall": round(float(y[pred].sum() / y.sum()), 3), "flagged": int(pred.sum())},
-              "threshold_on_all": round(lowest_precise(np.ones(len(y), dtype=bool)), 3),
-              "by_threshold": precision_by_threshold(y, sims, grid)}
+    result = {
+        "command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
+        "review sentences": int(len(y)),
+        "used by a human answer": int(y.sum()),
+        "turns": len({r["dialogue"] for r in rows}),
+        "auc": round(float(roc_auc_score(y, sims)), 4),
+        "required precision": PRECISION,
+        "threshold_per_fold": chosen,
+        "out_of_fold": {
+            "precision": round(float(y[pred].mean()), 3) if pred.any() else None,
+            "recall": round(float(y[pred].sum() / y.sum()), 3),
+            "flagged": int(pred.sum()),
+        },
+        "threshold_on_all": round(lowest_precise(np.ones(len(y), dtype=bool)), 3),
+        "by_threshold": precision_by_threshold(y, sims, grid),
+    }
     write_atomic(ROOT / "bench" / "results" / "answers_check_reviews.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "by_threshold"}, indent=1))
 

@@ -47,7 +47,7 @@ def training_turns(data_root: Path, kb):
 
 
 def entities_named(turns, kb) -> set[str]:
-    """"domain:id" of every entity a turn's gold knowledge or its entity linker names."""
+    """ "domain:id" of every entity a turn's gold knowledge or its entity linker names."""
     linker = EntityLinker(kb.entities)
     named = {f"{g.domain}:{g.entity_id}" for t in turns for g in t.gold}
     return named | {f"{m.domain}:{m.entity_id}" for t in turns for m in linker.link(t.q, t.history)}
@@ -110,20 +110,38 @@ def fit_relevance(turns, kb, min_p: float) -> dict:
     for f in range(5):
         p[folds == f] = logistic().fit(X[folds != f], y[folds != f]).predict_proba(X[folds == f])[:, 1]
     chosen = p >= min_p
-    relevance = {"turns": n_turns, "dialogues": len(set(groups)), "sentences": int(len(y)),
-                 "gold_sentences": int(y.sum()),
-                 "auc": round(float(roc_auc_score(y, p)), 4), "min_p": min_p,
-                 "recall_of_gold": round(float((chosen & y).sum() / y.sum()), 3),
-                 "precision_against_gold": round(float((chosen & y).sum() / max(1, chosen.sum())), 3),
-                 "chosen_per_turn": round(float(chosen.sum() / n_turns), 2),
-                 "note": "gold lists the sentences one human answer used, not every sentence on the aspect: precision "
-                         "against it is a lower bound"}
+    relevance = {
+        "turns": n_turns,
+        "dialogues": len(set(groups)),
+        "sentences": int(len(y)),
+        "gold_sentences": int(y.sum()),
+        "auc": round(float(roc_auc_score(y, p)), 4),
+        "min_p": min_p,
+        "recall_of_gold": round(float((chosen & y).sum() / y.sum()), 3),
+        "precision_against_gold": round(float((chosen & y).sum() / max(1, chosen.sum())), 3),
+        "chosen_per_turn": round(float(chosen.sum() / n_turns), 2),
+        "note": "gold lists the sentences one human answer used, not every sentence on the aspect: precision "
+        "against it is a lower bound",
+    }
     model = logistic().fit(X, y)  # the model cross-validated above (not class-balanced: p is a probability)
     scaler, lr = model[0], model[-1]
-    write_atomic(MODELS / "aspect.json", json.dumps({
-        "feature_names": RELEVANCE_FEATURES, "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
-        "coef": lr.coef_.ravel().tolist(), "intercept": float(lr.intercept_[0]), "threshold": min_p,
-        "n": int(len(y)), "command": COMMAND}, indent=2) + "\n")
+    write_atomic(
+        MODELS / "aspect.json",
+        json.dumps(
+            {
+                "feature_names": RELEVANCE_FEATURES,
+                "mean": scaler.mean_.tolist(),
+                "scale": scaler.scale_.tolist(),
+                "coef": lr.coef_.ravel().tolist(),
+                "intercept": float(lr.intercept_[0]),
+                "threshold": min_p,
+                "n": int(len(y)),
+                "command": COMMAND,
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     return relevance
 
 
@@ -131,11 +149,19 @@ def fit_stance(used_turns, kb) -> dict:
     from sklearn.metrics import balanced_accuracy_score, confusion_matrix
 
     sheets = sorted(p.stem.split("-")[1] for p in STANCE.glob("labels-*.jsonl"))
-    rows = {json.loads(line)["id"]: json.loads(line) for name in sheets
-            for line in (STANCE / f"sheet-{name}.jsonl").read_text().splitlines()}
-    labels = {name: {json.loads(line)["id"]: json.loads(line)["stance"]
-                     for line in (STANCE / f"labels-{name}.jsonl").read_text().splitlines()} for name in sheets}
-    pairs = [(a, b, i) for k, a in enumerate(sheets) for b in sheets[k + 1:] for i in set(labels[a]) & set(labels[b])]
+    rows = {
+        json.loads(line)["id"]: json.loads(line)
+        for name in sheets
+        for line in (STANCE / f"sheet-{name}.jsonl").read_text().splitlines()
+    }
+    labels = {
+        name: {
+            json.loads(line)["id"]: json.loads(line)["stance"]
+            for line in (STANCE / f"labels-{name}.jsonl").read_text().splitlines()
+        }
+        for name in sheets
+    }
+    pairs = [(a, b, i) for k, a in enumerate(sheets) for b in sheets[k + 1 :] for i in set(labels[a]) & set(labels[b])]
     disputed = {i for a, b, i in pairs if labels[a][i] != labels[b][i]}
     merged = {i: lab for name in reversed(sheets) for i, lab in labels[name].items()}
     items = [i for i in rows if i not in disputed]
@@ -166,22 +192,38 @@ def fit_stance(used_turns, kb) -> dict:
     pred = variants[best]
     X_all, y_all = (np.vstack([E, S]), np.concatenate([target, s_target])) if best == "real+synthetic" else (E, target)
     model = logistic(True).fit(X_all, y_all)
-    stance = {"clauses": len(items), "entities": len(set(entity)), "sheets": sheets, "double_labelled": len(both),
-              "disputed_left_out": len(disputed),
-              "kappa_double_labelled": round(cohen_kappa([labels[a][i] for a, _, i in both],
-                                                         [labels[b][i] for _, b, i in both]), 3),
-              "synthetic_minimal_pairs": len(syn), "trained_on": best,
-              "balanced_accuracy_cv_by_variant": {k: round(v, 4) for k, v in scores.items()},
-              "accuracy_cv_by_entity": round(float((pred == target).mean()), 4),
-              "balanced_accuracy_cv_by_entity": round(float(balanced_accuracy_score(target, pred)), 4),
-              "confusion (rows: labelled positive, negative, neutral)": confusion_matrix(target, pred).tolist(),
-              "entities_in_evaluation_turns": "none (the clauses come from entities no experiment or claim-set turn "
-                                              "names)"}
+    stance = {
+        "clauses": len(items),
+        "entities": len(set(entity)),
+        "sheets": sheets,
+        "double_labelled": len(both),
+        "disputed_left_out": len(disputed),
+        "kappa_double_labelled": round(
+            cohen_kappa([labels[a][i] for a, _, i in both], [labels[b][i] for _, b, i in both]), 3
+        ),
+        "synthetic_minimal_pairs": len(syn),
+        "trained_on": best,
+        "balanced_accuracy_cv_by_variant": {k: round(v, 4) for k, v in scores.items()},
+        "accuracy_cv_by_entity": round(float((pred == target).mean()), 4),
+        "balanced_accuracy_cv_by_entity": round(float(balanced_accuracy_score(target, pred)), 4),
+        "confusion (rows: labelled positive, negative, neutral)": confusion_matrix(target, pred).tolist(),
+        "entities_in_evaluation_turns": "none (the clauses come from entities no experiment or claim-set turn names)",
+    }
     if set(entity) & entities_named(used_turns, kb):
         sys.exit("stance clauses of an entity that an evaluation turn names: refit on other entities")
-    write_atomic(MODELS / "stance.json", json.dumps({
-        "classes": [STANCES[int(c)] for c in model.classes_], "coef": model.coef_.round(6).tolist(),
-        "intercept": model.intercept_.round(6).tolist(), "n": int(len(y_all)), "command": COMMAND}) + "\n")
+    write_atomic(
+        MODELS / "stance.json",
+        json.dumps(
+            {
+                "classes": [STANCES[int(c)] for c in model.classes_],
+                "coef": model.coef_.round(6).tolist(),
+                "intercept": model.intercept_.round(6).tolist(),
+                "n": int(len(y_all)),
+                "command": COMMAND,
+            }
+        )
+        + "\n",
+    )
     return stance
 
 

@@ -54,9 +54,12 @@ def main() -> None:
     ap.add_argument("--halueval-rows", type=int, default=0, help="also HaluEval rows outside its benchmark sample")
     ap.add_argument("--dstc11-turns", type=int, default=800)
     ap.add_argument("--combined-limit", type=int, default=0)
-    ap.add_argument("--precision", type=float, default=0.0,
-                    help="store the threshold with this SUPPORTED precision on the training fold "
-                         "(0: balanced accuracy)")
+    ap.add_argument(
+        "--precision",
+        type=float,
+        default=0.0,
+        help="store the threshold with this SUPPORTED precision on the training fold (0: balanced accuracy)",
+    )
     ap.add_argument("--eval-limit", type=int, default=200, help="the DSTC11 evaluation sample to leave out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
@@ -65,10 +68,12 @@ def main() -> None:
     data = Path(args.data_root)
     dstc = data / "dstc11-track5"
     kb = load_dstc11(dstc / "knowledge.json", dstc / "entity_mapping.json")
-    held_out = {int(i.id) for i in load_turns(dstc / "dev", knowledge_seeking_only=True, limit=args.eval_limit,
-                                                 seed=args.seed)}
-    items = (halueval_rest(data / "halueval", n=2000, seed=args.seed, limit=args.halueval_rows)
-             if args.halueval_rows else [])
+    held_out = {
+        int(i.id) for i in load_turns(dstc / "dev", knowledge_seeking_only=True, limit=args.eval_limit, seed=args.seed)
+    }
+    items = (
+        halueval_rest(data / "halueval", n=2000, seed=args.seed, limit=args.halueval_rows) if args.halueval_rows else []
+    )
     items += dstc11_claims(dstc, kb, exclude=held_out, limit=args.dstc11_turns, seed=args.seed)
     print(f"{len(items)} training claims ({sum(not it.factual for it in items)} not supported)")
     feats = []
@@ -81,10 +86,15 @@ def main() -> None:
     groups = [it.group for it in items]
     cv = cross_validate(X, y, groups, 5, args.seed)
     fitted = fit_and_save(X, y, names, MODELS / "fast.json", command)
-    print(f"fast: 5-fold CV balanced accuracy {cv.metrics(y)['balanced_accuracy']:.2f} on the training fold; "
-          f"threshold {fitted.threshold:.3f}; {1000 * (time.perf_counter() - start) / len(items):.1f} ms/claim")
-    _note(MODELS / "fast.json", cv.metrics(y),
-          _safe_threshold(fitted.pipeline, X, y, args.precision) if args.precision else None)
+    print(
+        f"fast: 5-fold CV balanced accuracy {cv.metrics(y)['balanced_accuracy']:.2f} on the training fold; "
+        f"threshold {fitted.threshold:.3f}; {1000 * (time.perf_counter() - start) / len(items):.1f} ms/claim"
+    )
+    _note(
+        MODELS / "fast.json",
+        cv.metrics(y),
+        _safe_threshold(fitted.pipeline, X, y, args.precision) if args.precision else None,
+    )
     if args.combined_limit:
         verifier = LLMVerifier(build_llm(compose("chat", ["llm_cache.enabled=true"])), PromptEngine())
         rows = sorted(random.Random(args.seed).sample(range(len(items)), min(args.combined_limit, len(items))))
@@ -97,8 +107,11 @@ def main() -> None:
         cvc = cross_validate(Xc, yc, gc, 5, args.seed)
         fc = fit_and_save(Xc, yc, names + [f"llm_{v.value}" for v in Verdict], MODELS / "combined.json", command)
         print(f"combined: 5-fold CV balanced accuracy {cvc.metrics(yc)['balanced_accuracy']:.2f} on {len(rows)} claims")
-        _note(MODELS / "combined.json", cvc.metrics(yc),
-              _safe_threshold(fc.pipeline, Xc, yc, args.precision) if args.precision else None)
+        _note(
+            MODELS / "combined.json",
+            cvc.metrics(yc),
+            _safe_threshold(fc.pipeline, Xc, yc, args.precision) if args.precision else None,
+        )
 
 
 def _safe_threshold(pipeline, X, y, precision: float) -> float:

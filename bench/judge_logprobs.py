@@ -55,16 +55,39 @@ def main() -> None:
         by_a, by_b = ({d.id: d for d in systems[name]} for name in (a, b))
         for turn in [t for t in by_a if t in by_b]:
             shown, swapped = p_first(by_a[turn], by_b[turn]), p_first(by_b[turn], by_a[turn])
-            rows.append({"better": a, "worse": b, "turn": turn, "p_first": shown, "p_first_swapped": swapped,
-                         "p_worse_ai": ((1 - shown) + swapped) / 2})
+            rows.append(
+                {
+                    "better": a,
+                    "worse": b,
+                    "turn": turn,
+                    "p_first": shown,
+                    "p_first_swapped": swapped,
+                    "p_worse_ai": ((1 - shown) + swapped) / 2,
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     every = [x for r in rows for x in (r["p_first"], r["p_first_swapped"])]
-    summary = {f"{a} > {b}": {"turns": len(mine), "mean_p_worse_ai": statistics.mean(r["p_worse_ai"] for r in mine),
-                              "agree": sum(r["p_worse_ai"] > 0.5 for r in mine)}
-               for a, b in PAIRS for mine in [[r for r in rows if (r["better"], r["worse"]) == (a, b)]]}
-    report = {"command": shlex.join(["python", "bench/judge_logprobs.py", *sys.argv[1:]]), "judge_model": llm.identity,
-              "p_first": {"mean": statistics.mean(every), "min": min(every), "max": max(every),
-                          "stdev": statistics.pstdev(every)}, "pairs": summary, "rows": rows}
+    summary = {
+        f"{a} > {b}": {
+            "turns": len(mine),
+            "mean_p_worse_ai": statistics.mean(r["p_worse_ai"] for r in mine),
+            "agree": sum(r["p_worse_ai"] > 0.5 for r in mine),
+        }
+        for a, b in PAIRS
+        for mine in [[r for r in rows if (r["better"], r["worse"]) == (a, b)]]
+    }
+    report = {
+        "command": shlex.join(["python", "bench/judge_logprobs.py", *sys.argv[1:]]),
+        "judge_model": llm.identity,
+        "p_first": {
+            "mean": statistics.mean(every),
+            "min": min(every),
+            "max": max(every),
+            "stdev": statistics.pstdev(every),
+        },
+        "pairs": summary,
+        "rows": rows,
+    }
     out = ROOT / "bench" / "results" / f"judge_logprobs{'-' + args.tag if args.tag else ''}.json"
     out.write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))

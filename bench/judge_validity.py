@@ -44,8 +44,11 @@ def main() -> None:
     ap.add_argument("--judge-limit", type=int, default=60, help="of those, the first N judged")
     ap.add_argument("--judges", default="arena,unieval,wikichat,checks")
     ap.add_argument("--systems", default="table2_llm_only,table2_bm25_feedback", help="experiments, comma-separated")
-    ap.add_argument("--known", default="table2_bm25_feedback>table2_llm_only",
-                    help="known orderings besides human > every system, 'BETTER>WORSE' comma-separated")
+    ap.add_argument(
+        "--known",
+        default="table2_bm25_feedback>table2_llm_only",
+        help="known orderings besides human > every system, 'BETTER>WORSE' comma-separated",
+    )
     ap.add_argument("--judge-args", default="", help="overrides of `augmenter judge`, e.g. the judge model")
     ap.add_argument("--tag", default="", help="a name for this judge model's results (e.g. qwen05)")
     ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
@@ -62,17 +65,42 @@ def main() -> None:
         runs.append(str(run_dir(compose("eval", argv[1:]))))
     tag = f"-{args.tag}" if args.tag else ""
     out = ROOT / "runs" / "judge" / f"validity{tag or '-bench'}"
-    _run(["judge", *runs, "judge.human=true", f"judge.judges=[{args.judges}]", f"judge.limit={args.judge_limit}",
-          "judge.known=[" + ",".join(f"'{k}'" for k in known) + "]", f"judge.out={out}", f"data_root={args.data_root}",
-          *shlex.split(args.judge_args)], commands)
+    _run(
+        [
+            "judge",
+            *runs,
+            "judge.human=true",
+            f"judge.judges=[{args.judges}]",
+            f"judge.limit={args.judge_limit}",
+            "judge.known=[" + ",".join(f"'{k}'" for k in known) + "]",
+            f"judge.out={out}",
+            f"data_root={args.data_root}",
+            *shlex.split(args.judge_args),
+        ],
+        commands,
+    )
     results = json.loads((out / "results.json").read_text())
-    report = {"command": shlex.join(["python", "bench/judge_validity.py", *sys.argv[1:]]), "commands": commands,
-              "total_s": round(time.perf_counter() - start, 1), "judges": results}
+    report = {
+        "command": shlex.join(["python", "bench/judge_validity.py", *sys.argv[1:]]),
+        "commands": commands,
+        "total_s": round(time.perf_counter() - start, 1),
+        "judges": results,
+    }
     dest = Path(args.results)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / f"judge_validity{tag}.json").write_text(json.dumps(report, indent=1))
-    header = "\n".join(["# Judge validity: known orderings on DSTC11 dev turns", "",
-                        f"Command: `{report['command']}`", "", "Runs:", "", *[f"    {c}" for c in commands], ""])
+    header = "\n".join(
+        [
+            "# Judge validity: known orderings on DSTC11 dev turns",
+            "",
+            f"Command: `{report['command']}`",
+            "",
+            "Runs:",
+            "",
+            *[f"    {c}" for c in commands],
+            "",
+        ]
+    )
     (dest / f"judge_validity{tag}.md").write_text(header + (out / "results.md").read_text())
     print(f"results: {dest / f'judge_validity{tag}.json'}, {dest / f'judge_validity{tag}.md'}")
 

@@ -40,8 +40,9 @@ def outcome(gold: set, linked: set) -> str:
 
 def linker_of(commit: str):
     """The EntityLinker class of augmenter/knowledge/linker.py as it was at `commit`."""
-    source = subprocess.run(["git", "show", f"{commit}:augmenter/knowledge/linker.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{commit}:augmenter/knowledge/linker.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     module = types.ModuleType(f"linker_{commit}")
     exec(compile(source, f"{commit}:augmenter/knowledge/linker.py", "exec"), module.__dict__)
     return module.EntityLinker
@@ -58,8 +59,10 @@ def main() -> None:
     turns = [t for t in load_turns(root / "dev", kb, knowledge_seeking_only=True) if t.labels]
     names = {(e.domain, str(e.entity_id)): e.name for e in kb.entities}
     result = {"command": "python " + " ".join(sys.argv), "split": "dstc11-track5/dev", "turns": len(turns)}
-    linkers = {"exact names": lambda: EntityLinker(kb.entities, misspelt_names=False),
-               "misspelt names (the default)": lambda: EntityLinker(kb.entities)}
+    linkers = {
+        "exact names": lambda: EntityLinker(kb.entities, misspelt_names=False),
+        "misspelt names (the default)": lambda: EntityLinker(kb.entities),
+    }
     if args.baseline:
         linkers = {f"baseline ({args.baseline})": lambda: linker_of(args.baseline)(kb.entities), **linkers}
     links = {}
@@ -70,8 +73,11 @@ def main() -> None:
             counts[outcome({(r["domain"], str(r["entity_id"])) for r in t.labels}, linked)] += 1
             seen[t.id] = linked
         ms = 1000 * (time.perf_counter() - started) / len(turns)
-        result[key] = {**{k: counts[k] for k in ("exact", "gold and others", "some gold", "wrong", "none")},
-                       "exact share": round(counts["exact"] / len(turns), 4), "ms per turn": round(ms, 3)}
+        result[key] = {
+            **{k: counts[k] for k in ("exact", "gold and others", "some gold", "wrong", "none")},
+            "exact share": round(counts["exact"] / len(turns), 4),
+            "ms per turn": round(ms, 3),
+        }
         links[key] = seen
     changed = []
     first, last = list(links.values())[0], links["misspelt names (the default)"]
@@ -79,14 +85,30 @@ def main() -> None:
         before, after = first[t.id], last[t.id]
         if before != after:
             gold = {(r["domain"], str(r["entity_id"])) for r in t.labels}
-            changed.append({"id": t.id, "q": t.q, "gold": sorted(names[g] for g in gold),
-                            "before": sorted(names[e] for e in before), "after": sorted(names[e] for e in after),
-                            "from": outcome(gold, before), "to": outcome(gold, after)})
-    result["changed"] = {"from": list(links)[0], "to": "misspelt names (the default)", "turns": len(changed),
-                         "outcomes": dict(Counter(f"{c['from']} -> {c['to']}" for c in changed)), "each": changed}
+            changed.append(
+                {
+                    "id": t.id,
+                    "q": t.q,
+                    "gold": sorted(names[g] for g in gold),
+                    "before": sorted(names[e] for e in before),
+                    "after": sorted(names[e] for e in after),
+                    "from": outcome(gold, before),
+                    "to": outcome(gold, after),
+                }
+            )
+    result["changed"] = {
+        "from": list(links)[0],
+        "to": "misspelt names (the default)",
+        "turns": len(changed),
+        "outcomes": dict(Counter(f"{c['from']} -> {c['to']}" for c in changed)),
+        "each": changed,
+    }
     write_atomic(Path(args.out), json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k != "changed"} | {"changed": result["changed"]["outcomes"]},
-                     indent=1))
+    print(
+        json.dumps(
+            {k: v for k, v in result.items() if k != "changed"} | {"changed": result["changed"]["outcomes"]}, indent=1
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -55,16 +55,20 @@ def pool(data_root: Path, kb):
     out = []
     for t in turns:
         entities = {(g.domain, g.entity_id) for g in t.gold}
-        if len(entities) == 1 and any(g.doc_type == "review" for g in t.gold) \
-                and dialogue_key(t.history, t.q) not in held_dialogues:
+        if (
+            len(entities) == 1
+            and any(g.doc_type == "review" for g in t.gold)
+            and dialogue_key(t.history, t.q) not in held_dialogues
+        ):
             out.append(t)
     return out
 
 
 def sheet(args) -> None:
     kb = load_dstc11(Path(args.data_root) / "dstc11-track5" / "knowledge.json")
-    relevance = StoredModel.from_json((ROOT / "augmenter" / "knowledge" / "models" / "aspect.json").read_text(),
-                                      "relevance model")
+    relevance = StoredModel.from_json(
+        (ROOT / "augmenter" / "knowledge" / "models" / "aspect.json").read_text(), "relevance model"
+    )
     linker = EntityLinker(kb.entities)
     turns = pool(Path(args.data_root), kb)
     seen, chosen = set(), []
@@ -88,9 +92,19 @@ def sheet(args) -> None:
         last = t.history[-1].text if t.history else ""
         for i in order:
             s = reviews[int(i)]
-            rows.append({"pair": f"{n}:{s.id}", "turn": t.id, "dialogue": dialogue_key(t.history, t.q),
-                         "entity": s.entity_name, "previous": last, "question": t.q, "sentence": s.text,
-                         "relevance": round(float(p[int(i)]), 4), "gold": s.id in gold})
+            rows.append(
+                {
+                    "pair": f"{n}:{s.id}",
+                    "turn": t.id,
+                    "dialogue": dialogue_key(t.history, t.q),
+                    "entity": s.entity_name,
+                    "previous": last,
+                    "question": t.q,
+                    "sentence": s.text,
+                    "relevance": round(float(p[int(i)]), 4),
+                    "gold": s.id in gold,
+                }
+            )
     OUT.mkdir(parents=True, exist_ok=True)
     public = [{k: r[k] for k in ("pair", "entity", "previous", "question", "sentence")} for r in rows]
     write_atomic(OUT / "pairs.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
@@ -136,9 +150,13 @@ def settle(_args) -> None:
     write_atomic(OUT / "settled.jsonl", "".join(json.dumps(r) + "\n" for r in settled))
     keys = [r["pair"] for r in pairs]
     counts = {s: sum(r["stance"] == s for r in settled) for s in STANCES}
-    report = {"pairs": len(settled), "turns": len({r["turn"] for r in settled}), "stances": counts,
-              "disputed": sum(one[k] != two[k] for k in keys),
-              "kappa": round(cohen_kappa([one[k] for k in keys], [two[k] for k in keys]), 3)}
+    report = {
+        "pairs": len(settled),
+        "turns": len({r["turn"] for r in settled}),
+        "stances": counts,
+        "disputed": sum(one[k] != two[k] for k in keys),
+        "kappa": round(cohen_kappa([one[k] for k in keys], [two[k] for k in keys]), 3),
+    }
     write_atomic(OUT / "report.json", json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))
 
@@ -186,10 +204,17 @@ def evaluate(args) -> None:
                 done[r["pair"]] = {"pair": r["pair"], "p": d, "seconds": time.perf_counter() - start}
                 sink.write(json.dumps(done[r["pair"]]) + "\n")
                 sink.flush()
-    about_cache = cache.with_name(cache.stem + "-about-" + hashlib.sha256(
-        PromptTemplate.source("review_about").encode()).hexdigest()[:10] + ".jsonl")
-    about = ({json.loads(line)["pair"]: json.loads(line)["p"] for line in about_cache.read_text().splitlines()}
-             if about_cache.exists() else {})
+    about_cache = cache.with_name(
+        cache.stem
+        + "-about-"
+        + hashlib.sha256(PromptTemplate.source("review_about").encode()).hexdigest()[:10]
+        + ".jsonl"
+    )
+    about = (
+        {json.loads(line)["pair"]: json.loads(line)["p"] for line in about_cache.read_text().splitlines()}
+        if about_cache.exists()
+        else {}
+    )
     with open(about_cache, "a", encoding="utf-8") as sink:
         for r in rows:
             if r["pair"] not in about:
@@ -208,37 +233,52 @@ def evaluate(args) -> None:
     pred, chosen = np.zeros(len(rows), dtype=int), []
     for f in range(5):
         train = folds != f
-        best = max(grid, key=lambda t, train=train: balanced_accuracy_score(
-            y[train], np.where(p_related[train] >= t, side[train], 2)))
+        best = max(
+            grid,
+            key=lambda t, train=train: balanced_accuracy_score(
+                y[train], np.where(p_related[train] >= t, side[train], 2)
+            ),
+        )
         chosen.append(float(best))
         pred[~train] = np.where(p_related[~train] >= best, side[~train], 2)
     whole = max(grid, key=lambda t: balanced_accuracy_score(y, np.where(p_related >= t, side, 2)))
 
     def scored(p) -> dict:
         cm = confusion_matrix(y, p, labels=[0, 1, 2])
-        return {"balanced_accuracy": round(float(balanced_accuracy_score(y, p)), 4),
-                "praise_complaint_swaps": int(cm[0, 1] + cm[1, 0]),
-                "confusion (rows: labelled praise, complaint or mixed, unrelated)": cm.tolist()}
+        return {
+            "balanced_accuracy": round(float(balanced_accuracy_score(y, p)), 4),
+            "praise_complaint_swaps": int(cm[0, 1] + cm[1, 0]),
+            "confusion (rows: labelled praise, complaint or mixed, unrelated)": cm.tolist(),
+        }
 
     from sklearn.metrics import fbeta_score
 
     p_about = np.array([about[r["pair"]] for r in rows])
+
     def f_half(y_true, flagged):
         return fbeta_score(y_true, flagged, beta=0.5, zero_division=0)
+
     kept_cv, chosen_about = np.zeros(len(rows), dtype=bool), []
     for f in range(5):  # min_about chosen on the training folds for F0.5: a quote had better be right than found
         train = folds != f
         best = max(grid, key=lambda t: f_half(related[train], p_about[train] >= t))
         chosen_about.append(float(best))
         kept_cv[~train] = p_about[~train] >= best
-    about_result = {"auc_related": round(float(roc_auc_score(related, p_about)), 4),
-                    "min_about_per_fold": chosen_about,
-                    "min_about_on_all": float(max(grid, key=lambda t: f_half(related, p_about >= t))),
-                    "precision_cv": round(float(related[kept_cv].mean()), 4),
-                    "recall_cv": round(float(kept_cv[related].mean()), 4),
-                    "by_threshold": {f"{t:.2f}": {"precision": round(float(related[p_about >= t].mean()), 3),
-                                                  "recall": round(float((p_about >= t)[related].mean()), 3)}
-                                     for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95) if (p_about >= t).any()}}
+    about_result = {
+        "auc_related": round(float(roc_auc_score(related, p_about)), 4),
+        "min_about_per_fold": chosen_about,
+        "min_about_on_all": float(max(grid, key=lambda t: f_half(related, p_about >= t))),
+        "precision_cv": round(float(related[kept_cv].mean()), 4),
+        "recall_cv": round(float(kept_cv[related].mean()), 4),
+        "by_threshold": {
+            f"{t:.2f}": {
+                "precision": round(float(related[p_about >= t].mean()), 3),
+                "recall": round(float((p_about >= t)[related].mean()), 3),
+            }
+            for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+            if (p_about >= t).any()
+        },
+    }
     per_side, side_thresholds = {}, {}
     for code, name in ((0, "praise"), (1, "complaint")):  # among the sentences the judge puts on that side
         on = (1 - P[:, 2] >= 0.85) & (side == code)
@@ -250,46 +290,61 @@ def evaluate(args) -> None:
             chosen_side.append(float(best))
             kept[~train] = p_about[on][~train] >= best
         side_thresholds[code] = float(max(grid, key=lambda t: f_half(right, p_about[on] >= t)))
-        per_side[name] = {"sentences": int(on.sum()), "right_side": int(right.sum()),
-                          "min_about_per_fold": chosen_side, "min_about_on_all": side_thresholds[code],
-                          "precision_cv": round(float(right[kept].mean()), 4) if kept.any() else None,
-                          "recall_cv": round(float(kept[right].mean()), 4)}
+        per_side[name] = {
+            "sentences": int(on.sum()),
+            "right_side": int(right.sum()),
+            "min_about_per_fold": chosen_side,
+            "min_about_on_all": side_thresholds[code],
+            "precision_cv": round(float(right[kept].mean()), 4) if kept.any() else None,
+            "recall_cv": round(float(kept[right].mean()), 4),
+        }
     selection = quote_selection(rows, y, P, p_about)
     selection["per side thresholds (praise, complaint)"] = quote_selection(
-        rows, y, P, p_about, min_about=(side_thresholds[0], side_thresholds[1]))
+        rows, y, P, p_about, min_about=(side_thresholds[0], side_thresholds[1])
+    )
     by_turn: dict = {}
     for r, label in zip(rows, y):
         by_turn.setdefault(r["turn"], []).append((label, r["relevance"]))
     result = {
-        "command": "python bench/opinion_pairs.py evaluate --llm " + args.llm, "llm": str(cfg.llm.model),
-        "pairs": len(rows), "related": int(related.sum()),
+        "command": "python bench/opinion_pairs.py evaluate --llm " + args.llm,
+        "llm": str(cfg.llm.model),
+        "pairs": len(rows),
+        "related": int(related.sum()),
         "seconds_per_sentence_median": round(float(np.median([done[r["pair"]]["seconds"] for r in rows])), 3),
-        "sign_accuracy_on_related": {"llm": round(float((side[related] == y[related]).mean()), 4),
-                                     "classifier": round(float((classifier[related] == y[related]).mean()), 4)},
-        "auc_related": {"llm_p_related": round(float(roc_auc_score(related, p_related)), 4),
-                        "relevance_model": round(float(roc_auc_score(related, relevance)), 4)},
+        "sign_accuracy_on_related": {
+            "llm": round(float((side[related] == y[related]).mean()), 4),
+            "classifier": round(float((classifier[related] == y[related]).mean()), 4),
+        },
+        "auc_related": {
+            "llm_p_related": round(float(roc_auc_score(related, p_related)), 4),
+            "relevance_model": round(float(roc_auc_score(related, relevance)), 4),
+        },
         "llm_judge_cv": {**scored(pred), "min_related_per_fold": chosen, "min_related_on_all": float(whole)},
         "classifier_with_relevance_0.15": scored(np.where(relevance >= 0.15, classifier, 2)),
         "about (yes/no: does the sentence speak to exactly what was asked)": about_result,
         "about, per side (F0.5 on the training folds)": per_side,
         "the quote of each side (how the gatherer picks it)": selection,
-        "candidates": {"related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
-                       "turns": len(by_turn),
-                       "turns_with_both_sides": sum(len({lab for lab, _ in v if lab != 2}) == 2
-                                                    for v in by_turn.values()),
-                       "turns_whose_sides_change_when_only_relevance_0.15_is_seen":
-                           sum({lab for lab, _ in v if lab != 2} != {lab for lab, p in v if lab != 2 and p >= 0.15}
-                               for v in by_turn.values())},
+        "candidates": {
+            "related_below_relevance_0.15": int((related & (relevance < 0.15)).sum()),
+            "turns": len(by_turn),
+            "turns_with_both_sides": sum(len({lab for lab, _ in v if lab != 2}) == 2 for v in by_turn.values()),
+            "turns_whose_sides_change_when_only_relevance_0.15_is_seen": sum(
+                {lab for lab, _ in v if lab != 2} != {lab for lab, p in v if lab != 2 and p >= 0.15}
+                for v in by_turn.values()
+            ),
+        },
         "note": "candidates are the sentences of relevance >= 0.15 (at most 8) plus the gold ones, so related "
-                "sentences outside them are not counted; the clause classifier judges general sentiment, not the "
-                "question (it has no 'unrelated': relevance decides that)"}
+        "sentences outside them are not counted; the clause classifier judges general sentiment, not the "
+        "question (it has no 'unrelated': relevance decides that)",
+    }
     name = "opinion_pairs" + ("" if args.llm == "local" else f"-{args.llm}")
     write_atomic(ROOT / "bench" / "results" / f"{name}.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 
 
-def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int = 8, min_related: float = 0.85,
-                    min_about=0.85) -> dict:
+def quote_selection(
+    rows, y, P, p_about, min_p: float = 0.15, max_sentences: int = 8, min_related: float = 0.85, min_about=0.85
+) -> dict:
     """The sentence a reply quotes for each side, picked as the gatherer does (candidates of relevance >= min_p, at
     most max_sentences; a side by the LLM's stance when P(related) >= min_related) by two rules: the first in
     relevance order whose P(about) >= min_about (as shipped), or the one of highest P(about) (if >= min_about; tried
@@ -309,14 +364,22 @@ def quote_selection(rows, y, P, p_about, min_p: float = 0.15, max_sentences: int
             passing = [i for i in mine if p_about[i] >= thresholds[side]]
             if not passing:
                 continue
-            for rule, pick in (("first_in_relevance_order", passing[0]),
-                               ("highest_about", max(passing, key=lambda i: p_about[i]))):
+            for rule, pick in (
+                ("first_in_relevance_order", passing[0]),
+                ("highest_about", max(passing, key=lambda i: p_about[i])),
+            ):
                 out[rule]["right" if y[pick] == wanted[side] else "wrong"] += 1
     for rule in out.values():
         rule["precision"] = round(rule["right"] / max(1, rule["right"] + rule["wrong"]), 3)
-    out["turns"], out["turns_with_a_right_sentence_per_side"] = len(turns), {
-        name: sum(any(y[i] == code and rows[i]["relevance"] >= min_p for i in members) for members in turns.values())
-        for code, name in ((0, "praise"), (1, "complaint"))}
+    out["turns"], out["turns_with_a_right_sentence_per_side"] = (
+        len(turns),
+        {
+            name: sum(
+                any(y[i] == code and rows[i]["relevance"] >= min_p for i in members) for members in turns.values()
+            )
+            for code, name in ((0, "praise"), (1, "complaint"))
+        },
+    )
     return out
 
 

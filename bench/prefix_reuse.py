@@ -63,8 +63,9 @@ def _perf(llama) -> tuple[int, float]:
 def measure(system: str, args, overrides: list[str]) -> dict:
     from augmenter.config import build_agent, compose, instantiate
 
-    cfg = compose("eval", [f"experiment={system}", "llm_cache.enabled=false", f"data_root={args.data_root}",
-                           *overrides])
+    cfg = compose(
+        "eval", [f"experiment={system}", "llm_cache.enabled=false", f"data_root={args.data_root}", *overrides]
+    )
     agent = build_agent(cfg)
     turns = _turns(args.data_root, args.turns, args.seed, instantiate(cfg.knowledge, "knowledge"))
     agent.respond("Hello, is this the hotel desk?")  # load the model and warm the cache, untimed
@@ -76,18 +77,30 @@ def measure(system: str, args, overrides: list[str]) -> dict:
         mem = agent.respond(q, history)
         wall = time.perf_counter() - start
         after_tokens, after_seconds = _perf(llama)
-        rows.append({"wall_seconds": round(wall, 3), "prompt_tokens": mem.prompt_tokens,
-                     "prompt_tokens_evaluated": after_tokens - tokens,
-                     "prompt_eval_seconds": round(after_seconds - seconds, 3), "llm_calls": mem.llm_calls,
-                     "response": mem.response})
+        rows.append(
+            {
+                "wall_seconds": round(wall, 3),
+                "prompt_tokens": mem.prompt_tokens,
+                "prompt_tokens_evaluated": after_tokens - tokens,
+                "prompt_eval_seconds": round(after_seconds - seconds, 3),
+                "llm_calls": mem.llm_calls,
+                "response": mem.response,
+            }
+        )
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "response"}), flush=True)
+
     def mean(key):
         return round(statistics.mean(r[key] for r in rows), 3)
-    return {"turns": len(rows), "wall_seconds_per_turn": mean("wall_seconds"),
-            "prompt_tokens_per_turn": mean("prompt_tokens"),
-            "prompt_tokens_evaluated_per_turn": mean("prompt_tokens_evaluated"),
-            "prompt_eval_seconds_per_turn": mean("prompt_eval_seconds"), "llm_calls_per_turn": mean("llm_calls"),
-            "rows": rows}
+
+    return {
+        "turns": len(rows),
+        "wall_seconds_per_turn": mean("wall_seconds"),
+        "prompt_tokens_per_turn": mean("prompt_tokens"),
+        "prompt_tokens_evaluated_per_turn": mean("prompt_tokens_evaluated"),
+        "prompt_eval_seconds_per_turn": mean("prompt_eval_seconds"),
+        "llm_calls_per_turn": mean("llm_calls"),
+        "rows": rows,
+    }
 
 
 def compare(results: dict, labels: list[str]) -> dict:
@@ -97,17 +110,22 @@ def compare(results: dict, labels: list[str]) -> dict:
             a, b = results["runs"].get(base, {}).get(system), results["runs"].get(label, {}).get(system)
             if not a or not b:
                 continue
+
             def change(key, a=a, b=b):
                 return round(100.0 * (b[key] - a[key]) / a[key], 1) if a[key] else None
+
             same = [x["response"] == y["response"] for x, y in zip(a["rows"], b["rows"])]
             out[f"{label} vs {base}: {system}"] = {
                 "wall_seconds_per_turn": [a["wall_seconds_per_turn"], b["wall_seconds_per_turn"]],
                 "wall_change_percent": change("wall_seconds_per_turn"),
-                "prompt_tokens_evaluated_per_turn": [a["prompt_tokens_evaluated_per_turn"],
-                                                     b["prompt_tokens_evaluated_per_turn"]],
+                "prompt_tokens_evaluated_per_turn": [
+                    a["prompt_tokens_evaluated_per_turn"],
+                    b["prompt_tokens_evaluated_per_turn"],
+                ],
                 "evaluated_change_percent": change("prompt_tokens_evaluated_per_turn"),
                 "prompt_eval_seconds_change_percent": change("prompt_eval_seconds_per_turn"),
-                "identical_responses": f"{sum(same)} of {len(same)}"}
+                "identical_responses": f"{sum(same)} of {len(same)}",
+            }
     return out
 
 
@@ -131,8 +149,10 @@ def main() -> int:
         runs = results["runs"].setdefault(args.label, {})
         results["commands"][args.label] = {
             "command": ("PYTHONPATH=<old checkout> " if "PYTHONPATH" in os.environ else "")
-            + "python bench/prefix_reuse.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-            "augmenter": str(Path(augmenter.__file__).parent)}
+            + "python bench/prefix_reuse.py "
+            + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+            "augmenter": str(Path(augmenter.__file__).parent),
+        }
         for system in args.systems.split(","):
             runs[system] = measure(system, args, args.overrides)
             summary = {k: v for k, v in runs[system].items() if k != "rows"}

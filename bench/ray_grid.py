@@ -31,19 +31,32 @@ from compare_records import without_timings
 
 def _records(sample: Path) -> dict[str, list[dict]]:
     """Each run's records without timings and cache counts (which depend on what the cache held)."""
+
     def clean(value):
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items() if "cached" not in k}
         return [clean(v) for v in value] if isinstance(value, list) else value
 
-    return {run.name: [clean(without_timings(json.loads(line))) for line in
-                       (run / "records.jsonl").read_text(encoding="utf-8").splitlines()]
-            for run in sorted(sample.iterdir()) if (run / "records.jsonl").exists()}
+    return {
+        run.name: [
+            clean(without_timings(json.loads(line)))
+            for line in (run / "records.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        for run in sorted(sample.iterdir())
+        if (run / "records.jsonl").exists()
+    }
 
 
 def _grid(flags: list[str], overrides: list[str], out: Path) -> float:
-    command = [str(Path(sys.executable).parent / "augmenter"), "grid", *flags, *overrides,
-               f"eval.out_dir={out}", f"llm_cache.dir={out / 'cache'}", "eval.progress=false"]
+    command = [
+        str(Path(sys.executable).parent / "augmenter"),
+        "grid",
+        *flags,
+        *overrides,
+        f"eval.out_dir={out}",
+        f"llm_cache.dir={out / 'cache'}",
+        "eval.progress=false",
+    ]
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -69,13 +82,17 @@ def main() -> int:
         replies, asks = multiprocessing.Queue(), multiprocessing.Queue()
         server = multiprocessing.Process(target=_serve, args=(args.delay, replies, asks), daemon=True)
         server.start()
-        overrides[-1:] = ["llm=openai", f"llm.base_url=http://127.0.0.1:{replies.get(timeout=30)}/v1",
-                          "llm.model=slow-server"]
+        overrides[-1:] = [
+            "llm=openai",
+            f"llm.base_url=http://127.0.0.1:{replies.get(timeout=30)}/v1",
+            "llm.model=slow-server",
+        ]
     try:
         with tempfile.TemporaryDirectory() as tmp:
             sequential = _grid(["--only", args.only], overrides, Path(tmp) / "seq")
-            on_ray = _grid(["--only", args.only, "--ray", "--shard-size", str(args.shard_size)], overrides,
-                           Path(tmp) / "ray")
+            on_ray = _grid(
+                ["--only", args.only, "--ray", "--shard-size", str(args.shard_size)], overrides, Path(tmp) / "ray"
+            )
             sample = f"dstc11-dev-n{args.limit}-seed0"
             before, after = _records(Path(tmp) / "seq" / sample), _records(Path(tmp) / "ray" / sample)
     finally:
@@ -86,8 +103,11 @@ def main() -> int:
         "command": " ".join(["python bench/ray_grid.py", *sys.argv[1:]]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}",
         "llm": "fake" if args.delay is None else f"local server, {args.delay} s per answer",
-        "experiments": sorted(before), "turns": turns, "shard_size": args.shard_size,
-        "sequential_seconds": round(sequential, 1), "ray_seconds": round(on_ray, 1),
+        "experiments": sorted(before),
+        "turns": turns,
+        "shard_size": args.shard_size,
+        "sequential_seconds": round(sequential, 1),
+        "ray_seconds": round(on_ray, 1),
         "speedup": round(sequential / on_ray, 2),
         "records_identical_apart_from_timings": before == after and len(before) > 0,
     }

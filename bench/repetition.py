@@ -25,18 +25,23 @@ from augmenter.storage import read_jsonl
 from augmenter.utilities import DodgeUtility, RepetitionUtility
 
 ROOT = Path(__file__).resolve().parents[1]
-VARIANTS = ("table2_bm25_feedback=experiment=table2_bm25_feedback;"
-            "paper_repetition=experiment=table2_bm25_feedback utility=repetition;"
-            "paper_repeat_penalty=experiment=table2_bm25_feedback sampling.repeat_penalty=1.3;"
-            "claims_bm25=experiment=claims_bm25;"
-            "claims_repetition=experiment=claims_bm25 utility=repetition utility@utility.base=claims")
+VARIANTS = (
+    "table2_bm25_feedback=experiment=table2_bm25_feedback;"
+    "paper_repetition=experiment=table2_bm25_feedback utility=repetition;"
+    "paper_repeat_penalty=experiment=table2_bm25_feedback sampling.repeat_penalty=1.3;"
+    "claims_bm25=experiment=claims_bm25;"
+    "claims_repetition=experiment=claims_bm25 utility=repetition utility@utility.base=claims"
+)
 
 
 def count(records_path: Path) -> dict:
     """Flagged shares (%) of a run's ok replies, and their mean KF1."""
     repetition, dodge = RepetitionUtility(), DodgeUtility()
-    rows = [r for _, r in read_jsonl(records_path, lambda n, why: None) if r.get("status", "ok") == "ok"
-            and isinstance(r.get("memory"), dict)]
+    rows = [
+        r
+        for _, r in read_jsonl(records_path, lambda n, why: None)
+        if r.get("status", "ok") == "ok" and isinstance(r.get("memory"), dict)
+    ]
     within = earlier = dodging = 0
     for r in rows:
         mem = WorkingMemory.model_validate(r["memory"])
@@ -45,11 +50,18 @@ def count(records_path: Path) -> dict:
         earlier += rep.earlier > repetition.earlier_threshold
         dodging += not dodge(mem, r["response"]).passed
     n = len(rows)
+
     def pct(k):
         return round(100.0 * k / n, 2) if n else None
+
     kf1 = [r["metrics"]["KF1"] for r in rows if isinstance(r.get("metrics"), dict) and "KF1" in r["metrics"]]
-    return {"replies": n, "repeating_within_%": pct(within), "repeating_earlier_%": pct(earlier),
-            "dodging_%": pct(dodging), "KF1": round(mean(kf1), 2) if kf1 else None}
+    return {
+        "replies": n,
+        "repeating_within_%": pct(within),
+        "repeating_earlier_%": pct(earlier),
+        "dodging_%": pct(dodging),
+        "KF1": round(mean(kf1), 2) if kf1 else None,
+    }
 
 
 def main() -> None:
@@ -63,24 +75,41 @@ def main() -> None:
     commands, runs = [], {}
     for variant in filter(None, (v.strip() for v in args.variants.split(";"))):
         name, _, overrides = variant.partition("=")
-        argv = ["eval", *shlex.split(overrides), f"name={name}", f"data_root={args.data_root}",
-                f"eval.limit={args.limit}", *args.overrides]
+        argv = [
+            "eval",
+            *shlex.split(overrides),
+            f"name={name}",
+            f"data_root={args.data_root}",
+            f"eval.limit={args.limit}",
+            *args.overrides,
+        ]
         commands.append(shlex.join(["augmenter", *argv]))
         print(f"$ {commands[-1]}", flush=True)
         code = cli(argv)
         if code != 0:
             sys.exit(code)
         runs[name] = count(run_dir(compose("eval", argv[1:])) / "records.jsonl")
-    report = {"command": shlex.join(["python", "bench/repetition.py", *sys.argv[1:]]), "commands": commands,
-              "runs": runs}
+    report = {
+        "command": shlex.join(["python", "bench/repetition.py", *sys.argv[1:]]),
+        "commands": commands,
+        "runs": runs,
+    }
     dest = Path(args.results)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "repetition.json").write_text(json.dumps(report, indent=1))
-    lines = ["# Sent replies that repeat themselves or dodge", "", f"Command: `{report['command']}`", "",
-             "| run | replies | repeating within % | repeating earlier turns % | dodging % | KF1 |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {name} | {r['replies']} | {r['repeating_within_%']} | {r['repeating_earlier_%']} | "
-              f"{r['dodging_%']} | {r['KF1']} |" for name, r in runs.items()]
+    lines = [
+        "# Sent replies that repeat themselves or dodge",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        "| run | replies | repeating within % | repeating earlier turns % | dodging % | KF1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {name} | {r['replies']} | {r['repeating_within_%']} | {r['repeating_earlier_%']} | "
+        f"{r['dodging_%']} | {r['KF1']} |"
+        for name, r in runs.items()
+    ]
     (dest / "repetition.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[4:]))
 

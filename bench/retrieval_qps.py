@@ -44,9 +44,14 @@ def main() -> None:
     slow_queries = queries[: args.rank_bm25_queries]
     slow, slow_tops = measure(RankBM25Retriever(), texts, slow_queries)
     same = sum(a == b for a, b in zip(fast_tops, slow_tops))
-    result = {"command": "python bench/retrieval_qps.py " + " ".join(sys.argv[1:]), "snippets": len(texts),
-              "bm25s": fast, "rank_bm25": slow, "speedup": fast["qps"] / slow["qps"],
-              "identical_top5": f"{same}/{len(slow_queries)}"}
+    result = {
+        "command": "python bench/retrieval_qps.py " + " ".join(sys.argv[1:]),
+        "snippets": len(texts),
+        "bm25s": fast,
+        "rank_bm25": slow,
+        "speedup": fast["qps"] / slow["qps"],
+        "identical_top5": f"{same}/{len(slow_queries)}",
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))

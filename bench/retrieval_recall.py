@@ -51,12 +51,22 @@ def main() -> None:
                     _, evidence = kc.retrieve(inst.q, inst.history, entities)
                 gold = {s.id for s in kb.gold(inst.labels)}
                 recall += len(gold & {s.id for s in evidence}) / max(1, len(gold))
-                linked += any((m.domain, m.entity_id) == (r["domain"], r["entity_id"])
-                              for m in entities for r in inst.labels)
-            rows.append({"focus_entities": focus, "history_turns": history_turns,
-                         f"recall@{args.k}": recall / len(instances), "gold_entity_linked": linked / len(instances)})
-    result = {"command": "python bench/retrieval_recall.py " + " ".join(sys.argv[1:]), "turns": len(instances),
-              "rows": rows}
+                linked += any(
+                    (m.domain, m.entity_id) == (r["domain"], r["entity_id"]) for m in entities for r in inst.labels
+                )
+            rows.append(
+                {
+                    "focus_entities": focus,
+                    "history_turns": history_turns,
+                    f"recall@{args.k}": recall / len(instances),
+                    "gold_entity_linked": linked / len(instances),
+                }
+            )
+    result = {
+        "command": "python bench/retrieval_recall.py " + " ".join(sys.argv[1:]),
+        "turns": len(instances),
+        "rows": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))

@@ -50,13 +50,13 @@ def synthetic_corpus(n: int, seed: int = 0) -> list[str]:
     rng = np.random.default_rng(seed)
     vocab = np.array([f"w{i}x" for i in range(50_000)])
     ranks = np.arange(1, len(vocab) + 1)
-    p = 1.0 / ranks ** 1.07
+    p = 1.0 / ranks**1.07
     p /= p.sum()
     lengths = rng.integers(30, 81, size=n)
     words = rng.choice(len(vocab), size=int(lengths.sum()), p=p)
     out, start = [], 0
     for length in lengths:
-        out.append(" ".join(vocab[words[start:start + length]]))
+        out.append(" ".join(vocab[words[start : start + length]]))
         start += length
     return out
 
@@ -127,16 +127,27 @@ def child(backend: str, size: int, queries: int, search_queries: int) -> dict:
         index.add(vectors)
         build = time.perf_counter() - start
         start = time.perf_counter()
-        tops = [index.search(qv[i:i + 1], 5)[1][0].tolist() for i in range(queries)]  # one query at a time
+        tops = [index.search(qv[i : i + 1], 5)[1][0].tolist() for i in range(queries)]  # one query at a time
         seconds = time.perf_counter() - start
         start = time.perf_counter()
         found = index.search(qv, 6)[1]  # one batch, k + 1 as DenseRetriever.search asks
-        new = {"search_qps": round(queries / (time.perf_counter() - start), 1), "search_queries": queries,
-               "search_same_top5": f"{sum(a == f[:5].tolist() for a, f in zip(tops, found))}/{queries}"}
-    return {"backend": backend, "size": size, "build_s": round(build, 2), "queries": queries,
-            "qps": round(queries / seconds, 1), "corpus_rss_mb": round(base, 1),
-            "peak_rss_mb": round(rss_mb("VmHWM"), 1), **new, "load_1min": round(os.getloadavg()[0], 2),
-            "top5": tops}
+        new = {
+            "search_qps": round(queries / (time.perf_counter() - start), 1),
+            "search_queries": queries,
+            "search_same_top5": f"{sum(a == f[:5].tolist() for a, f in zip(tops, found))}/{queries}",
+        }
+    return {
+        "backend": backend,
+        "size": size,
+        "build_s": round(build, 2),
+        "queries": queries,
+        "qps": round(queries / seconds, 1),
+        "corpus_rss_mb": round(base, 1),
+        "peak_rss_mb": round(rss_mb("VmHWM"), 1),
+        **new,
+        "load_1min": round(os.getloadavg()[0], 2),
+        "top5": tops,
+    }
 
 
 def main() -> None:
@@ -157,16 +168,21 @@ def main() -> None:
         results = {}
         for backend in args.backends.split(","):
             n = args.rank_bm25_queries if backend == "rank_bm25" else args.queries
-            done = subprocess.run([sys.executable, __file__, "--child", backend, str(size), str(n),
-                                   str(args.search_queries)], capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", backend, str(size), str(n), str(args.search_queries)],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0:
                 rows.append({"backend": backend, "size": size, "error": done.stderr.strip().splitlines()[-1:]})
                 print(f"{backend} at {size}: failed", file=sys.stderr)
                 continue
             results[backend] = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"{backend:>10} {size:>8}: build {results[backend]['build_s']} s, {results[backend]['qps']} q/s, "
-                  f"search {results[backend].get('search_qps')} q/s, peak {results[backend]['peak_rss_mb']} MB",
-                  file=sys.stderr)
+            print(
+                f"{backend:>10} {size:>8}: build {results[backend]['build_s']} s, {results[backend]['qps']} q/s, "
+                f"search {results[backend].get('search_qps')} q/s, peak {results[backend]['peak_rss_mb']} MB",
+                file=sys.stderr,
+            )
         for backend, r in results.items():
             reference = results.get("bm25s") if backend in SPARSE else results.get("faiss_flat")
             if reference and backend not in ("bm25s", "faiss_flat"):
@@ -187,9 +203,12 @@ def main() -> None:
     for r in kept:
         r.setdefault("command", earlier.get("command", "?"))
     rows = sorted(kept + rows, key=lambda r: (r["size"], (SPARSE + DENSE).index(r["backend"])))
-    result = {"commands": sorted({r["command"] for r in rows}),
-              "machine": f"{platform.machine()}, python {platform.python_version()}", "corpus": "synthetic (see the "
-              "module docstring)", "rows": rows}
+    result = {
+        "commands": sorted({r["command"] for r in rows}),
+        "machine": f"{platform.machine()}, python {platform.python_version()}",
+        "corpus": "synthetic (see the module docstring)",
+        "rows": rows,
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

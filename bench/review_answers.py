@@ -46,15 +46,20 @@ class Turn:
 def records_turns(path: Path) -> list[Turn]:
     """The turns of an eval run's records, in its order (the question, its history and gold knowledge)."""
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Turn(n, r["dialogue_id"], r["memory"]["q"], r["memory"]["h_q"], r.get("gold_ids") or [])
-            for n, r in enumerate(records, 1)]
+    return [
+        Turn(n, r["dialogue_id"], r["memory"]["q"], r["memory"]["h_q"], r.get("gold_ids") or [])
+        for n, r in enumerate(records, 1)
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="source", default="dstc11-dev-e2e", help="the labelled round whose turns to answer")
-    ap.add_argument("--records", help="answer the turns of an eval run instead (its records.jsonl): fresh turns "
-                    "beside the answers of the systems that run scored")
+    ap.add_argument(
+        "--records",
+        help="answer the turns of an eval run instead (its records.jsonl): fresh turns "
+        "beside the answers of the systems that run scored",
+    )
     ap.add_argument("--name", required=True, help="the system's name in the new round")
     ap.add_argument("--set", nargs="*", default=[], help="chat config overrides")
     ap.add_argument("--items", help="only these items of the round (1,4,17): a quick look before a whole run")
@@ -73,23 +78,39 @@ def main() -> None:
             start = time.perf_counter()
             mem = agent.respond(item.q, [Utterance(**u) for u in item.history])
             fixed = next((r.outputs["verdict_fixed"] for r in mem.trace if r.outputs.get("verdict_fixed")), None)
-            record = {"dialogue_id": item.dialogue_id, "status": "ok", "error": None, "response": mem.response,
-                      "outcome": mem.outcome, "citations": [], "references": [], "gold_knowledge": [],
-                      "gold_ids": item.gold_ids, "metrics": {},
-                      "cost": {"turn_seconds": round(time.perf_counter() - start, 3), "llm_calls": mem.llm_calls},
-                      "verdict_fixed": fixed,
-                      "memory": {"q": item.q, "h_q": item.history,
-                                 "entities": [{"domain": m.domain, "entity_id": m.entity_id} for m in mem.entities]}}
+            record = {
+                "dialogue_id": item.dialogue_id,
+                "status": "ok",
+                "error": None,
+                "response": mem.response,
+                "outcome": mem.outcome,
+                "citations": [],
+                "references": [],
+                "gold_knowledge": [],
+                "gold_ids": item.gold_ids,
+                "metrics": {},
+                "cost": {"turn_seconds": round(time.perf_counter() - start, 3), "llm_calls": mem.llm_calls},
+                "verdict_fixed": fixed,
+                "memory": {
+                    "q": item.q,
+                    "h_q": item.history,
+                    "entities": [{"domain": m.domain, "entity_id": m.entity_id} for m in mem.entities],
+                },
+            }
             out.write(json.dumps(record) + "\n")
             out.flush()
     records = [json.loads(line) for line in path.read_text().splitlines()]
     seconds = [r["cost"]["turn_seconds"] for r in records]
-    summary = {"command": "python bench/review_answers.py " + " ".join(sys.argv[1:]), "turns": len(records),
-               "seconds_median": round(statistics.median(seconds), 2), "seconds_max": round(max(seconds), 2),
-               "llm_calls_mean": round(statistics.mean(r["cost"]["llm_calls"] for r in records), 2),
-               "outcomes": dict(sorted(Counter(r["outcome"] for r in records).items())),
-               "verdicts_fixed": sum(bool(r["verdict_fixed"]) for r in records),
-               "why_fixed": sorted(r["verdict_fixed"] for r in records if r["verdict_fixed"])}
+    summary = {
+        "command": "python bench/review_answers.py " + " ".join(sys.argv[1:]),
+        "turns": len(records),
+        "seconds_median": round(statistics.median(seconds), 2),
+        "seconds_max": round(max(seconds), 2),
+        "llm_calls_mean": round(statistics.mean(r["cost"]["llm_calls"] for r in records), 2),
+        "outcomes": dict(sorted(Counter(r["outcome"] for r in records).items())),
+        "verdicts_fixed": sum(bool(r["verdict_fixed"]) for r in records),
+        "why_fixed": sorted(r["verdict_fixed"] for r in records if r["verdict_fixed"]),
+    }
     write_atomic(ROOT / "bench" / "results" / f"review_answers-{args.name}.json", json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))
 

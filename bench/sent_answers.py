@@ -40,8 +40,9 @@ SAMPLE = "dstc11-dev-n200-seed0"
 
 def runs(root: Path, sample: str = SAMPLE) -> dict[str, Path]:
     """system-model -> records.jsonl of every run under root/<model>/<sample>/<system>/."""
-    return {f"{path.parent.name}-{path.parents[2].name}": path
-            for path in sorted(root.glob(f"*/{sample}/*/records.jsonl"))}
+    return {
+        f"{path.parent.name}-{path.parents[2].name}": path for path in sorted(root.glob(f"*/{sample}/*/records.jsonl"))
+    }
 
 
 def _normal(text: str) -> str:
@@ -58,9 +59,14 @@ def checked(records: list[dict], agent) -> list[bool]:
         entities = {(m["domain"], m["entity_id"]) for m in memory.get("entities", [])}
         entities |= {tuple(i.split(":")[:2]) for i in r.get("gold_ids", [])}
         evidence = [kb.snippets[i] for d, e in entities for i in kb.rows_of(d, int(e) if str(e).isdigit() else e)]
-        mem = WorkingMemory(q=memory.get("q", ""), h_q=[Utterance(**u) for u in memory.get("h_q", [])], e=evidence,
-                            consolidated=True, given=evidence,
-                            entities=[EntityMention(**m) for m in memory.get("entities", [])])
+        mem = WorkingMemory(
+            q=memory.get("q", ""),
+            h_q=[Utterance(**u) for u in memory.get("h_q", [])],
+            e=evidence,
+            consolidated=True,
+            given=evidence,
+            entities=[EntityMention(**m) for m in memory.get("entities", [])],
+        )
         flags.append(not utility(mem, r["response"]).passed)
     return flags
 
@@ -90,22 +96,29 @@ def main() -> None:
         summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         flags = checked(ok, agent)
         flag_of = {r["dialogue_id"]: f for r, f in zip(ok, flags)}
-        row = {"turns": len(records), "answered_ok": len(ok),
-               "KF1": round(summary.get("metrics", {}).get("KF1", float("nan")), 2),
-               "llm_calls_per_turn": round(statistics.mean(r["cost"].get("llm_calls", 0) for r in ok), 2),
-               "seconds_per_turn_median": round(statistics.median(r["cost"].get("turn_seconds") or 0.0 for r in ok), 2),
-               "outcomes": {o: sum(r.get("outcome") == o for r in ok) for o in
-                            ("answered", "quoted", "partial", "abstained")},
-               "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1)}
+        row = {
+            "turns": len(records),
+            "answered_ok": len(ok),
+            "KF1": round(summary.get("metrics", {}).get("KF1", float("nan")), 2),
+            "llm_calls_per_turn": round(statistics.mean(r["cost"].get("llm_calls", 0) for r in ok), 2),
+            "seconds_per_turn_median": round(statistics.median(r["cost"].get("turn_seconds") or 0.0 for r in ok), 2),
+            "outcomes": {
+                o: sum(r.get("outcome") == o for r in ok) for o in ("answered", "quoted", "partial", "abstained")
+            },
+            "flagged_by_the_check_percent": round(100 * sum(flags) / len(flags), 1),
+        }
         sent = {r["dialogue_id"]: _normal(r["response"]) for r in ok}
         mine = [(turn, label_of[(turn, sent[turn])]) for turn in sorted(turns) if (turn, sent.get(turn)) in label_of]
         if mine:
             labels = [label for _, label in mine]
             n = len(labels)
-            for name, test in (("flawed", lambda x: x.flawed), ("contradicted", lambda x: x.contradicted),
-                               ("misses_question", lambda x: x.misses_the_question),
-                               ("wrong_place", lambda x: "wrong_entity" in x.flags),
-                               ("idk", lambda x: "idk" in x.flags)):
+            for name, test in (
+                ("flawed", lambda x: x.flawed),
+                ("contradicted", lambda x: x.contradicted),
+                ("misses_question", lambda x: x.misses_the_question),
+                ("wrong_place", lambda x: "wrong_entity" in x.flags),
+                ("idk", lambda x: "idk" in x.flags),
+            ):
                 k = sum(test(x) for x in labels)
                 row[f"labelled_{name}_percent"] = round(100 * k / n, 1)
                 row[f"labelled_{name}_ci95"] = wilson(k, n)

@@ -52,9 +52,13 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 def stats(values: list[float]) -> dict:
-    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95),
-            "max": round(max(values), 4) if values else None,
-            "mean": round(statistics.fmean(values), 4) if values else None}
+    return {
+        "n": len(values),
+        "p50": pct(values, 50),
+        "p95": pct(values, 95),
+        "max": round(max(values), 4) if values else None,
+        "mean": round(statistics.fmean(values), 4) if values else None,
+    }
 
 
 def free_port() -> int:
@@ -67,8 +71,18 @@ def free_port() -> int:
 
 def start_server(overrides: list[str], workers: int, port: int, log: Path) -> subprocess.Popen:
     llm = [] if any(o.startswith("llm=") for o in overrides) else ["llm=fake"]
-    cmd = [sys.executable, "-m", "augmenter.cli.main", "-q", "serve", *llm, f"serve.port={port}",
-           f"serve.workers={workers}", "serve.max_queue=1000", *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "augmenter.cli.main",
+        "-q",
+        "serve",
+        *llm,
+        f"serve.port={port}",
+        f"serve.workers={workers}",
+        "serve.max_queue=1000",
+        *overrides,
+    ]
     return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
 
 
@@ -148,24 +162,34 @@ async def run(args, url: str) -> dict:
             results = await asyncio.gather(*(session(client, i, args.turns, i % 2 == 0) for i in range(args.sessions)))
             runs.append(figures([row for rows in results for row in rows], time.perf_counter() - start))
     median = sorted(runs, key=lambda f: f["requests_per_s"])[len(runs) // 2]
-    each = [{"requests_per_s": f["requests_per_s"], "latency_p50": f["latency_seconds"]["p50"],
-             "latency_p95": f["latency_seconds"]["p95"]} for f in runs]
+    each = [
+        {
+            "requests_per_s": f["requests_per_s"],
+            "latency_p50": f["latency_seconds"]["p50"],
+            "latency_p95": f["latency_seconds"]["p95"],
+        }
+        for f in runs
+    ]
     return {**median, "runs": each}
 
 
 def figures(rows: list[dict], wall: float) -> dict:
     ok = [r for r in rows if r.get("status") == 200 and "summary" in r]
+
     def timing(r, k):
         return r["summary"]["timings"][k]
+
     overhead = [r["latency"] - timing(r, "llm_seconds") for r in ok]
     unqueued = [r["latency"] - timing(r, "llm_seconds") - timing(r, "queue_seconds") for r in ok]
     server = [timing(r, "request_seconds") - timing(r, "llm_seconds") for r in ok]
     server_unqueued = [s - timing(r, "queue_seconds") for s, r in zip(server, ok)]
     streamed = [r for r in ok if r["stream"]]
     return {
-        "requests": len(rows), "ok": len(ok),
+        "requests": len(rows),
+        "ok": len(ok),
         "errors": dict(Counter(str(r.get("status")) for r in rows if r.get("status") != 200)),
-        "wall_seconds": round(wall, 2), "requests_per_s": round(len(ok) / wall, 2),
+        "wall_seconds": round(wall, 2),
+        "requests_per_s": round(len(ok) / wall, 2),
         "latency_seconds": stats([r["latency"] for r in ok]),
         "overhead_seconds": stats(overhead),
         "overhead_without_queue_seconds": stats(unqueued),
@@ -175,7 +199,8 @@ def figures(rows: list[dict], wall: float) -> dict:
         "turn_non_llm_seconds": stats([timing(r, "overhead_seconds") for r in ok]),
         "llm_seconds": stats([timing(r, "llm_seconds") for r in ok]),
         "llm_calls_per_turn": round(statistics.fmean(r["summary"]["usage"]["llm_calls"] for r in ok), 2)
-        if ok else None,
+        if ok
+        else None,
         "time_to_first_draft_seconds": stats([r["first_draft"] for r in streamed if "first_draft" in r]),
         "time_to_checked_answer_seconds": stats([r["first_answer"] for r in streamed if "first_answer" in r]),
         "outcomes": dict(sorted(Counter(r["summary"]["outcome"] for r in ok).items())),
@@ -212,8 +237,10 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
         "load_average_at_start": None if load is None else round(load, 2),
         "server": f"augmenter serve {'llm=fake ' if not any(o.startswith('llm=') for o in args.overrides) else ''}"
-                  f"serve.workers={args.workers} " + " ".join(args.overrides),
-        "sessions": args.sessions, "turns_per_session": args.turns, **measured,
+        f"serve.workers={args.workers} " + " ".join(args.overrides),
+        "sessions": args.sessions,
+        "turns_per_session": args.turns,
+        **measured,
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     log.unlink(missing_ok=True)

@@ -23,13 +23,19 @@ from pathlib import Path
 from augmenter.eval.report import load_runs, paired_delta
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = [("table2_llm_only", "LLM only", 31.33), ("table2_bm25", "+ BM25", 34.07),
-        ("table2_bm25_feedback", "+ BM25 + feedback", 37.41), ("table2_gold", "+ gold knowledge", 45.63),
-        ("table2_gold_feedback", "+ gold knowledge + feedback", 52.83)]
-GAINS = [("BM25 over LLM only", "table2_bm25", "table2_llm_only"),
-         ("feedback over + BM25", "table2_bm25_feedback", "table2_bm25"),
-         ("feedback over + gold", "table2_gold_feedback", "table2_gold"),
-         ("gold over BM25", "table2_gold", "table2_bm25")]
+ROWS = [
+    ("table2_llm_only", "LLM only", 31.33),
+    ("table2_bm25", "+ BM25", 34.07),
+    ("table2_bm25_feedback", "+ BM25 + feedback", 37.41),
+    ("table2_gold", "+ gold knowledge", 45.63),
+    ("table2_gold_feedback", "+ gold knowledge + feedback", 52.83),
+]
+GAINS = [
+    ("BM25 over LLM only", "table2_bm25", "table2_llm_only"),
+    ("feedback over + BM25", "table2_bm25_feedback", "table2_bm25"),
+    ("feedback over + gold", "table2_gold_feedback", "table2_gold"),
+    ("gold over BM25", "table2_gold", "table2_bm25"),
+]
 PAPER = {name: score for name, _, score in ROWS}
 
 
@@ -44,25 +50,38 @@ def _gain(runs: dict, a: str, b: str):
         d = (runs[a]["score"] - runs[b]["score"], None)
     else:
         d = paired_delta(runs[a], runs[b])
-    return None if d is None else {"delta": round(d[0], 2), "ci95": d[1] and [round(x, 2) for x in d[1]],
-                                   "relative_%": round(100 * d[0] / runs[b]["score"], 1) if runs[b]["score"] else None}
+    return (
+        None
+        if d is None
+        else {
+            "delta": round(d[0], 2),
+            "ci95": d[1] and [round(x, 2) for x in d[1]],
+            "relative_%": round(100 * d[0] / runs[b]["score"], 1) if runs[b]["score"] else None,
+        }
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="0.5B=docs/results/eval/dstc11-dev-n200-seed0/summaries.json,"
-                                        "1.5B=runs/eval-1.5b/dstc11-dev-n200-seed0",
-                    help="NAME=SAMPLE_DIR or NAME=summaries.json,... (of `augmenter grid --only table2`)")
-    ap.add_argument("--costs", default="0.5B=bench/results/eval_cost_table2_0_5b.json,"
-                                       "1.5B=bench/results/eval_cost_table2_1_5b.json",
-                    help="NAME=bench/eval_cost.py output,... (missing files are left out)")
+    ap.add_argument(
+        "--models",
+        default="0.5B=docs/results/eval/dstc11-dev-n200-seed0/summaries.json,1.5B=runs/eval-1.5b/dstc11-dev-n200-seed0",
+        help="NAME=SAMPLE_DIR or NAME=summaries.json,... (of `augmenter grid --only table2`)",
+    )
+    ap.add_argument(
+        "--costs",
+        default="0.5B=bench/results/eval_cost_table2_0_5b.json,1.5B=bench/results/eval_cost_table2_1_5b.json",
+        help="NAME=bench/eval_cost.py output,... (missing files are left out)",
+    )
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "table2_models"))
     args = ap.parse_args()
     models = {}
     for name, sample in _pairs(args.models):
         if Path(sample).is_file():  # a report's summaries.json: no records, no per-turn scores
-            runs = {r: {**s, "ok": s["turns"], "failed": s.get("failed", 0), "missing": 0, "score_ci95": s["KF1_ci95"]}
-                    for r, s in json.loads(Path(sample).read_text()).items()}
+            runs = {
+                r: {**s, "ok": s["turns"], "failed": s.get("failed", 0), "missing": 0, "score_ci95": s["KF1_ci95"]}
+                for r, s in json.loads(Path(sample).read_text()).items()
+            }
         elif Path(sample).is_dir():
             runs = load_runs(Path(sample), with_bertscore=False)
         else:
@@ -76,11 +95,18 @@ def main() -> None:
         costs = json.loads(Path(costs_path).read_text())["runs"] if costs_path and Path(costs_path).exists() else {}
         models[name] = {
             "sample": sample,
-            "rows": {r: {"KF1": round(runs[r]["score"], 2), "ci95": [round(x, 2) for x in runs[r]["score_ci95"]],
-                         "turns": runs[r]["ok"], "failed": runs[r]["failed"],
-                         "length": round(runs[r]["metrics"].get("length", float("nan")), 1),
-                         "llm_calls": round(runs[r]["cost"]["llm_calls"], 2),
-                         "uncached_cost": costs.get(r)} for r, _, _ in ROWS},
+            "rows": {
+                r: {
+                    "KF1": round(runs[r]["score"], 2),
+                    "ci95": [round(x, 2) for x in runs[r]["score_ci95"]],
+                    "turns": runs[r]["ok"],
+                    "failed": runs[r]["failed"],
+                    "length": round(runs[r]["metrics"].get("length", float("nan")), 1),
+                    "llm_calls": round(runs[r]["cost"]["llm_calls"], 2),
+                    "uncached_cost": costs.get(r),
+                }
+                for r, _, _ in ROWS
+            },
             "gains": {label: _gain(runs, a, b) for label, a, b in GAINS},
             "runs": runs,
         }
@@ -94,8 +120,12 @@ def main() -> None:
         del m["runs"]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"command": " ".join(["python", "bench/table2_models.py", *sys.argv[1:]]), "models": models,
-              "paper_gains": paper_gains, "larger_minus_smaller": across}
+    report = {
+        "command": " ".join(["python", "bench/table2_models.py", *sys.argv[1:]]),
+        "models": models,
+        "paper_gains": paper_gains,
+        "larger_minus_smaller": across,
+    }
     out.with_suffix(".json").write_text(json.dumps(report, indent=1))
     out.with_suffix(".md").write_text(render(report, names))
     plot(report, names, out.with_suffix(".png"))
@@ -112,10 +142,17 @@ def _ci(g) -> str:
 
 def render(report: dict, names: list[str]) -> str:
     models = report["models"]
-    lines = ["# Table 2 (DSTC11 dev) with two models", "", f"Command: `{report['command']}`", "",
-             "| system | paper KF1 | " + " | ".join(f"{n} KF1 (95% CI) | {n} length" for n in names)
-             + (f" | {names[1]} - {names[0]} (paired 95% CI)" if len(names) == 2 else "") + " |",
-             "|---|---|" + "---|---|" * len(names) + ("---|" if len(names) == 2 else "")]
+    lines = [
+        "# Table 2 (DSTC11 dev) with two models",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        "| system | paper KF1 | "
+        + " | ".join(f"{n} KF1 (95% CI) | {n} length" for n in names)
+        + (f" | {names[1]} - {names[0]} (paired 95% CI)" if len(names) == 2 else "")
+        + " |",
+        "|---|---|" + "---|---|" * len(names) + ("---|" if len(names) == 2 else ""),
+    ]
     for r, label, paper in ROWS:
         cells = []
         for n in names:
@@ -123,9 +160,11 @@ def render(report: dict, names: list[str]) -> str:
             cells += [f"{row['KF1']:.2f} ({row['ci95'][0]:.1f}–{row['ci95'][1]:.1f})", f"{row['length']:.1f}"]
         extra = [_ci(report["larger_minus_smaller"].get(r))] if len(names) == 2 else []
         lines.append(f"| {label} | {paper:.2f} | " + " | ".join(cells + extra) + " |")
-    lines += ["", "| gain | paper (relative) | "
-              + " | ".join(f"{n} (paired 95% CI) | {n} relative" for n in names) + " |",
-              "|---|---|" + "---|---|" * len(names)]
+    lines += [
+        "",
+        "| gain | paper (relative) | " + " | ".join(f"{n} (paired 95% CI) | {n} relative" for n in names) + " |",
+        "|---|---|" + "---|---|" * len(names),
+    ]
     for label, _, _ in GAINS:
         cells = []
         for n in names:
@@ -134,22 +173,34 @@ def render(report: dict, names: list[str]) -> str:
         a, b = next((a, b) for lab, a, b in GAINS if lab == label)
         paper = f"{report['paper_gains'][label]:+.2f} ({100 * (PAPER[a] - PAPER[b]) / PAPER[b]:+.1f}%)"
         lines.append(f"| {label} | {paper} | " + " | ".join(cells) + " |")
-    lines += ["", "Uncached cost per turn (`bench/eval_cost.py`, LLM cache off):", "",
-              "| system | " + " | ".join(f"{n} wall s (mean / median) | {n} prompt + completion tokens"
-                                         for n in names) + " |", "|---|" + "---|---|" * len(names)]
+    lines += [
+        "",
+        "Uncached cost per turn (`bench/eval_cost.py`, LLM cache off):",
+        "",
+        "| system | "
+        + " | ".join(f"{n} wall s (mean / median) | {n} prompt + completion tokens" for n in names)
+        + " |",
+        "|---|" + "---|---|" * len(names),
+    ]
     for r, label, _ in ROWS:
         cells = []
         for n in names:
             c = models[n]["rows"][r]["uncached_cost"]
-            cells += (["n/a", "n/a"] if not c else
-                      [f"{c['wall_s_mean']:.2f} / {c['wall_s_median']:.2f}",
-                       f"{c['prompt_tokens']:.0f} + {c['completion_tokens']:.0f}"])
+            cells += (
+                ["n/a", "n/a"]
+                if not c
+                else [
+                    f"{c['wall_s_mean']:.2f} / {c['wall_s_median']:.2f}",
+                    f"{c['prompt_tokens']:.0f} + {c['completion_tokens']:.0f}",
+                ]
+            )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def plot(report: dict, names: list[str], path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -36,8 +36,9 @@ def main() -> None:
     t0 = time.perf_counter()
     agent = build_agent(cfg)
     setup = time.perf_counter() - t0
-    instances = load_turns(Path(args.data_root) / "dstc11-track5" / "dev", knowledge_seeking_only=True,
-                               limit=args.turns, seed=args.seed)
+    instances = load_turns(
+        Path(args.data_root) / "dstc11-track5" / "dev", knowledge_seeking_only=True, limit=args.turns, seed=args.seed
+    )
     agent.respond("warm up: load the model")  # model load is not a turn cost
     rows = []
     for inst in tqdm(instances, desc="turns"):
@@ -45,17 +46,36 @@ def main() -> None:
         mem = agent.respond(inst.q, inst.history)
         wall = time.perf_counter() - start
         llm_s = sum(r.llm_seconds for r in mem.trace)
-        rows.append({"dialogue": int(inst.id), "wall_s": wall, "llm_calls": mem.llm_calls,
-                     "prompt_tokens": mem.prompt_tokens, "completion_tokens": mem.completion_tokens,
-                     "llm_s": llm_s, "non_llm_ms": 1000 * (wall - llm_s),
-                     "actions": [r.action.value for r in mem.trace]})
+        rows.append(
+            {
+                "dialogue": int(inst.id),
+                "wall_s": wall,
+                "llm_calls": mem.llm_calls,
+                "prompt_tokens": mem.prompt_tokens,
+                "completion_tokens": mem.completion_tokens,
+                "llm_s": llm_s,
+                "non_llm_ms": 1000 * (wall - llm_s),
+                "actions": [r.action.value for r in mem.trace],
+            }
+        )
     keys = ["wall_s", "llm_calls", "prompt_tokens", "completion_tokens", "non_llm_ms"]
-    summary = {k: {"mean": statistics.mean(r[k] for r in rows), "median": statistics.median(r[k] for r in rows),
-                   "max": max(r[k] for r in rows)} for k in keys}
-    result = {"command": "python bench/turn_cost.py " + " ".join(sys.argv[1:]), "setup_s": setup,
-              "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
-              "llm": cfg.llm._target_ + ":" + str(cfg.llm.get("model")), "policy": cfg.policy._target_,
-              "summary": summary, "turns": rows}
+    summary = {
+        k: {
+            "mean": statistics.mean(r[k] for r in rows),
+            "median": statistics.median(r[k] for r in rows),
+            "max": max(r[k] for r in rows),
+        }
+        for k in keys
+    }
+    result = {
+        "command": "python bench/turn_cost.py " + " ".join(sys.argv[1:]),
+        "setup_s": setup,
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
+        "llm": cfg.llm._target_ + ":" + str(cfg.llm.get("model")),
+        "policy": cfg.policy._target_,
+        "summary": summary,
+        "turns": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     print(f"| per turn ({len(rows)} turns) | mean | median | max |\n|---|---|---|---|")

@@ -57,8 +57,13 @@ def _measure(make, steps: int, n: int, seed: int = 0) -> dict:
         seconds = time.perf_counter() - t0
     finally:
         envs.close()
-    return {"env_steps": counted, "episodes": episodes, "seconds": round(seconds, 3),
-            "env_steps_per_s": round(counted / seconds, 1), "build_seconds": round(build_seconds, 2)}
+    return {
+        "env_steps": counted,
+        "episodes": episodes,
+        "seconds": round(seconds, 3),
+        "env_steps_per_s": round(counted / seconds, 1),
+        "build_seconds": round(build_seconds, 2),
+    }
 
 
 def main() -> None:
@@ -87,22 +92,34 @@ def main() -> None:
         os.environ.setdefault("OPENAI_API_KEY", "unused-by-the-local-server")
         replies, asks = multiprocessing.Queue(), multiprocessing.Queue()
         multiprocessing.Process(target=_serve, args=(args.delay, replies, asks), daemon=True).start()
-        overrides = ["llm=openai", f"llm.base_url=http://127.0.0.1:{replies.get(timeout=30)}/v1",
-                     "llm.model=slow-server", "llm_cache.enabled=false", *args.overrides]
+        overrides = [
+            "llm=openai",
+            f"llm.base_url=http://127.0.0.1:{replies.get(timeout=30)}/v1",
+            "llm.model=slow-server",
+            "llm_cache.enabled=false",
+            *args.overrides,
+        ]
     kwargs = {"overrides": overrides, "limit": args.limit}
     counts = [int(n) for n in args.envs.split(",")]
-    rows = [{"mode": "single (gymnasium.make)", "num_envs": 1,
-             **_measure(lambda: gymnasium.make("augmenter/Turn-v0", **kwargs), args.steps, 0)}]
+    rows = [
+        {
+            "mode": "single (gymnasium.make)",
+            "num_envs": 1,
+            **_measure(lambda: gymnasium.make("augmenter/Turn-v0", **kwargs), args.steps, 0),
+        }
+    ]
     for mode in ("sync", "async"):
         for n in counts:
+
             def make(n=n, mode=mode):
                 return gymnasium.make_vec("augmenter/Turn-v0", num_envs=n, vectorization_mode=mode, **kwargs)
+
             rows.append({"mode": mode, "num_envs": n, **_measure(make, args.steps, n)})
             print(json.dumps(rows[-1]), file=sys.stderr)
     result = {
         "command": " ".join(["python bench/vector_env.py", *sys.argv[1:]]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
-                   f"gymnasium {gymnasium.__version__}",
+        f"gymnasium {gymnasium.__version__}",
         "overrides": overrides,
         "results": rows,
     }

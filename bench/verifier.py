@@ -44,7 +44,7 @@ from augmenter.verification.verifiers import fast_features
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = {
     "wikibio": "CEG: balanced accuracy 77.59, AUC-PR non-factual 92.31 / factual 70.24; SelfCheckGPT (NLI) "
-               "non-factual 92.50; chance 72.96 (non-factual share)",
+    "non-factual 92.50; chance 72.96 (non-factual share)",
     "felm": "CEG balanced accuracy 69.9 (GPT-4), 59.7 (ChatGPT)",
     "halueval": "ChatGPT accuracy 62.59 (HaluEval paper)",
 }
@@ -91,8 +91,13 @@ def fast_rows(name: str, items, cache_dir: Path, max_units: int) -> dict:
             units = evidence_units(it, max_units)
             t_units = time.perf_counter()
             features, _, _ = fast_features(it.claim, units, it.context)
-            row = {"id": it.id, "features": features, "seconds": time.perf_counter() - t_units,
-                   "evidence_seconds": t_units - start, "units": len(units)}
+            row = {
+                "id": it.id,
+                "features": features,
+                "seconds": time.perf_counter() - t_units,
+                "evidence_seconds": t_units - start,
+                "units": len(units),
+            }
             sink.write(json.dumps(row) + "\n")
             sink.flush()
             done[it.id] = row
@@ -110,8 +115,13 @@ def llm_rows(name: str, items, cache_dir: Path, max_units: int, verifier) -> dic
             start = time.perf_counter()
             dist, _ = verifier.distribution(it.claim, units, it.context)
             spent = verifier.llm.usage.minus(before)
-            row = {"id": it.id, "dist": {v.value: p for v, p in dist.items()}, "seconds": time.perf_counter() - start,
-                   "prompt_tokens": spent.prompt_tokens, "calls": spent.calls}
+            row = {
+                "id": it.id,
+                "dist": {v.value: p for v, p in dist.items()},
+                "seconds": time.perf_counter() - start,
+                "prompt_tokens": spent.prompt_tokens,
+                "calls": spent.calls,
+            }
             sink.write(json.dumps(row) + "\n")
             sink.flush()
             done[it.id] = row
@@ -182,15 +192,22 @@ def main() -> None:
         rows = fast_rows(name, items, cache, args.max_units)
         y = np.array([it.factual for it in items])
         groups = [it.group for it in items]
-        entry = {"n": len(items), "nonfactual_share": round(100.0 * float(np.mean(~y)), 2),
-                 "published": PUBLISHED[name], "folds": args.folds, "seed": args.seed, "max_units": args.max_units}
+        entry = {
+            "n": len(items),
+            "nonfactual_share": round(100.0 * float(np.mean(~y)), 2),
+            "published": PUBLISHED[name],
+            "folds": args.folds,
+            "seed": args.seed,
+            "max_units": args.max_units,
+        }
         X = matrix(items, rows)
         cv = cross_validate(X, y, groups, args.folds, args.seed)
         entry["fast"] = score(name, items, cv.p_factual, cv.predicted)
         entry["fast"]["features"] = FAST_NAMES
         entry["fast"]["ms_per_claim"] = round(1000 * float(np.mean([rows[it.id]["seconds"] for it in items])), 2)
         entry["fast"]["ms_per_claim_evidence_split"] = round(
-            1000 * float(np.mean([rows[it.id]["evidence_seconds"] for it in items])), 2)
+            1000 * float(np.mean([rows[it.id]["evidence_seconds"] for it in items])), 2
+        )
         # a baseline that reads nothing but the claim's length (HaluEval's right answers are short spans, its
         # hallucinated ones whole sentences): a verifier's figure means little unless it beats this
         short = -np.array([len(it.claim.split()) for it in items], dtype=float)
@@ -201,16 +218,21 @@ def main() -> None:
             lrows = llm_rows(name, part, cache, args.max_units, llm_verifier)
             yp = np.array([it.factual for it in part])
             gp = [it.group for it in part]
-            entry["llm_subset"] = {"n": len(part), "groups": len(set(gp)),
-                                   "nonfactual_share": round(100.0 * float(np.mean(~yp)), 2)}
+            entry["llm_subset"] = {
+                "n": len(part),
+                "groups": len(set(gp)),
+                "nonfactual_share": round(100.0 * float(np.mean(~yp)), 2),
+            }
             Xp = matrix(part, rows)
             cvf = cross_validate(Xp, yp, gp, args.folds, args.seed)
             entry["fast_on_llm_subset"] = score(name, part, cvf.p_factual, cvf.predicted)
             p_llm = np.array([lrows[it.id]["dist"][Verdict.SUPPORTED.value] for it in part])
             cvl = threshold_cv(p_llm, yp, gp, args.folds, args.seed)
-            cost = {"llm_calls_per_claim": float(np.mean([lrows[it.id]["calls"] for it in part])),
-                    "prompt_tokens_per_claim": round(float(np.mean([lrows[it.id]["prompt_tokens"] for it in part])), 1),
-                    "seconds_per_claim": round(float(np.mean([lrows[it.id]["seconds"] for it in part])), 3)}
+            cost = {
+                "llm_calls_per_claim": float(np.mean([lrows[it.id]["calls"] for it in part])),
+                "prompt_tokens_per_claim": round(float(np.mean([lrows[it.id]["prompt_tokens"] for it in part])), 1),
+                "seconds_per_claim": round(float(np.mean([lrows[it.id]["seconds"] for it in part])), 3),
+            }
             entry["llm"] = {**score(name, part, cvl.p_factual, cvl.predicted), **cost}
             llm_x = np.array([[lrows[it.id]["dist"][v.value] for v in Verdict] for it in part])
             cvc = cross_validate(np.hstack([Xp, llm_x]), yp, gp, args.folds, args.seed)
@@ -221,8 +243,10 @@ def main() -> None:
             if key in entry:
                 m = entry[key]
                 extra = f", accuracy {m['accuracy']}, pairwise {m['pairwise_accuracy']}" if "accuracy" in m else ""
-                print(f"  {key:>18}: balanced accuracy {m['balanced_accuracy']}, AUC-PR non-factual "
-                      f"{m['auc_pr_nonfactual']} / factual {m['auc_pr_factual']}{extra}")
+                print(
+                    f"  {key:>18}: balanced accuracy {m['balanced_accuracy']}, AUC-PR non-factual "
+                    f"{m['auc_pr_nonfactual']} / factual {m['auc_pr_factual']}{extra}"
+                )
     results["command"] = "python bench/verifier.py " + " ".join(sys.argv[1:])
     results["machine"] = f"{os.cpu_count()} cores"
     write_atomic(out_path, json.dumps(results, indent=1) + "\n")

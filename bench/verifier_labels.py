@@ -72,8 +72,15 @@ def rows_for(items, settled, agent, with_llm: bool, cache: Path) -> list[dict]:
                         found = utility.finder.find(claim.text, mem)
                         evidence = [u.text for u, _ in found]
                         features, _, _ = fast_features(claim.text, evidence, mem.q)
-                        row = {"key": key, "dialogue": item.dialogue, "label": claim.label, "systems": answer.systems,
-                               "verdict": check.verdict.value, "p": check.p_supported, "features": features}
+                        row = {
+                            "key": key,
+                            "dialogue": item.dialogue,
+                            "label": claim.label,
+                            "systems": answer.systems,
+                            "verdict": check.verdict.value,
+                            "p": check.p_supported,
+                            "features": features,
+                        }
                         if llm_verifier is not None:
                             dist, _ = llm_verifier.distribution(claim.text, evidence, mem.q)
                             row["llm_p"] = dist[Verdict.SUPPORTED]
@@ -91,12 +98,18 @@ def summary(rows: list[dict], with_llm: bool) -> dict:
     contradicted = np.array([r["label"] == "C" for r in rows])
     from sklearn.metrics import roc_auc_score
 
-    out = {"claims": len(rows), "supported": int(y.sum()), "unsupported": int((~y & ~contradicted).sum()),
-           "contradicted": int(contradicted.sum()),
-           "shipped_fast": {**metrics(y, p, shipped), "auc_roc": 100 * float(roc_auc_score(y, p)),
-                            "unsupported_or_contradicted_passed_percent": 100 * float(shipped[~y].mean()),
-                            "contradicted_caught_percent": 100 * float((~shipped[contradicted]).mean())
-                            if contradicted.any() else None}}
+    out = {
+        "claims": len(rows),
+        "supported": int(y.sum()),
+        "unsupported": int((~y & ~contradicted).sum()),
+        "contradicted": int(contradicted.sum()),
+        "shipped_fast": {
+            **metrics(y, p, shipped),
+            "auc_roc": 100 * float(roc_auc_score(y, p)),
+            "unsupported_or_contradicted_passed_percent": 100 * float(shipped[~y].mean()),
+            "contradicted_caught_percent": 100 * float((~shipped[contradicted]).mean()) if contradicted.any() else None,
+        },
+    }
     names = sorted(rows[0]["features"])
     X = np.array([[r["features"][n] for n in names] for r in rows])
     refit = cross_validate(X, y, groups, folds=5, seed=0)
@@ -118,11 +131,16 @@ def safety_net(items, settled, rows) -> dict:
         verdicts.setdefault((int(item), rid), []).append(r["verdict"])
     flawed = [k for k, lab in settled.items() if lab.flawed]
     clean = [k for k, lab in settled.items() if lab.claims and not lab.flawed]
+
     def flag(k):
         return any(v != "supported" for v in verdicts.get(k, []))
-    return {"flawed_answers": len(flawed), "flawed_flagged_percent": round(100 * np.mean([flag(k) for k in flawed]), 1)
-            if flawed else None, "clean_answers": len(clean),
-            "clean_flagged_percent": round(100 * np.mean([flag(k) for k in clean]), 1) if clean else None}
+
+    return {
+        "flawed_answers": len(flawed),
+        "flawed_flagged_percent": round(100 * np.mean([flag(k) for k in flawed]), 1) if flawed else None,
+        "clean_answers": len(clean),
+        "clean_flagged_percent": round(100 * np.mean([flag(k) for k in clean]), 1) if clean else None,
+    }
 
 
 def main() -> None:
@@ -136,15 +154,27 @@ def main() -> None:
     directory = LABELS / args.round
     items = load_items(directory)
     settled = read_labels(directory / "settled.jsonl")
-    cfg = compose("chat", ["task=dstc11", f"data_root={args.data_root}", "llm_cache.enabled=true",
-                           *([] if args.llm else ["llm=fake"]), *args.overrides])
+    cfg = compose(
+        "chat",
+        [
+            "task=dstc11",
+            f"data_root={args.data_root}",
+            "llm_cache.enabled=true",
+            *([] if args.llm else ["llm=fake"]),
+            *args.overrides,
+        ],
+    )
     agent = build_agent(cfg)
     name = f"{args.round}{'-' + args.tag if args.tag else ''}"
     cache = ROOT / "runs" / "bench" / "verifier_labels" / f"{name}.jsonl"
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = rows_for(items, settled, agent, args.llm, cache)
-    result = {"command": "python bench/verifier_labels.py " + " ".join(sys.argv[1:]), "round": args.round,
-              "claims": summary(rows, args.llm), "answers": safety_net(items, settled, rows)}
+    result = {
+        "command": "python bench/verifier_labels.py " + " ".join(sys.argv[1:]),
+        "round": args.round,
+        "claims": summary(rows, args.llm),
+        "answers": safety_net(items, settled, rows),
+    }
     write_atomic(ROOT / "bench" / "results" / f"verifier_labels-{name}.json", json.dumps(result, indent=1) + "\n")
     json.dump(result, sys.stdout, indent=1)
 

@@ -55,14 +55,19 @@ def main() -> None:
             checks = utility.check(mem, (t.references or [""])[0])
             rows[phase].append((time.perf_counter() - start, len(checks)))
         claims_total += rows["warm"][-1][1]
-    result = {"turns": len(turns), "claims": claims_total,
-              "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
-              "machine": f"{os.cpu_count()} cores"}
+    result = {
+        "turns": len(turns),
+        "claims": claims_total,
+        "command": "python bench/verifier_speed.py " + " ".join(sys.argv[1:]),
+        "machine": f"{os.cpu_count()} cores",
+    }
     for phase, data in rows.items():
         seconds = sum(s for s, _ in data)
         per_turn = [s for s, n in data if n]
-        result[phase] = {"ms_per_claim": round(1000 * seconds / max(1, claims_total), 2),
-                         "ms_per_turn_median": round(1000 * statistics.median(per_turn), 2) if per_turn else None}
+        result[phase] = {
+            "ms_per_claim": round(1000 * seconds / max(1, claims_total), 2),
+            "ms_per_turn_median": round(1000 * statistics.median(per_turn), 2) if per_turn else None,
+        }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
 

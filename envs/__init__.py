@@ -19,10 +19,23 @@ from augmenter.memory.observation import ACTIONS, CHARSET, N_FEATURES, observati
 TURN_MAX_STEPS = 12  # the agent's default step budget (agent.max_steps in configs/chat.yaml)
 
 if "augmenter/Turn-v0" not in gymnasium.registry:
-    gymnasium.register(id="augmenter/Turn-v0", entry_point="augmenter.api.envs:make_turn_env",
-                       max_episode_steps=TURN_MAX_STEPS)
+    gymnasium.register(
+        id="augmenter/Turn-v0", entry_point="augmenter.api.envs:make_turn_env", max_episode_steps=TURN_MAX_STEPS
+    )
 if "augmenter/Dialogue-v0" not in gymnasium.registry:  # as long as the simulated user goes on: no step limit
     gymnasium.register(id="augmenter/Dialogue-v0", entry_point="augmenter.api.envs:make_dialogue_env")
 
-__all__ = ["ACTIONS", "CHARSET", "N_FEATURES", "TURN_MAX_STEPS", "TurnEnv", "observation_features",
-           "observation_text", "DSTC11Replay", "LLMUserSimulator", "UserSimulator", "UserTurn", "load_chat_seeds"]
+__all__ = [
+    "ACTIONS",
+    "CHARSET",
+    "N_FEATURES",
+    "TURN_MAX_STEPS",
+    "TurnEnv",
+    "observation_features",
+    "observation_text",
+    "DSTC11Replay",
+    "LLMUserSimulator",
+    "UserSimulator",
+    "UserTurn",
+    "load_chat_seeds",
+]

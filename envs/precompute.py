@@ -27,8 +27,17 @@ from augmenter.storage import read_jsonl
 
 def state_key(mem: WorkingMemory) -> tuple:
     """What decides every later LLM call and reward of a turn (two memories with one key lead to the same)."""
-    return (tuple(s.id for s in mem.e), tuple(mem.o), tuple(mem.u), mem.feedback, mem.needs_knowledge,
-            mem.consolidated, mem.llm_calls, len(mem.trace), mem.sent)
+    return (
+        tuple(s.id for s in mem.e),
+        tuple(mem.o),
+        tuple(mem.u),
+        mem.feedback,
+        mem.needs_knowledge,
+        mem.consolidated,
+        mem.llm_calls,
+        len(mem.trace),
+        mem.sent,
+    )
 
 
 @dataclass
@@ -57,8 +66,10 @@ def explore_turn(agent: Agent, turn: UserTurn, max_states: int = 2000) -> TurnTr
                 ends.add(key)
             elif key not in seen:
                 if len(seen) >= max_states:
-                    raise InputError(f"turn {turn.id}: more than {max_states} states; lower agent.max_llm_calls "
-                                     "or agent.max_steps, or raise precompute.max_states")
+                    raise InputError(
+                        f"turn {turn.id}: more than {max_states} states; lower agent.max_llm_calls "
+                        "or agent.max_steps, or raise precompute.max_states"
+                    )
                 seen.add(key)
                 stack.append(child)
     calls, cached = usage.calls - before_calls, usage.cached_calls - before_cached
@@ -70,8 +81,9 @@ def read_log(log: Path) -> list[dict]:
     return [row for _, row in read_jsonl(log, lambda n, why: None)] if log.exists() else []
 
 
-def precompute(agent: Agent, turns: Sequence[UserTurn], log: Path, max_states: int = 2000,
-               progress: bool = True) -> list[TurnTree]:
+def precompute(
+    agent: Agent, turns: Sequence[UserTurn], log: Path, max_states: int = 2000, progress: bool = True
+) -> list[TurnTree]:
     """Walk the tree of every turn not yet listed in `log` (JSONL, one line per finished turn)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     done = {row["turn_id"] for row in read_log(log) if "turn_id" in row}
@@ -89,21 +101,28 @@ def precompute(agent: Agent, turns: Sequence[UserTurn], log: Path, max_states: i
     return trees
 
 
-def precompute_parts(agent: Agent, parts: dict[str, Sequence[UserTurn]], log: Path, max_states: int = 2000,
-                     progress: bool = True) -> dict:
+def precompute_parts(
+    agent: Agent, parts: dict[str, Sequence[UserTurn]], log: Path, max_states: int = 2000, progress: bool = True
+) -> dict:
     """`augmenter precompute`: walk every turn of each part (e.g. train, heldout) not yet in `log`; a summary per
     part and, over the whole log, per turn."""
     summary = {"log": str(log), "parts": {}}
     for part, turns in parts.items():
         start = time.perf_counter()
         trees = precompute(agent, turns, log, max_states, progress=progress)
-        summary["parts"][part] = {"turns": len(turns), "walked_now": len(trees),
-                                  "new_llm_calls": sum(t.new_llm_calls for t in trees),
-                                  "seconds": round(time.perf_counter() - start, 1)}
+        summary["parts"][part] = {
+            "turns": len(turns),
+            "walked_now": len(trees),
+            "new_llm_calls": sum(t.new_llm_calls for t in trees),
+            "seconds": round(time.perf_counter() - start, 1),
+        }
     rows = read_log(log)
     if rows:
-        summary["log_totals"] = {"turns": len(rows), "states_per_turn": sum(r["states"] for r in rows) / len(rows),
-                                 "model_calls": sum(r["new_llm_calls"] for r in rows),
-                                 "model_calls_per_turn": sum(r["new_llm_calls"] for r in rows) / len(rows),
-                                 "hours": sum(r["seconds"] for r in rows) / 3600}
+        summary["log_totals"] = {
+            "turns": len(rows),
+            "states_per_turn": sum(r["states"] for r in rows) / len(rows),
+            "model_calls": sum(r["new_llm_calls"] for r in rows),
+            "model_calls_per_turn": sum(r["new_llm_calls"] for r in rows) / len(rows),
+            "hours": sum(r["seconds"] for r in rows) / 3600,
+        }
     return summary

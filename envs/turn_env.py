@@ -43,9 +43,17 @@ def _budget_ended(taken: Sequence[ActionRecord]) -> bool:
 class TurnEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # gymnasium's checker asks for a rate; text is not timed
 
-    def __init__(self, agent: Agent, users: UserSimulator, llm_call_cost: float = 0.0,
-                 consolidation_cost: float = 0.0, max_text: int = 2048, render_mode: str | None = None,
-                 episode: str = "turn", max_turns: int | None = None):
+    def __init__(
+        self,
+        agent: Agent,
+        users: UserSimulator,
+        llm_call_cost: float = 0.0,
+        consolidation_cost: float = 0.0,
+        max_text: int = 2048,
+        render_mode: str | None = None,
+        episode: str = "turn",
+        max_turns: int | None = None,
+    ):
         if llm_call_cost < 0 or consolidation_cost < 0:
             raise ValueError("costs are non-negative amounts subtracted from the reward")
         if episode not in ("turn", "dialogue"):
@@ -60,17 +68,24 @@ class TurnEnv(gym.Env):
         self.max_text = max_text
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(len(ACTIONS))
-        self.observation_space = spaces.Dict({
-            "text": spaces.Text(max_length=max_text, min_length=0, charset=CHARSET),
-            "features": spaces.Box(low=np.array([0, 0, -1, 0, 0], dtype=np.float32),
-                                   high=np.array([1, 1, 1, 1, 1], dtype=np.float32), dtype=np.float32),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "text": spaces.Text(max_length=max_text, min_length=0, charset=CHARSET),
+                "features": spaces.Box(
+                    low=np.array([0, 0, -1, 0, 0], dtype=np.float32),
+                    high=np.array([1, 1, 1, 1, 1], dtype=np.float32),
+                    dtype=np.float32,
+                ),
+            }
+        )
         self.turn: UserTurn | None = None
         self.mem: WorkingMemory | None = None
 
     def _observation(self) -> dict[str, Any]:
-        return {"text": observation_text(self.mem, self.max_text),
-                "features": observation_features(self.mem, self.agent.max_llm_calls)}
+        return {
+            "text": observation_text(self.mem, self.max_text),
+            "features": observation_features(self.mem, self.agent.max_llm_calls),
+        }
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -104,8 +119,11 @@ class TurnEnv(gym.Env):
         calls = sum(r.llm_calls for r in taken)
         consolidations = sum(r.action == Action.CONSOLIDATE_KNOWLEDGE for r in taken)
         reward = -self.llm_call_cost * calls - self.consolidation_cost * consolidations
-        info: dict[str, Any] = {"requested": requested.value, "taken": [r.action.value for r in taken],
-                                "replaced": any(r.requested is not None for r in taken) or len(taken) > 1}
+        info: dict[str, Any] = {
+            "requested": requested.value,
+            "taken": [r.action.value for r in taken],
+            "replaced": any(r.requested is not None for r in taken) or len(taken) > 1,
+        }
         truncated = False
         if done:
             info["quality"] = self.quality()

@@ -79,9 +79,17 @@ class DSTC11Replay:
     dialogues are held out; DSTC11 publishes no training logs, so policies learn on dev and are scored on
     held-out dev dialogues), "all" keeps every turn."""
 
-    def __init__(self, root: str | Path, split: str, knowledge: KnowledgeBase, limit: int | None = None,
-                 seed: int = 0, seeking_share: float | None = None, part: str = "all",
-                 heldout_share: float = 0.2):
+    def __init__(
+        self,
+        root: str | Path,
+        split: str,
+        knowledge: KnowledgeBase,
+        limit: int | None = None,
+        seed: int = 0,
+        seeking_share: float | None = None,
+        part: str = "all",
+        heldout_share: float = 0.2,
+    ):
         if part not in PARTS:
             raise InputError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
         turns = load_turns(Path(root) / split, knowledge)
@@ -145,13 +153,14 @@ _ASSISTANT_SPEAK = re.compile(
     r"i'?ll (?:look|check|find) (?:it|that|for you)|"
     r"what (?:would|do) you (?:like|want|need)|you(?:'re| are) (?:interested|looking)|"
     r"any other questions|based on the information|here(?: i|')s|i'?ll provide|you (?:could|should) consider)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[a-z0-9']+")
 
 
 def _trigrams(text: str) -> set[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
-    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 def unusable(text: str, history: Sequence[Utterance], max_words: int = 60) -> str | None:
@@ -163,8 +172,9 @@ def unusable(text: str, history: Sequence[Utterance], max_words: int = 60) -> st
         return "empty"
     if len(words) > max_words:
         return "too long"
-    if re.match(r"\s*(user|assistant|customer|chatbot)\s*:", text, re.IGNORECASE) \
-            or re.search(r"next message|says next|in other words", text, re.IGNORECASE):
+    if re.match(r"\s*(user|assistant|customer|chatbot)\s*:", text, re.IGNORECASE) or re.search(
+        r"next message|says next|in other words", text, re.IGNORECASE
+    ):
         return "prompt labels"
     if _ASSISTANT_SPEAK.search(text):
         return "speaks as the assistant"
@@ -182,8 +192,9 @@ class LLMConversation:
     user of the seed dialogue said next, turn by turn (the simulator's hint, and its fallback); `sources` records
     who wrote each user message (see `LLMUserSimulator.next_message`)."""
 
-    def __init__(self, simulator: LLMUserSimulator, name: str, history: list[Utterance], seed: int,
-                 goals: Sequence[str] = ()):
+    def __init__(
+        self, simulator: LLMUserSimulator, name: str, history: list[Utterance], seed: int, goals: Sequence[str] = ()
+    ):
         self.sim, self.name, self.history, self.seed, self.turn = simulator, name, history, seed, 0
         self.goals, self.sources = list(goals), []
 
@@ -224,8 +235,17 @@ class LLMUserSimulator:
     greedy decoding, which would write it the same way) with another seed, up to `retries` times; then the
     goal (the human user's own next message, when the seed dialogue has one) is said instead, or the user is done."""
 
-    def __init__(self, llm, seeds: list[list[str]], prompt: str = "user_simulator", max_turns: int = 3,
-                 temperature: float = 0.7, max_tokens: int = 60, retries: int = 2, guard: bool = True):
+    def __init__(
+        self,
+        llm,
+        seeds: list[list[str]],
+        prompt: str = "user_simulator",
+        max_turns: int = 3,
+        temperature: float = 0.7,
+        max_tokens: int = 60,
+        retries: int = 2,
+        guard: bool = True,
+    ):
         if not seeds:
             raise InputError("the LLM user simulator needs at least one seed conversation")
         if max_turns < 1:
@@ -241,7 +261,7 @@ class LLMUserSimulator:
 
     def _opening(self, seed: list[str]) -> list[Utterance]:
         speakers = ["U", "S"] * len(seed)
-        return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed):], seed)]
+        return [Utterance(speaker=sp, text=u) for sp, u in zip(speakers[-len(seed) :], seed)]
 
     def write(self, history: list[Utterance], seed: int, goal: str | None = None) -> str:
         """One LLM-written user message (its first line, the prompt's labels cut), unchecked."""

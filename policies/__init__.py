@@ -15,8 +15,20 @@ from augmenter.policies.rules import (
     SelfAskPolicy,
 )
 
-__all__ = ["Episode", "EnvPolicy", "MemoryPolicy", "RandomPolicy", "run_episode", "AlwaysUsePolicy",
-           "GroundedPolicy", "LLMAugmenterPolicy", "NoKnowledgePolicy", "PREDICATES", "RulePolicy", "SelfAskPolicy"]
+__all__ = [
+    "Episode",
+    "EnvPolicy",
+    "MemoryPolicy",
+    "RandomPolicy",
+    "run_episode",
+    "AlwaysUsePolicy",
+    "GroundedPolicy",
+    "LLMAugmenterPolicy",
+    "NoKnowledgePolicy",
+    "PREDICATES",
+    "RulePolicy",
+    "SelfAskPolicy",
+]
 
 
 def __getattr__(name: str):

@@ -61,8 +61,9 @@ class Episode:
         return len(self.rewards)
 
 
-def run_episode(env, act: Callable[[dict[str, Any]], int], seed: int | None = None,
-                options: dict | None = None) -> Episode:
+def run_episode(
+    env, act: Callable[[dict[str, Any]], int], seed: int | None = None, options: dict | None = None
+) -> Episode:
     """Reset `env` (with `seed` and `options`, e.g. `{"turn": a UserTurn}`) and step it with `act(observation)`
     until the episode terminates or is truncated."""
     obs, info = env.reset(seed=seed, options=options)

@@ -67,8 +67,9 @@ def _predicate(term: str) -> Predicate:
             raise ConfigError(f"policy rule: bad regular expression in {term!r}: {exc}") from None
         return lambda m: bool(pattern.search(m.q))
     if term not in PREDICATES:
-        raise ConfigError(f"policy rule: unknown predicate {term!r}; "
-                          f"known: {', '.join(PREDICATES)}, query_matches:REGEX")
+        raise ConfigError(
+            f"policy rule: unknown predicate {term!r}; known: {', '.join(PREDICATES)}, query_matches:REGEX"
+        )
     return PREDICATES[term]
 
 
@@ -85,8 +86,9 @@ class Rule:
         try:
             action = Action(str(spec["then"]).strip())
         except ValueError:
-            raise ConfigError(f"policy rule: unknown action {spec['then']!r}; "
-                              f"known: {', '.join(a.value for a in Action)}") from None
+            raise ConfigError(
+                f"policy rule: unknown action {spec['then']!r}; known: {', '.join(a.value for a in Action)}"
+            ) from None
         condition = str(spec.get("if") or "").strip()
         tests = [_predicate(t) for t in re.split(r"\s+and\s+", condition) if t.strip()]
         return cls(condition, action, lambda m: all(t(m) for t in tests))

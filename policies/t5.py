@@ -42,10 +42,20 @@ class Tokenizer:
         lines = [t.replace("\n", " ").strip() for t in texts if t and t.strip()]
         if len(lines) < 10:
             raise InputError(f"too little text to train a tokenizer ({len(lines)} lines)")
-        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=sink, vocab_size=vocab_size,
-                                       model_type="unigram", pad_id=0, unk_id=1, bos_id=-1, eos_id=2,
-                                       hard_vocab_limit=False, character_coverage=1.0, num_threads=1,
-                                       minloglevel=2)
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_writer=sink,
+            vocab_size=vocab_size,
+            model_type="unigram",
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=2,
+            hard_vocab_limit=False,
+            character_coverage=1.0,
+            num_threads=1,
+            minloglevel=2,
+        )
         return cls(sink.getvalue())
 
     def __len__(self) -> int:
@@ -65,16 +75,23 @@ class ActionNetwork(nn.Module):
     head: REINFORCE's baseline is a moving average, see `training.py`). Checkpoints keep its state_dict and
     `config`, not the class, so those saved when it was called ActorCritic load unchanged."""
 
-    def __init__(self, vocab_size: int, d_model: int = 128, d_ff: int = 256, num_layers: int = 2,
-                 num_heads: int = 4):
+    def __init__(self, vocab_size: int, d_model: int = 128, d_ff: int = 256, num_layers: int = 2, num_heads: int = 4):
         super().__init__()
-        self.config = dict(vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=num_layers,
-                           num_heads=num_heads)
-        t5 = T5Config(vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, d_kv=d_model // num_heads,
-                      num_layers=num_layers, num_heads=num_heads, dropout_rate=0.0, pad_token_id=0)
+        self.config = dict(
+            vocab_size=vocab_size, d_model=d_model, d_ff=d_ff, num_layers=num_layers, num_heads=num_heads
+        )
+        t5 = T5Config(
+            vocab_size=vocab_size,
+            d_model=d_model,
+            d_ff=d_ff,
+            d_kv=d_model // num_heads,
+            num_layers=num_layers,
+            num_heads=num_heads,
+            dropout_rate=0.0,
+            pad_token_id=0,
+        )
         self.encoder = T5EncoderModel(t5)
-        self.head = nn.Sequential(nn.Linear(d_model + N_FEATURES, d_model), nn.Tanh(),
-                                  nn.Linear(d_model, len(ACTIONS)))
+        self.head = nn.Sequential(nn.Linear(d_model + N_FEATURES, d_model), nn.Tanh(), nn.Linear(d_model, len(ACTIONS)))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -86,8 +103,15 @@ class ActionNetwork(nn.Module):
 class T5Policy:
     """The network, its tokenizer and how to read an observation; greedy by default, sampling when asked."""
 
-    def __init__(self, net: ActionNetwork, tokenizer: Tokenizer, max_tokens: int = 192, max_llm_calls: int = 2,
-                 greedy: bool = True, seed: int | None = None):
+    def __init__(
+        self,
+        net: ActionNetwork,
+        tokenizer: Tokenizer,
+        max_tokens: int = 192,
+        max_llm_calls: int = 2,
+        greedy: bool = True,
+        seed: int | None = None,
+    ):
         self.net, self.tokenizer, self.max_tokens = net, tokenizer, max_tokens
         self.max_llm_calls = max_llm_calls  # the budget the features were normalised with in training
         self.greedy = greedy
@@ -114,15 +138,22 @@ class T5Policy:
 
     # -- checkpoints ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        return {"net": self.net.state_dict(), "net_config": self.net.config, "tokenizer": self.tokenizer.proto,
-                "max_tokens": self.max_tokens, "max_llm_calls": self.max_llm_calls,
-                "actions": [a.value for a in ACTIONS]}
+        return {
+            "net": self.net.state_dict(),
+            "net_config": self.net.config,
+            "tokenizer": self.tokenizer.proto,
+            "max_tokens": self.max_tokens,
+            "max_llm_calls": self.max_llm_calls,
+            "actions": [a.value for a in ACTIONS],
+        }
 
     @classmethod
     def from_state(cls, state: dict[str, Any], greedy: bool = True) -> T5Policy:
         if state.get("actions") != [a.value for a in ACTIONS]:
-            raise InputError("the checkpoint was trained on another action set: "
-                             f"{state.get('actions')} vs {[a.value for a in ACTIONS]}")
+            raise InputError(
+                "the checkpoint was trained on another action set: "
+                f"{state.get('actions')} vs {[a.value for a in ACTIONS]}"
+            )
         net = ActionNetwork(**state["net_config"])
         net.load_state_dict(state["net"])
         net.eval()

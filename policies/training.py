@@ -41,8 +41,19 @@ from augmenter.storage import atomic_open, write_atomic
 if TYPE_CHECKING:
     from augmenter.envs import TurnEnv
 
-CSV_FIELDS = ["episode", "stage", "heldout_reward", "heldout_kf1", "heldout_llm_calls", "heldout_consolidate_seeking",
-              "heldout_consolidate_other", "train_reward", "entropy", "baseline", "seconds"]
+CSV_FIELDS = [
+    "episode",
+    "stage",
+    "heldout_reward",
+    "heldout_kf1",
+    "heldout_llm_calls",
+    "heldout_consolidate_seeking",
+    "heldout_consolidate_other",
+    "train_reward",
+    "entropy",
+    "baseline",
+    "seconds",
+]
 # Settings that may change between a run and its resumption.
 IGNORED_ON_RESUME = ("episodes", "progress", "restart", "seeds", "threads", "baselines")
 
@@ -67,10 +78,13 @@ def score_heldout(env: TurnEnv, policy: EnvPolicy, seed: int = 0) -> HeldoutScor
         consolidated[turn.knowledge_seeking].append(env.mem.consolidated)
         if turn.knowledge_seeking:
             kf1.append(episode.info.get("quality", 0.0))
+
     def mean(xs):
         return float(np.mean(xs)) if xs else 0.0
-    return HeldoutScore(mean(rewards), mean(kf1), mean(calls), mean(consolidated[True]), mean(consolidated[False]),
-                        len(env.users.turns))
+
+    return HeldoutScore(
+        mean(rewards), mean(kf1), mean(calls), mean(consolidated[True]), mean(consolidated[False]), len(env.users.turns)
+    )
 
 
 def tokenizer_corpus(train_env: TurnEnv, observations: list[str]) -> list[str]:
@@ -115,8 +129,15 @@ class MovingBaseline:
         self.overall, self.turns = state["overall"], {k: tuple(v) for k, v in state["turns"].items()}
 
 
-def reinforce_update(policy: T5Policy, optimizer, batch: list[Trajectory], baseline: float | Sequence[float],
-                     gamma: float = 1.0, entropy_coef: float = 0.01, grad_clip: float = 1.0) -> tuple[float, float]:
+def reinforce_update(
+    policy: T5Policy,
+    optimizer,
+    batch: list[Trajectory],
+    baseline: float | Sequence[float],
+    gamma: float = 1.0,
+    entropy_coef: float = 0.01,
+    grad_clip: float = 1.0,
+) -> tuple[float, float]:
     """One REINFORCE step on a batch of episodes: minimise -(G_t - b) log pi(a_t|s_t) - entropy_coef * H(pi(.|s_t)),
     G_t the return-to-go, b the baseline (one for the batch, or one per episode); gradient norm clipped.
     Returns (mean episode return, mean entropy)."""
@@ -151,16 +172,19 @@ class Trainer:
     `cfg` is the composed `train` config (its `train` and `model` settings; the whole of it is saved, so that a
     resumed run is known to be the same); `teacher` is the Working-Memory policy stage 1 clones."""
 
-    def __init__(self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: int | None = None,
-                 train_envs=None):
+    def __init__(
+        self, cfg, train_env: TurnEnv, heldout_env: TurnEnv, teacher: Policy, seed: int | None = None, train_envs=None
+    ):
         self.cfg, self.t = cfg, cfg.train
         self.seed = int(self.t.seed if seed is None else seed)
         self._validate()
         self.train_envs = train_envs  # `train.num_envs` > 1: REINFORCE's episodes on a vector env's sub-envs
         num_envs = int(self.t.get("num_envs") or 1)
         if num_envs != (train_envs.num_envs if train_envs is not None else 1):
-            raise ConfigError(f"train.num_envs={num_envs} needs a vector environment of as many sub-environments "
-                              "(augmenter.api.envs.make_vector_env)")
+            raise ConfigError(
+                f"train.num_envs={num_envs} needs a vector environment of as many sub-environments "
+                "(augmenter.api.envs.make_vector_env)"
+            )
         torch.set_num_threads(max(1, int(self.t.threads)))
         self.train_env, self.heldout_env, self.teacher = train_env, heldout_env, MemoryPolicy(teacher)
         self.run_dir = Path(self.t.out_dir) / self.t.name / f"seed{self.seed}"
@@ -169,8 +193,9 @@ class Trainer:
         t = self.t
         for key in ("eval_every", "checkpoint_every"):
             if t[key] < t.batch_episodes or t[key] % t.batch_episodes:
-                raise ConfigError(f"train.{key} ({t[key]}) must be a multiple of "
-                                  f"train.batch_episodes ({t.batch_episodes})")
+                raise ConfigError(
+                    f"train.{key} ({t[key]}) must be a multiple of train.batch_episodes ({t.batch_episodes})"
+                )
         for key in ("episodes", "bc_episodes", "bc_epochs"):
             if t[key] < 0:
                 raise ConfigError(f"train.{key} must be >= 0, got {t[key]}")
@@ -206,8 +231,10 @@ class Trainer:
         saved = self.run_dir / "config.yaml"
         text = self._config_text()
         if saved.exists() and saved.read_text(encoding="utf-8") not in (text, self._legacy_config_text()):
-            raise InputError(f"{self.run_dir} holds a run of another configuration: resume with the same settings, "
-                             "or start over with train.restart=true (or another train.name)")
+            raise InputError(
+                f"{self.run_dir} holds a run of another configuration: resume with the same settings, "
+                "or start over with train.restart=true (or another train.name)"
+            )
         saved.write_text(text, encoding="utf-8")
 
     def _log(self, row: dict) -> None:
@@ -254,10 +281,11 @@ class Trainer:
         for _ in range(self.t.bc_epochs):
             order, correct = order_rng.permutation(len(observations)), 0
             for start in range(0, len(order), 32):
-                idx = order[start:start + 32]
+                idx = order[start : start + 32]
                 logits = policy.logits([observations[i] for i in idx])
-                loss = torch.nn.functional.cross_entropy(logits, targets[idx],
-                                                       label_smoothing=self.t.bc_label_smoothing)
+                loss = torch.nn.functional.cross_entropy(
+                    logits, targets[idx], label_smoothing=self.t.bc_label_smoothing
+                )
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(policy.net.parameters(), self.t.grad_clip)
@@ -288,8 +316,10 @@ class Trainer:
         if self.train_envs is None:
             return [self._sample_episode(policy, episode + i) for i in range(count)]
         seeds = [self._episode_seed(episode + i) for i in range(count)]
-        return [(turn, (obs, acts, rewards))
-                for turn, obs, acts, rewards in play_episodes(self.train_envs, policy.choose, seeds)]
+        return [
+            (turn, (obs, acts, rewards))
+            for turn, obs, acts, rewards in play_episodes(self.train_envs, policy.choose, seeds)
+        ]
 
     # -- the run -------------------------------------------------------------------------------------
     def _new_policy(self) -> tuple[T5Policy, dict]:
@@ -311,27 +341,59 @@ class Trainer:
         tokenizer = Tokenizer.train(tokenizer_corpus(self.train_env, texts), vocab_size=m.vocab_size)
         tokenizer_seconds = time.perf_counter() - start - teacher_seconds
         net = ActionNetwork(len(tokenizer), m.d_model, m.d_ff, m.num_layers, m.num_heads)
-        policy = T5Policy(net, tokenizer, m.max_tokens, self.train_env.agent.max_llm_calls, greedy=False,
-                          seed=self.seed)
+        policy = T5Policy(
+            net, tokenizer, m.max_tokens, self.train_env.agent.max_llm_calls, greedy=False, seed=self.seed
+        )
         accuracy = self._clone(policy, observations, actions)
-        return policy, {"bc_pairs": len(actions), "bc_accuracy": accuracy, "teacher_seconds": teacher_seconds,
-                        "tokenizer_seconds": tokenizer_seconds, "bc_seconds": time.perf_counter() - start}
+        return policy, {
+            "bc_pairs": len(actions),
+            "bc_accuracy": accuracy,
+            "teacher_seconds": teacher_seconds,
+            "tokenizer_seconds": tokenizer_seconds,
+            "bc_seconds": time.perf_counter() - start,
+        }
 
     def _save(self, policy: T5Policy, optimizer, episode: int, baseline: MovingBaseline, extra: dict) -> None:
-        _atomic_save({"policy": policy.state(), "optimizer": optimizer.state_dict(), "episode": episode,
-                      "baseline": baseline.state(), "sampler": policy.generator.get_state(), "extra": extra},
-                     self.run_dir / "checkpoint.pt")
+        _atomic_save(
+            {
+                "policy": policy.state(),
+                "optimizer": optimizer.state_dict(),
+                "episode": episode,
+                "baseline": baseline.state(),
+                "sampler": policy.generator.get_state(),
+                "extra": extra,
+            },
+            self.run_dir / "checkpoint.pt",
+        )
 
-    def _evaluate(self, policy: T5Policy, episode: int, stage: str, train_reward: float, entropy: float,
-                  baseline: MovingBaseline, started: float) -> HeldoutScore:
+    def _evaluate(
+        self,
+        policy: T5Policy,
+        episode: int,
+        stage: str,
+        train_reward: float,
+        entropy: float,
+        baseline: MovingBaseline,
+        started: float,
+    ) -> HeldoutScore:
         policy.greedy = True
         score = score_heldout(self.heldout_env, policy)
         policy.greedy = False
-        self._log({"episode": episode, "stage": stage, "heldout_reward": score.reward, "heldout_kf1": score.kf1,
-                   "heldout_llm_calls": score.llm_calls, "heldout_consolidate_seeking": score.consolidate_seeking,
-                   "heldout_consolidate_other": score.consolidate_other, "train_reward": train_reward,
-                   "entropy": entropy, "baseline": baseline.overall if baseline.overall is not None else float("nan"),
-                   "seconds": round(time.perf_counter() - started, 2)})
+        self._log(
+            {
+                "episode": episode,
+                "stage": stage,
+                "heldout_reward": score.reward,
+                "heldout_kf1": score.kf1,
+                "heldout_llm_calls": score.llm_calls,
+                "heldout_consolidate_seeking": score.consolidate_seeking,
+                "heldout_consolidate_other": score.consolidate_other,
+                "train_reward": train_reward,
+                "entropy": entropy,
+                "baseline": baseline.overall if baseline.overall is not None else float("nan"),
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        )
         return score
 
     def run(self) -> dict:
@@ -356,19 +418,31 @@ class Trainer:
             policy.net.train()
             optimizer = torch.optim.Adam(policy.net.parameters(), lr=self.t.lr)
             episode, resumed = 0, None
-            self._evaluate(policy, 0, "cloned" if self.t.bc_episodes else "init", float("nan"), float("nan"),
-                           baseline, started)
+            self._evaluate(
+                policy, 0, "cloned" if self.t.bc_episodes else "init", float("nan"), float("nan"), baseline, started
+            )
             self._save(policy, optimizer, 0, baseline, extra)
-        bar = tqdm(total=self.t.episodes, initial=min(episode, self.t.episodes), desc=f"train seed {self.seed}",
-                   unit="ep", disable=not self.t.progress)
+        bar = tqdm(
+            total=self.t.episodes,
+            initial=min(episode, self.t.episodes),
+            desc=f"train seed {self.seed}",
+            unit="ep",
+            disable=not self.t.progress,
+        )
         window: list[float] = []
         entropy = float("nan")
         while episode < self.t.episodes:
             sampled = self._sample_batch(policy, episode)
             batch = [trajectory for _, trajectory in sampled]
-            mean_return, entropy = reinforce_update(policy, optimizer, batch,
-                                                   [baseline.value(turn) for turn, _ in sampled], self.t.gamma,
-                                                   self.t.entropy_coef, self.t.grad_clip)
+            mean_return, entropy = reinforce_update(
+                policy,
+                optimizer,
+                batch,
+                [baseline.value(turn) for turn, _ in sampled],
+                self.t.gamma,
+                self.t.entropy_coef,
+                self.t.grad_clip,
+            )
             for turn, (_, _, rewards) in sampled:
                 baseline.update(turn, sum(rewards))
             window.append(mean_return)
@@ -385,8 +459,9 @@ class Trainer:
         return {"run_dir": str(self.run_dir), "episodes": episode, "resumed_from": resumed, **extra}
 
 
-def baselines(heldout_env: TurnEnv, policies: dict[str, Policy], path: Path, key: str,
-              seeds: int = 3) -> dict[str, dict]:
+def baselines(
+    heldout_env: TurnEnv, policies: dict[str, Policy], path: Path, key: str, seeds: int = 3
+) -> dict[str, dict]:
     """Held-out scores of the reference policies (the horizontal lines of Fig. 3): random (mean of `seeds`
     seeds) and the named Working-Memory `policies`. Kept in `path` (baselines.json) with `key`, which names the
     environment they were scored in; scored again when it changes."""

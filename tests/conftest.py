@@ -85,12 +85,16 @@ def untrained_policy_file(tmp_path_factory):
 
     from augmenter.policies.t5 import ActionNetwork, T5Policy, Tokenizer
 
-    lines = [f"user: is there {w} at the hotel? evidence: {n} snippets candidate 1 (utility 0.{n}): yes"
-             for n in range(10) for w in ("parking", "wifi", "a pool", "breakfast", "room service")]
+    lines = [
+        f"user: is there {w} at the hotel? evidence: {n} snippets candidate 1 (utility 0.{n}): yes"
+        for n in range(10)
+        for w in ("parking", "wifi", "a pool", "breakfast", "room service")
+    ]
     tokenizer = Tokenizer.train(lines, vocab_size=120)
     torch.manual_seed(3)  # an init whose greedy choices hit the step budget (12 consolidations, then forced call, send)
-    policy = T5Policy(ActionNetwork(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2), tokenizer,
-                      max_tokens=64)
+    policy = T5Policy(
+        ActionNetwork(len(tokenizer), d_model=32, d_ff=64, num_layers=1, num_heads=2), tokenizer, max_tokens=64
+    )
     path = tmp_path_factory.mktemp("policy") / "policy.pt"
     torch.save({"policy": policy.state()}, path)
     return path

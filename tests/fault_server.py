@@ -38,8 +38,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HUGE = "0123456789" * 5000
 MARKUP = "[/b] [red]x[/red] <script>alert(1)</script>"
 ESCAPES = "\x1b[31mred\x1b[0m\x1b]0;title\x07"
-MODES = ("ok", "500", "429", "400", "flaky", "hang", "reset", "invalid_json", "html", "no_choices", "empty_choices",
-         "empty_content", "huge", "markup", "escapes", "auth")
+MODES = (
+    "ok",
+    "500",
+    "429",
+    "400",
+    "flaky",
+    "hang",
+    "reset",
+    "invalid_json",
+    "html",
+    "no_choices",
+    "empty_choices",
+    "empty_content",
+    "huge",
+    "markup",
+    "escapes",
+    "auth",
+)
 _TEXT = {"huge": HUGE, "markup": MARKUP, "escapes": ESCAPES, "empty_content": ""}
 
 
@@ -50,8 +66,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # keep the test output clean
         pass
 
-    def _send(self, status: int, body: str | bytes, content_type: str = "application/json",
-              headers: dict | None = None) -> None:
+    def _send(
+        self, status: int, body: str | bytes, content_type: str = "application/json", headers: dict | None = None
+    ) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         try:
             self.send_response(status)
@@ -67,8 +84,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.owner._count()
         if self.path.rstrip("/").endswith("/models"):
-            self._send(200, json.dumps({"object": "list", "data": [{"id": self.server.owner.model,
-                                                                   "object": "model", "owned_by": "tests"}]}))
+            self._send(
+                200,
+                json.dumps(
+                    {
+                        "object": "list",
+                        "data": [{"id": self.server.owner.model, "object": "model", "owned_by": "tests"}],
+                    }
+                ),
+            )
         else:
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
 
@@ -98,13 +122,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
             return
+
         def error(message, kind):
             return json.dumps({"error": {"message": message, "type": kind}})
+
         if mode == "500":
             return self._send(500, error("internal error (fault server)", "server_error"))
         if mode == "429":
-            return self._send(429, error("rate limited (fault server)", "rate_limit_error"),
-                              headers={"Retry-After": owner.retry_after})
+            return self._send(
+                429,
+                error("rate limited (fault server)", "rate_limit_error"),
+                headers={"Retry-After": owner.retry_after},
+            )
         if mode == "400":
             return self._send(400, error("bad request (fault server)", "invalid_request_error"))
         if mode == "auth":
@@ -120,18 +149,27 @@ class _Handler(BaseHTTPRequestHandler):
             body["choices"] = [] if mode == "empty_choices" else [self._choice(text, request)]
         messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
         words = sum(len(str(m.get("content", "")).split()) for m in messages)
-        body["usage"] = {"prompt_tokens": words, "completion_tokens": len(text.split()),
-                         "total_tokens": words + len(text.split())}
+        body["usage"] = {
+            "prompt_tokens": words,
+            "completion_tokens": len(text.split()),
+            "total_tokens": words + len(text.split()),
+        }
         self._send(200, json.dumps(body))
 
     @staticmethod
     def _choice(text: str, request: dict) -> dict:
         choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         if request.get("logprobs"):
-            choice["logprobs"] = {"content": [
-                {"token": word, "logprob": -0.1, "top_logprobs": [{"token": word, "logprob": -0.1},
-                                                                  {"token": "No", "logprob": -2.5}]}
-                for word in text.split()]}
+            choice["logprobs"] = {
+                "content": [
+                    {
+                        "token": word,
+                        "logprob": -0.1,
+                        "top_logprobs": [{"token": word, "logprob": -0.1}, {"token": "No", "logprob": -2.5}],
+                    }
+                    for word in text.split()
+                ]
+            }
         return choice
 
 
@@ -144,8 +182,16 @@ class _Server(ThreadingHTTPServer):
 class FaultServer:
     """The server, started on construction; use it as a context manager or call `close()`."""
 
-    def __init__(self, mode: str = "ok", reply: str = "Hello from the fault server.", fail_first: int = 0,
-                 hang_seconds: float = 30.0, retry_after: str = "0", seed: int = 0, model: str = "fault-model"):
+    def __init__(
+        self,
+        mode: str = "ok",
+        reply: str = "Hello from the fault server.",
+        fail_first: int = 0,
+        hang_seconds: float = 30.0,
+        retry_after: str = "0",
+        seed: int = 0,
+        model: str = "fault-model",
+    ):
         self.mode, self.reply, self.fail_first = mode, reply, fail_first
         self.hang_seconds, self.retry_after, self.model = hang_seconds, retry_after, model
         self.requests = 0
@@ -158,8 +204,12 @@ class FaultServer:
         self._server.owner = self
         self.port = self._server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"fault-server-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fault-server-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
 
     @property

@@ -34,8 +34,14 @@ def cluster():
 
 
 def _args(out: Path, limit: int = 6) -> list[str]:
-    return [f"data_root={DATA}", "llm=fake", f"llm_cache.dir={out / 'cache'}", f"eval.out_dir={out}",
-            "eval.progress=false", f"eval.limit={limit}"]
+    return [
+        f"data_root={DATA}",
+        "llm=fake",
+        f"llm_cache.dir={out / 'cache'}",
+        f"eval.out_dir={out}",
+        "eval.progress=false",
+        f"eval.limit={limit}",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -156,5 +162,7 @@ def test_bad_shard_size_and_missing_ray_are_one_line(tmp_path, capsys, monkeypat
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     assert main(["grid", "--ray", "--only", "table2_llm_only", *_args(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["augmenter: error: augmenter grid --ray needs Ray: install the distributed "
-                                        "extra (pip install 'augmenter[distributed]')"]
+    assert err.strip().splitlines() == [
+        "augmenter: error: augmenter grid --ray needs Ray: install the distributed "
+        "extra (pip install 'augmenter[distributed]')"
+    ]

@@ -52,24 +52,34 @@ def test_self_ask(make_agent, answer, consolidates):
 
 
 def test_if_then_rules_from_config(make_agent):
-    rules = [{"if": "entity_mentioned and not consolidated", "then": "consolidate_knowledge"},
-             {"if": "not has_candidate", "then": "call_llm"}, {"then": "send"}]
+    rules = [
+        {"if": "entity_mentioned and not consolidated", "then": "consolidate_knowledge"},
+        {"if": "not has_candidate", "then": "call_llm"},
+        {"then": "send"},
+    ]
     agent = make_agent(FakeLLM(default=GOOD), RulePolicy(rules))
     assert actions(agent.respond(Q)) == ["consolidate_knowledge", "call_llm", "send"]
     assert actions(agent.respond("Thanks, goodbye!")) == ["call_llm", "send"]
-    regex = RulePolicy([{"if": "query_matches:\\breviews?\\b and not consolidated", "then": "consolidate_knowledge"},
-                        {"then": "call_llm"}])
+    regex = RulePolicy(
+        [
+            {"if": "query_matches:\\breviews?\\b and not consolidated", "then": "consolidate_knowledge"},
+            {"then": "call_llm"},
+        ]
+    )
     assert regex.next_action(WorkingMemory(q="What do reviews say?")) == Action.CONSOLIDATE_KNOWLEDGE
     assert regex.next_action(WorkingMemory(q="Hi")) == Action.CALL_LLM
 
 
-@pytest.mark.parametrize("rules, message", [
-    ([{"if": "moon_is_full", "then": "send"}], "unknown predicate"),
-    ([{"then": "dance"}], "unknown action"),
-    ([{"if": "consolidated"}], "needs 'then"),
-    ([{"if": "query_matches:([", "then": "send"}], "bad regular expression"),
-    ([], "no rules"),
-])
+@pytest.mark.parametrize(
+    "rules, message",
+    [
+        ([{"if": "moon_is_full", "then": "send"}], "unknown predicate"),
+        ([{"then": "dance"}], "unknown action"),
+        ([{"if": "consolidated"}], "needs 'then"),
+        ([{"if": "query_matches:([", "then": "send"}], "bad regular expression"),
+        ([], "no rules"),
+    ],
+)
 def test_bad_rules_fail_clearly(rules, message):
     with pytest.raises(ConfigError, match=message):
         RulePolicy(rules)

@@ -28,8 +28,9 @@ def test_the_readme_example_runs_from_another_directory(tmp_path):
 
 def test_callbacks_see_every_action_as_it_is_recorded():
     seen = []
-    assistant = Assistant.from_overrides(["llm=fake", "utility=kf1"],
-                                         callbacks=[lambda mem, record: seen.append((record.action, len(mem.trace)))])
+    assistant = Assistant.from_overrides(
+        ["llm=fake", "utility=kf1"], callbacks=[lambda mem, record: seen.append((record.action, len(mem.trace)))]
+    )
     memory = assistant.session().say("Does the Grand Meridian Hotel have a pool?")
     assert [action for action, _ in seen] == [r.action for r in memory.trace]
     assert [n for _, n in seen] == list(range(1, len(memory.trace) + 1))  # called right after each record
@@ -49,8 +50,11 @@ def test_plain_functions_as_policy_and_utility():
         score = next(scores)
         return (score, None if score > 0.5 else "Mention the pool.")
 
-    assistant = Assistant.from_overrides(["llm=fake", "llm.responses=[No idea., There is a pool.]",
-                                          "agent.max_llm_calls=3"], policy=policy, utility=utility)
+    assistant = Assistant.from_overrides(
+        ["llm=fake", "llm.responses=[No idea., There is a pool.]", "agent.max_llm_calls=3"],
+        policy=policy,
+        utility=utility,
+    )
     memory = assistant.ask("Is there a pool?")
     assert memory.o == ["No idea.", "There is a pool."] and memory.u == [0.1, 0.9]
     assert memory.f == ["Mention the pool.", None] and memory.response == "There is a pool."
@@ -106,8 +110,13 @@ def test_a_grid_yields_each_experiment_and_goes_on_after_one_with_failed_turns(t
         return summary
 
     monkeypatch.setattr(Evaluator, "run", run)
-    runs = list(grid(["table2_llm_only", "table2_bm25"], [f"data_root={DATA}", "llm=fake", f"eval.out_dir={tmp_path}",
-                                                          "eval.limit=2"]))
+    runs = list(
+        grid(
+            ["table2_llm_only", "table2_bm25"],
+            [f"data_root={DATA}", "llm=fake", f"eval.out_dir={tmp_path}", "eval.limit=2"],
+        )
+    )
     assert [(r.name, r.summary, str(r.error) if r.error else None) for r in runs] == [
         ("table2_llm_only", {"name": "table2_llm_only", "turns": 3}, "1 of 3 turns failed"),
-        ("table2_bm25", {"name": "table2_bm25", "turns": 3}, None)]
+        ("table2_bm25", {"name": "table2_bm25", "turns": 3}, None),
+    ]

@@ -58,18 +58,33 @@ def test_dialogue_key_is_the_opening_utterance():
 def _records(path, answers: dict[str, str]):
     rows = []
     for did, text in answers.items():
-        rows.append({"dialogue_id": did, "status": "ok", "response": text, "gold_ids": ["hotel:1:faq:2"],
-                     "references": [f"gold {did}"], "gold_knowledge": [], "metrics": {"kf1": 0.1}, "cost": {},
-                     "memory": {"q": f"question {did}?", "h_q": [{"speaker": "U", "text": f"open {did}"}],
-                                "entities": [{"domain": "hotel", "entity_id": 2, "name": "X"}]}})
+        rows.append(
+            {
+                "dialogue_id": did,
+                "status": "ok",
+                "response": text,
+                "gold_ids": ["hotel:1:faq:2"],
+                "references": [f"gold {did}"],
+                "gold_knowledge": [],
+                "metrics": {"kf1": 0.1},
+                "cost": {},
+                "memory": {
+                    "q": f"question {did}?",
+                    "h_q": [{"speaker": "U", "text": f"open {did}"}],
+                    "entities": [{"domain": "hotel", "entity_id": 2, "name": "X"}],
+                },
+            }
+        )
     rows.append({"dialogue_id": "9", "status": "failed", "error": "x", "response": ""})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def test_sheets_hide_the_systems_and_show_identical_answers_once(tmp_path, demo_kb):
-    runs = {"alpha": _records(tmp_path / "a.jsonl", {"1": "Same answer.", "2": "Alpha says."}),
-            "beta": _records(tmp_path / "b.jsonl", {"1": "Same  answer.", "2": "Beta says.", "3": "Only beta."})}
+    runs = {
+        "alpha": _records(tmp_path / "a.jsonl", {"1": "Same answer.", "2": "Alpha says."}),
+        "beta": _records(tmp_path / "b.jsonl", {"1": "Same  answer.", "2": "Beta says.", "3": "Only beta."}),
+    }
     items = build_items(runs, seed=0)
     assert [i.dialogue_id for i in items] == ["1", "2"]  # answered by every run (turn 3 by beta only, 9 failed)
     assert [a.systems for a in items[0].answers] == [["alpha", "beta"]]  # whitespace-normalised duplicates merged
@@ -90,8 +105,17 @@ def test_sheets_hide_the_systems_and_show_identical_answers_once(tmp_path, demo_
 
 
 def _label_line(item, rid, *labels, flags=()):
-    return json.dumps({"item": item, "response": rid, "flags": list(flags),
-                       "claims": [{"text": t, "label": lab, "why": ""} for t, lab in labels]}) + "\n"
+    return (
+        json.dumps(
+            {
+                "item": item,
+                "response": rid,
+                "flags": list(flags),
+                "claims": [{"text": t, "label": lab, "why": ""} for t, lab in labels],
+            }
+        )
+        + "\n"
+    )
 
 
 def test_labels_are_read_strictly_with_file_and_line(tmp_path):
@@ -102,9 +126,13 @@ def test_labels_are_read_strictly_with_file_and_line(tmp_path):
     assert labels[(1, "R2")].flags == ["idk"] and labels[(1, "R2")].claims == []
     with pytest.raises(InputError, match=r"1 answer\(s\) not labelled \(2/R1\)"):
         read_labels(path, expected=[(1, "R1"), (1, "R2"), (2, "R1")])
-    cases = [(_label_line(1, "X1"), "'response' must be R1"), (_label_line(1, "R1", ("a", "Q")), "label 'Q'"),
-             (_label_line(1, "R1", flags=["rude"]), "'flags' must be"), ("[1, 2]\n", "not a JSON object|object"),
-             (_label_line(1, "R1") * 2, "labelled twice")]
+    cases = [
+        (_label_line(1, "X1"), "'response' must be R1"),
+        (_label_line(1, "R1", ("a", "Q")), "label 'Q'"),
+        (_label_line(1, "R1", flags=["rude"]), "'flags' must be"),
+        ("[1, 2]\n", "not a JSON object|object"),
+        (_label_line(1, "R1") * 2, "labelled twice"),
+    ]
     for content, message in cases:
         path.write_text(content)
         with pytest.raises(InputError, match=rf"l.jsonl:\d+: .*({message})"):
@@ -131,8 +159,9 @@ def test_whether_an_answer_answers_how_natural_it_reads_and_the_ranks_are_read_s
     from augmenter.audit.labels import read_ranks
 
     path = tmp_path / "labels.jsonl"
-    path.write_text(json.dumps({"item": 1, "response": "R1", "claims": [], "flags": [], "answers": "partly",
-                                "natural": 2}) + "\n")
+    path.write_text(
+        json.dumps({"item": 1, "response": "R1", "claims": [], "flags": [], "answers": "partly", "natural": 2}) + "\n"
+    )
     label = read_labels(path)[(1, "R1")]
     assert (label.answers, label.natural) == ("partly", 2) and label.to_json()["answers"] == "partly"
     path.write_text(json.dumps({"item": 1, "response": "R1", "claims": [], "answers": "maybe"}) + "\n")

@@ -43,8 +43,18 @@ def chat(tmp_path, capsys, lines, *overrides):
 
 
 def openai_at(srv, *extra):
-    return ["llm=openai", f"llm.base_url={srv.base_url}", f"llm.model={srv.model}", "llm.timeout=1",
-            "llm.deadline=5", "llm.max_retries=1", "llm.backoff=0", "policy=no_knowledge", "utility=kf1", *extra]
+    return [
+        "llm=openai",
+        f"llm.base_url={srv.base_url}",
+        f"llm.model={srv.model}",
+        "llm.timeout=1",
+        "llm.deadline=5",
+        "llm.max_retries=1",
+        "llm.backoff=0",
+        "policy=no_knowledge",
+        "utility=kf1",
+        *extra,
+    ]
 
 
 def assert_safe(code, out, err, raw, expected_code=0):
@@ -85,8 +95,14 @@ def test_chat_survives_every_fault(mode, fault_server, tmp_path, capsys):
 def test_open_breaker_is_reported_and_the_session_goes_on(fault_server, tmp_path, capsys):
     fault_server.mode = "500"
     lines = [*LINES, "Is breakfast included?"]
-    code, out, err, rows, raw = chat(tmp_path, capsys, lines, *openai_at(fault_server),
-                                     "llm_guard.max_consecutive_failures=1", "llm_guard.cooldown=60")
+    code, out, err, rows, raw = chat(
+        tmp_path,
+        capsys,
+        lines,
+        *openai_at(fault_server),
+        "llm_guard.max_consecutive_failures=1",
+        "llm_guard.cooldown=60",
+    )
     assert_safe(code, out, err, raw)
     assert [r["status"] for r in rows] == ["failed"] * 3
     assert out.count("the LLM backend looks down") == 2 and "retrying at" in out
@@ -96,13 +112,27 @@ def test_open_breaker_is_reported_and_the_session_goes_on(fault_server, tmp_path
 
 def test_markup_and_escapes_in_user_model_and_knowledge_text(tmp_path, capsys, monkeypatch):
     kb = tmp_path / "kb.jsonl"
-    kb.write_text(json.dumps({"entity": "Blue [bold]Lagoon[/bold] Spa", "question": "Open on Sundays? [/red]",
-                              "answer": "Yes, \x1b[31mfrom 10 to 6\x1b[0m [/b] on Sundays.\x1b]0;pwned\x07"}) + "\n")
+    kb.write_text(
+        json.dumps(
+            {
+                "entity": "Blue [bold]Lagoon[/bold] Spa",
+                "question": "Open on Sundays? [/red]",
+                "answer": "Yes, \x1b[31mfrom 10 to 6\x1b[0m [/b] on Sundays.\x1b]0;pwned\x07",
+            }
+        )
+        + "\n"
+    )
     reply = "[/b] The Blue Lagoon Spa is open \x1b[2Jfrom 10 to 6 on Sundays. [link=file:///etc]x[/link]"
     monkeypatch.setenv("FAKE_REPLY", reply)
-    code, out, err, rows, raw = chat(tmp_path, capsys, ["Is the Blue [bold]Lagoon[/bold] Spa open on Sundays? [/red]"],
-                                     "llm=fake", "llm.default=${oc.env:FAKE_REPLY}", "knowledge=jsonl",
-                                     f"knowledge.path={kb}")
+    code, out, err, rows, raw = chat(
+        tmp_path,
+        capsys,
+        ["Is the Blue [bold]Lagoon[/bold] Spa open on Sundays? [/red]"],
+        "llm=fake",
+        "llm.default=${oc.env:FAKE_REPLY}",
+        "knowledge=jsonl",
+        f"knowledge.path={kb}",
+    )
     assert_safe(code, out, err, raw)
     assert "user> Is the Blue [bold]Lagoon[/bold] Spa open on Sundays? [/red]" in out
     assert "candidate 1: [/b] The Blue Lagoon Spa is open from 10 to 6 on Sundays. [link=file:///etc]x[/link]" in out
@@ -113,16 +143,26 @@ def test_markup_and_escapes_in_user_model_and_knowledge_text(tmp_path, capsys, m
 
 def test_a_reply_of_control_codes_alone_is_not_a_blank_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("FAKE_REPLY", "\x1b[2J\x1b[H\x07")
-    code, out, err, rows, raw = chat(tmp_path, capsys, ["Hello?"], "llm=fake", "llm.default=${oc.env:FAKE_REPLY}",
-                                     "policy=no_knowledge", "utility=kf1")
+    code, out, err, rows, raw = chat(
+        tmp_path,
+        capsys,
+        ["Hello?"],
+        "llm=fake",
+        "llm.default=${oc.env:FAKE_REPLY}",
+        "policy=no_knowledge",
+        "utility=kf1",
+    )
     assert_safe(code, out, err, raw)
     assert "assistant> (empty reply)" in out and rows[0]["memory"]["response"] == "\x1b[2J\x1b[H\x07"
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
-       | st.lists(st.sampled_from(["\x1b[31m", "\x1b]0;t\x07", "\x1b", "[/b]", "[red]", "\x9b2J", "\r", "a b"]))
-       .map("".join))
+@given(
+    text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+    | st.lists(st.sampled_from(["\x1b[31m", "\x1b]0;t\x07", "\x1b", "[/b]", "[red]", "\x9b2J", "\r", "a b"])).map(
+        "".join
+    )
+)
 def test_shown_text_has_no_control_characters_and_never_breaks_the_console(text):
     console = Console(file=io.StringIO(), width=40, color_system=None)
     console.print(safe(("assistant> ", "bold"), text))
@@ -149,8 +189,11 @@ LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(st.one_of(LINE, LINE.map(lambda s: "#" + s), st.just(""), st.just("  ")), max_size=8),
-       newline=st.sampled_from(["\n", "\r\n", "\r"]), bom=st.booleans())
+@given(
+    lines=st.lists(st.one_of(LINE, LINE.map(lambda s: "#" + s), st.just(""), st.just("  ")), max_size=8),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    bom=st.booleans(),
+)
 def test_read_script_returns_the_utterances(lines, newline, bom, tmp_path):
     path = tmp_path / "script.txt"
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + newline.join(lines).encode("utf-8"))

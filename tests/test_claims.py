@@ -17,12 +17,16 @@ from augmenter.verification import FastVerifier, LLMVerifier, lexical, split_sen
 from augmenter.verification.splitter import ClaimSplitter, is_claim, parse_claims
 from augmenter.verification.verifiers import label_distribution, label_of
 
-SHUTTLE = ("[Grand Meridian Hotel] Q: Do you offer airport shuttles? "
-           "A: A shuttle to the airport leaves every hour for 12 pounds.")
+SHUTTLE = (
+    "[Grand Meridian Hotel] Q: Do you offer airport shuttles? "
+    "A: A shuttle to the airport leaves every hour for 12 pounds."
+)
 SUNDAY = "[Crumb & Co] Q: Are you open on Sundays? A: No, the bakery is closed on Sundays."
 PARKING = "[Riverside Lodge] Q: Is there free parking? A: Yes, guests can park for free in the lot behind the lodge."
-POOL = ("[Grand Meridian Hotel] Q: Is there a swimming pool? "
-        "A: Yes, there is an indoor heated pool open from 7 am to 10 pm.")
+POOL = (
+    "[Grand Meridian Hotel] Q: Is there a swimming pool? "
+    "A: Yes, there is an indoor heated pool open from 7 am to 10 pm."
+)
 
 
 # ------------------------------------------------------------------------------------------- splitting
@@ -30,25 +34,35 @@ POOL = ("[Grand Meridian Hotel] Q: Is there a swimming pool? "
 
 def test_sentences_keep_abbreviations_and_drop_questions_and_greetings():
     text = "Dr. Smith works at St. Mary's. It opens at 9 am! Would you like to book? Thanks."
-    assert split_sentences(text) == ["Dr. Smith works at St. Mary's.", "It opens at 9 am!", "Would you like to book?",
-                                     "Thanks."]
+    assert split_sentences(text) == [
+        "Dr. Smith works at St. Mary's.",
+        "It opens at 9 am!",
+        "Would you like to book?",
+        "Thanks.",
+    ]
     assert [s for s in split_sentences(text) if is_claim(s)] == ["Dr. Smith works at St. Mary's.", "It opens at 9 am!"]
 
 
 def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
-    assert parse_claims("- The hotel has a pool.\n2. The pool is heated.\n") == ["The hotel has a pool.",
-                                                                                  "The pool is heated."]
+    assert parse_claims("- The hotel has a pool.\n2. The pool is heated.\n") == [
+        "The hotel has a pool.",
+        "The pool is heated.",
+    ]
     assert parse_claims("NONE") == []
     assert parse_claims("   ") is None
     candidate = "The hotel has a heated pool. Parking costs 15 pounds."
     good = FakeLLM(responses=["- The Grand Meridian Hotel has a heated pool.\n- Parking costs 15 pounds."])
     splitter = ClaimSplitter("llm", MeteredLLM(good), PromptEngine())
-    assert splitter.split(candidate, "Is there a pool?") == (["The Grand Meridian Hotel has a heated pool.",
-                                                              "Parking costs 15 pounds."], "llm")
+    assert splitter.split(candidate, "Is there a pool?") == (
+        ["The Grand Meridian Hotel has a heated pool.", "Parking costs 15 pounds."],
+        "llm",
+    )
     sentences = ["The hotel has a heated pool.", "Parking costs 15 pounds."]
-    for unusable in ("- The museum in the north sells tickets to tourists every morning.",  # not from the candidate
-                     "- The Grand Meridian Hotel has a heated pool.",  # drops a sentence that states something
-                     "NONE"):  # no claims in a reply that makes two
+    for unusable in (
+        "- The museum in the north sells tickets to tourists every morning.",  # not from the candidate
+        "- The Grand Meridian Hotel has a heated pool.",  # drops a sentence that states something
+        "NONE",
+    ):  # no claims in a reply that makes two
         splitter = ClaimSplitter("llm", MeteredLLM(FakeLLM(responses=[unusable])), PromptEngine())
         assert splitter.split(candidate, "Is there a pool?") == (sentences, "fallback")
         assert splitter.fallbacks == 1
@@ -80,8 +94,9 @@ def test_a_faq_states_its_question_with_the_answers_polarity():
     faq = "Q: Is there free parking? A: No, parking costs 15 pounds per day."
     assert lexical.polarity_against("Parking is free.", faq)[:2] == (False, True)
     assert lexical.polarity_against("Parking costs 15 pounds per day.", faq)[:2] == (False, False)
-    found = lexical.polarity_against("No, the bakery is not open on Sundays.",
-                                     "Q: Are you open on Sundays? A: No, the bakery is closed on Sundays.")
+    found = lexical.polarity_against(
+        "No, the bakery is not open on Sundays.", "Q: Are you open on Sundays? A: No, the bakery is closed on Sundays."
+    )
     assert found[:2] == (True, True)
 
 
@@ -144,12 +159,16 @@ def test_label_scores_come_from_first_token_logprobs():
     assert label_of("S") == Verdict.SUPPORTED and label_of("R") == Verdict.REFUTED
     assert label_of("N") == Verdict.NOT_ENOUGH_INFO
     assert label_of("I") is None and label_of("A") is None and label_of("s") is None
-    dist = label_distribution([{"S": math.log(0.7), "RE": math.log(0.1), "NOT": math.log(0.1), "I": math.log(0.1)}],
-                              "SUPPORTED")
+    dist = label_distribution(
+        [{"S": math.log(0.7), "RE": math.log(0.1), "NOT": math.log(0.1), "I": math.log(0.1)}], "SUPPORTED"
+    )
     assert dist[Verdict.SUPPORTED] == pytest.approx(0.7 / 0.9)
     # no log-probabilities from the backend: the word said
-    assert label_distribution(None, "REFUTED") == {Verdict.SUPPORTED: 0.0, Verdict.REFUTED: 1.0,
-                                                    Verdict.NOT_ENOUGH_INFO: 0.0}
+    assert label_distribution(None, "REFUTED") == {
+        Verdict.SUPPORTED: 0.0,
+        Verdict.REFUTED: 1.0,
+        Verdict.NOT_ENOUGH_INFO: 0.0,
+    }
 
 
 def test_llm_verifier_uses_logprobs_and_shows_the_most_similar_evidence():
@@ -174,8 +193,9 @@ def _memory(*texts: str, q: str = "Tell me about the hotel.") -> WorkingMemory:
 def test_claims_feedback_names_each_bad_claim_and_quotes_the_evidence(fast):
     utility = ClaimsUtility(fast)
     mem = _memory(SHUTTLE, POOL)
-    result = utility(mem, "There is an indoor heated pool. A shuttle to the airport costs 20 pounds. "
-                          "The hotel has a spa.")
+    result = utility(
+        mem, "There is an indoor heated pool. A shuttle to the airport costs 20 pounds. The hotel has a spa."
+    )
     verdicts = [c.verdict for c in result.claims]
     assert verdicts[0] == Verdict.SUPPORTED and verdicts[1] == Verdict.REFUTED
     assert verdicts[2] == Verdict.NOT_ENOUGH_INFO
@@ -310,8 +330,20 @@ def test_chat_shows_sources_and_writes_citations(tmp_path, capsys):
     script.write_text("Does the Grand Meridian Hotel have a pool? [/red]\n", encoding="utf-8")
     out = tmp_path / "session.jsonl"
     answer = "Yes, the Grand Meridian Hotel has an indoor heated pool open from 7 am to 10 pm."
-    code = main(["chat", "--trace", "--script", str(script), "--output", str(out), "llm=fake",
-                 f"llm.responses=[{json.dumps(answer)}]", "utility=claims", "consolidator.opinions=false"])  # a draft
+    code = main(
+        [
+            "chat",
+            "--trace",
+            "--script",
+            str(script),
+            "--output",
+            str(out),
+            "llm=fake",
+            f"llm.responses=[{json.dumps(answer)}]",
+            "utility=claims",
+            "consolidator.opinions=false",
+        ]
+    )  # a draft
     assert code == 0
     shown = capsys.readouterr().out
     assert "sources:" in shown and "[1] hotel:1:faq:0" in shown and "[/red]" in shown
@@ -326,8 +358,18 @@ def test_claims_utility_with_each_verifier_builds_from_config():
 
     names = {"fast": "FastVerifier", "llm": "LLMVerifier", "combined": "CombinedVerifier"}
     for verifier, name in names.items():
-        agent = build_agent(compose("chat", ["llm=fake", "utility=claims", f"verifier={verifier}",
-                                             "utility.splitter=llm", "executor.unsupported=best"]))
+        agent = build_agent(
+            compose(
+                "chat",
+                [
+                    "llm=fake",
+                    "utility=claims",
+                    f"verifier={verifier}",
+                    "utility.splitter=llm",
+                    "executor.unsupported=best",
+                ],
+            )
+        )
         assert type(agent.executor.utility.verifier).__name__ == name
         assert agent.respond("Does the Grand Meridian Hotel have a pool?").outcome is not None
 

@@ -9,8 +9,9 @@ from conftest import DATA
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "augmenter.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "augmenter.cli.main", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_script_session_writes_every_working_memory(tmp_path, capsys):
@@ -35,8 +36,10 @@ def test_errors_are_one_line_not_tracebacks(tmp_path):
         (["chat", "--script", str(bad), "llm=fake"], "not UTF-8"),
         (["chat", "--script", str(tmp_path / "none.txt"), "llm=fake"], "script file not found"),
         (["chat", "policy=nonexistent", "llm=fake"], "Could not find 'policy/nonexistent'"),
-        (["chat", "task=dstc11", f"data_root={tmp_path}", "llm=fake", "--script", str(bad.with_name("x"))],
-         "not found"),
+        (
+            ["chat", "task=dstc11", f"data_root={tmp_path}", "llm=fake", "--script", str(bad.with_name("x"))],
+            "not found",
+        ),
     ]
     malformed = tmp_path / "kb.jsonl"
     malformed.write_text("{broken\n")
@@ -52,8 +55,10 @@ def test_dstc11_task_runs_on_published_knowledge(tmp_path):
     script = tmp_path / "s.txt"
     script.write_text("Does the Gonville Hotel have free wifi?\n")
     out = tmp_path / "o.jsonl"
-    assert main(["chat", "--script", str(script), "--output", str(out), "llm=fake", "task=dstc11",
-                 f"data_root={DATA}"]) == 0
+    assert (
+        main(["chat", "--script", str(script), "--output", str(out), "llm=fake", "task=dstc11", f"data_root={DATA}"])
+        == 0
+    )
     mem = json.loads(out.read_text())["memory"]
     assert all(s["entity_name"] == "GONVILLE HOTEL" for s in mem["e"]) and mem["e"]
 

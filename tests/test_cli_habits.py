@@ -59,8 +59,10 @@ def actions(record):
 
 
 # help
-@pytest.mark.parametrize("command, config", [("chat", "chat"), ("eval", "eval"), ("grid", "eval"),
-                                             ("precompute", "train"), ("train", "train")])
+@pytest.mark.parametrize(
+    "command, config",
+    [("chat", "chat"), ("eval", "eval"), ("grid", "eval"), ("precompute", "train"), ("train", "train")],
+)
 def test_help_lists_every_group_with_its_options(command, config, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])
@@ -83,12 +85,15 @@ def test_defaults_follow_the_experiment_and_task():
 
 
 # --cfg job
-@pytest.mark.parametrize("command, extra, key, expected", [
-    ("chat", ["policy=self_ask"], ("policy", "_target_"), "augmenter.policies.SelfAskPolicy"),
-    ("eval", ["experiment=table5_core"], ("name",), "table5_core"),
-    ("train", ["env.train_limit=7"], ("env", "train_limit"), 7),
-    ("precompute", ["precompute.max_states=9"], ("precompute", "max_states"), 9),
-])
+@pytest.mark.parametrize(
+    "command, extra, key, expected",
+    [
+        ("chat", ["policy=self_ask"], ("policy", "_target_"), "augmenter.policies.SelfAskPolicy"),
+        ("eval", ["experiment=table5_core"], ("name",), "table5_core"),
+        ("train", ["env.train_limit=7"], ("env", "train_limit"), 7),
+        ("precompute", ["precompute.max_states=9"], ("precompute", "max_states"), 9),
+    ],
+)
 def test_cfg_job_prints_the_composed_config_and_builds_nothing(command, extra, key, expected, capsys, monkeypatch):
     for name in ("build_agent", "build_llm", "instantiate"):
         monkeypatch.setattr(augmenter.config, name, _fail)
@@ -118,8 +123,9 @@ def test_overrides_before_between_and_after_flags_keep_their_order():
     assert ground.runs == ["runs/a", "runs/b"] and ground.overrides == ["llm=openai", "x=1"]
 
 
-@pytest.mark.parametrize("argv", [["chat", "llm=fake", "--bogus"], ["report", "--out", "d", "x=1", "--nope"],
-                                  ["ground", "llm=openai"]])
+@pytest.mark.parametrize(
+    "argv", [["chat", "llm=fake", "--bogus"], ["report", "--out", "d", "x=1", "--nope"], ["ground", "llm=openai"]]
+)
 def test_unknown_flags_are_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         parse_args(argv)
@@ -143,23 +149,27 @@ def test_rules_load_from_a_yaml_file(tmp_path):
     script.write_text("Does the Grand Meridian Hotel have a pool?\n")
     rows = chat(tmp_path, "--script", str(script), "llm=fake", "policy=rules", f"policy.file={tmp_path / 'rules.yaml'}")
     assert actions(rows[0]) == ["call_llm", "send"]  # the preset rules would consolidate first
-    rules = ("policy.rules=[{if: not consolidated, then: consolidate_knowledge}, "
-             "{if: not has_candidate, then: call_llm}]")
+    rules = (
+        "policy.rules=[{if: not consolidated, then: consolidate_knowledge}, {if: not has_candidate, then: call_llm}]"
+    )
     rows = chat(tmp_path, "--script", str(script), "llm=fake", "policy=rules", rules)
     assert actions(rows[-1]) == ["consolidate_knowledge", "call_llm", "send"]
     preset = chat(tmp_path, "--script", str(script), "llm=fake", "policy=rules")
     assert actions(preset[-1])[:3] == ["consolidate_knowledge", "call_llm", "verify_utility"]
 
 
-@pytest.mark.parametrize("text, message", [
-    (None, "no such file"),
-    ("- if: [unclosed\n", "not valid YAML on line 2"),
-    ("then: send\n", "expected a non-empty list of {if, then} rules"),
-    ("", "expected a non-empty list"),
-    ("- if: has_candidate\n  then: fly\n", "unknown action 'fly'"),
-    ("- if: sunny\n  then: send\n", "unknown predicate 'sunny'"),
-    ("- if: has_candidate\n", "needs 'then: <action>'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "no such file"),
+        ("- if: [unclosed\n", "not valid YAML on line 2"),
+        ("then: send\n", "expected a non-empty list of {if, then} rules"),
+        ("", "expected a non-empty list"),
+        ("- if: has_candidate\n  then: fly\n", "unknown action 'fly'"),
+        ("- if: sunny\n  then: send\n", "unknown predicate 'sunny'"),
+        ("- if: has_candidate\n", "needs 'then: <action>'"),
+    ],
+)
 def test_a_bad_rules_file_is_one_line_naming_it(text, message, tmp_path, capsys):
     path = tmp_path / "rules.yaml"
     if text is not None:
@@ -172,9 +182,14 @@ def test_a_bad_rules_file_is_one_line_naming_it(text, message, tmp_path, capsys)
 
 
 # logging, version
-@pytest.mark.parametrize("flags, shown, hidden", [([], ["a warning"], ["a debug line"]),
-                                                  (["-v"], ["a debug line", "a warning"], []),
-                                                  (["-q"], ["an error"], ["a warning", "a debug line"])])
+@pytest.mark.parametrize(
+    "flags, shown, hidden",
+    [
+        ([], ["a warning"], ["a debug line"]),
+        (["-v"], ["a debug line", "a warning"], []),
+        (["-q"], ["an error"], ["a warning", "a debug line"]),
+    ],
+)
 def test_verbosity_sets_the_level_of_augmenters_loggers(flags, shown, hidden, capsys):
     assert main([*flags, "chat", "--cfg", "job", "llm=fake"]) == 0
     capsys.readouterr()
@@ -248,10 +263,19 @@ def test_the_trace_says_the_unit_of_every_figure(tmp_path, capsys, monkeypatch):
 
 
 def test_the_eval_summary_says_the_unit_of_every_figure(capsys):
-    print_summary({"name": "x", "turns": 2, "run_dir": "d", "metrics": {"KF1": 85.0, "length": 12.0},
-                   "cost": {"llm_calls": 1.5, "turn_seconds": 2.0}})
-    assert capsys.readouterr().out == ("x: 2 of 2 turns scored; KF1 85.00 (%), length 12.00 (words); LLM calls 1.50 "
-                                       "(per turn), wall time 2.00 (s per turn) -> d\n")
+    print_summary(
+        {
+            "name": "x",
+            "turns": 2,
+            "run_dir": "d",
+            "metrics": {"KF1": 85.0, "length": 12.0},
+            "cost": {"llm_calls": 1.5, "turn_seconds": 2.0},
+        }
+    )
+    assert capsys.readouterr().out == (
+        "x: 2 of 2 turns scored; KF1 85.00 (%), length 12.00 (words); LLM calls 1.50 "
+        "(per turn), wall time 2.00 (s per turn) -> d\n"
+    )
 
 
 # the chatting guide's option table
@@ -286,18 +310,28 @@ def test_the_readme_option_table_lists_every_option_in_configs():
 
 
 # each command's own settings, suggestions, JSON errors
-@pytest.mark.parametrize("command, config, nodes", [("serve", "serve", ["serve"]), ("eval", "eval", ["name", "eval"]),
-                                                    ("grid", "eval", ["eval"]), ("converse", "converse", ["converse"]),
-                                                    ("judge", "judge", ["judge", "elo"]),
-                                                    ("train", "train", ["train"])])
+@pytest.mark.parametrize(
+    "command, config, nodes",
+    [
+        ("serve", "serve", ["serve"]),
+        ("eval", "eval", ["name", "eval"]),
+        ("grid", "eval", ["eval"]),
+        ("converse", "converse", ["converse"]),
+        ("judge", "judge", ["judge", "elo"]),
+        ("train", "train", ["train"]),
+    ],
+)
 def test_help_lists_the_commands_own_settings_with_their_defaults(command, config, nodes, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
     shown = capsys.readouterr().out
     cfg = OmegaConf.to_container(augmenter.config.compose(config), resolve=True)
     for node in nodes:
-        flat = {node: cfg[node]} if not isinstance(cfg[node], dict) else {
-            f"{node}.{k}": v for k, v in cfg[node].items() if not isinstance(v, dict)}
+        flat = (
+            {node: cfg[node]}
+            if not isinstance(cfg[node], dict)
+            else {f"{node}.{k}": v for k, v in cfg[node].items() if not isinstance(v, dict)}
+        )
         assert flat
         for key, value in flat.items():
             default = value if isinstance(value, str) else json.dumps(value)
@@ -306,36 +340,47 @@ def test_help_lists_the_commands_own_settings_with_their_defaults(command, confi
         assert re.search(r"^  serve\.host=127\.0\.0\.1 +0\.0\.0\.0 listens on every interface", shown, re.M)
 
 
-@pytest.mark.parametrize("argv, hint", [
-    (["chat", "polcy=self_ask"], "did you mean 'policy'?"),
-    (["chat", "llm.defualt=x"], "did you mean 'default'? llm=fake has it"),  # the default LLM has no such setting
-    (["chat", "llm=fake", "llm.defualt=x"], "did you mean 'default'?"),
-    (["chat", "policy=self_ak"], "did you mean 'self_ask'?"),
-    (["chat", "agent.max_llm_cals=2"], "did you mean 'max_llm_calls'?"),
-    (["serve", "+serve.prot=8080"], "did you mean 'port'?"),
-    (["eval", "experiment=table2_bm2"], "did you mean 'table2_bm25'?"),
-])
+@pytest.mark.parametrize(
+    "argv, hint",
+    [
+        (["chat", "polcy=self_ask"], "did you mean 'policy'?"),
+        (["chat", "llm.defualt=x"], "did you mean 'default'? llm=fake has it"),  # the default LLM has no such setting
+        (["chat", "llm=fake", "llm.defualt=x"], "did you mean 'default'?"),
+        (["chat", "policy=self_ak"], "did you mean 'self_ask'?"),
+        (["chat", "agent.max_llm_cals=2"], "did you mean 'max_llm_calls'?"),
+        (["serve", "+serve.prot=8080"], "did you mean 'port'?"),
+        (["eval", "experiment=table2_bm2"], "did you mean 'table2_bm25'?"),
+    ],
+)
 def test_an_unknown_key_or_option_suggests_the_closest(argv, hint, capsys):
     assert main([*argv, "--cfg", "job"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("augmenter: error: ") and err.count("\n") == 1 and hint in err, err
 
 
-@pytest.mark.parametrize("argv, hint", [(["chta"], "did you mean 'chat'?"),
-                                        (["chat", "--trce"], "did you mean '--trace'?"),
-                                        (["grid", "--shard-sise", "3"], "did you mean '--shard-size'?"),
-                                        (["ground", "r", "--verifier", "fst"], "did you mean 'fast'?")])
+@pytest.mark.parametrize(
+    "argv, hint",
+    [
+        (["chta"], "did you mean 'chat'?"),
+        (["chat", "--trce"], "did you mean '--trace'?"),
+        (["grid", "--shard-sise", "3"], "did you mean '--shard-size'?"),
+        (["ground", "r", "--verifier", "fst"], "did you mean 'fast'?"),
+    ],
+)
 def test_an_unknown_command_or_flag_suggests_the_closest(argv, hint, capsys):
     with pytest.raises(SystemExit) as exit_:
         parse_args(argv)
     assert exit_.value.code == 2 and hint in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("line, column, message", [
-    ('{"text": "one\rtwo"}', 14, "Invalid control character (a raw line break or tab inside a string: write it as"),
-    ('{"text": "cut', 10, "Unterminated string (a string runs to the end of the line"),
-    ('{"text": "a",}', 14, "Expecting property name enclosed in double quotes"),
-])
+@pytest.mark.parametrize(
+    "line, column, message",
+    [
+        ('{"text": "one\rtwo"}', 14, "Invalid control character (a raw line break or tab inside a string: write it as"),
+        ('{"text": "cut', 10, "Unterminated string (a string runs to the end of the line"),
+        ('{"text": "a",}', 14, "Expecting property name enclosed in double quotes"),
+    ],
+)
 def test_a_json_error_names_the_line_the_column_and_the_whole_message(line, column, message, tmp_path, capsys):
     kb = tmp_path / "kb.jsonl"
     kb.write_bytes(b'{"text": "fine"}\n' + line.encode())  # the last line: no line break after it
@@ -353,8 +398,15 @@ def test_a_key_an_http_header_cannot_carry_is_one_line_at_start(monkeypatch, cap
     """A key with a character HTTP headers cannot carry is one error at start (not a crash on every turn); the key
     itself is never shown."""
     monkeypatch.setenv("AUGMENTER_TEST_LLM_KEY", KEY_WITH_ACCENT)
-    argv = ["chat", "--demo", "utility=kf1", "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1",
-            "llm.api_key_env=AUGMENTER_TEST_LLM_KEY"]
+    argv = [
+        "chat",
+        "--demo",
+        "utility=kf1",
+        "llm=openai",
+        "llm.model=m",
+        "llm.base_url=http://127.0.0.1:9/v1",
+        "llm.api_key_env=AUGMENTER_TEST_LLM_KEY",
+    ]
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith("augmenter: error: $AUGMENTER_TEST_LLM_KEY holds characters an HTTP header")
@@ -389,9 +441,11 @@ def test_a_chat_without_the_checks_extra_stops_before_its_first_turn(without, tm
     script.write_text("Does the Grand Meridian Hotel have a pool?\n")
     assert main(["chat", "llm=fake", "--script", str(script)]) == 2
     captured = capsys.readouterr()
-    assert captured.err == ("augmenter: error: the opinion gatherer (consolidator.opinions=true) needs "
-                            "sentence_transformers, which the 'chat' extra brings: pip install 'augmenter[chat]' "
-                            "(consolidator.opinions=false utility=kf1 need no extra)\n")
+    assert captured.err == (
+        "augmenter: error: the opinion gatherer (consolidator.opinions=true) needs "
+        "sentence_transformers, which the 'chat' extra brings: pip install 'augmenter[chat]' "
+        "(consolidator.opinions=false utility=kf1 need no extra)\n"
+    )
     assert "user>" not in captured.out and "failed" not in captured.out
 
 
@@ -413,11 +467,16 @@ def test_serve_without_the_checks_extra_stops_before_it_listens(without, monkeyp
     assert err[-1].startswith("augmenter: error: the opinion gatherer") and "pip install 'augmenter[chat]'" in err[-1]
 
 
-@pytest.mark.parametrize("argv, hidden, extra", [(["serve", "llm=fake"], "fastapi", "serve"),
-                                                 (["report", "r"], "sacrebleu", "eval"),
-                                                 (["train"], "sentencepiece", "train"),
-                                                 (["chat", "--demo", "utility=kf1"], "llama_cpp", "local"),
-                                                 (["chat", "--demo", "llm=fake", "retriever=dense"], "faiss", "chat")])
+@pytest.mark.parametrize(
+    "argv, hidden, extra",
+    [
+        (["serve", "llm=fake"], "fastapi", "serve"),
+        (["report", "r"], "sacrebleu", "eval"),
+        (["train"], "sentencepiece", "train"),
+        (["chat", "--demo", "utility=kf1"], "llama_cpp", "local"),
+        (["chat", "--demo", "llm=fake", "retriever=dense"], "faiss", "chat"),
+    ],
+)
 def test_a_command_or_part_without_its_extra_names_it(argv, hidden, extra, without, monkeypatch, capsys):
     without(hidden)
     _never_run(monkeypatch, "eval", "report", "train")

@@ -49,8 +49,9 @@ BAD = [  # (command, extra overrides, the bad override, what the message must sa
 
 
 @pytest.mark.parametrize("command, extra, override, allowed", BAD, ids=[b[2] for b in BAD])
-def test_bad_value_is_one_line_naming_key_value_and_what_is_allowed(command, extra, override, allowed, capsys,
-                                                                    tmp_path):
+def test_bad_value_is_one_line_naming_key_value_and_what_is_allowed(
+    command, extra, override, allowed, capsys, tmp_path
+):
     # were the value let through, nothing would load: no model (llm=fake), no script (chat)
     safety = ["--script", str(tmp_path / "missing.txt")] if command == "chat" else []
     llm = [] if any(x.startswith("llm=") for x in extra) else ["llm=fake"]
@@ -62,9 +63,18 @@ def test_bad_value_is_one_line_naming_key_value_and_what_is_allowed(command, ext
     assert f"expected {allowed}" in captured.err
 
 
-GOOD = ["eval.limit=null", "eval.limit=0", "eval.max_failed=3", "eval.max_failed=0.1", "llm=openai",
-        "llm=openai llm.base_url=https://api.example.com/v1 llm.timeout=2.5 llm.deadline=10 llm.max_retries=0",
-        "sampling.temperature=1", "sampling.seed=null", "utility.threshold=0", "llm_guard.cooldown=0"]
+GOOD = [
+    "eval.limit=null",
+    "eval.limit=0",
+    "eval.max_failed=3",
+    "eval.max_failed=0.1",
+    "llm=openai",
+    "llm=openai llm.base_url=https://api.example.com/v1 llm.timeout=2.5 llm.deadline=10 llm.max_retries=0",
+    "sampling.temperature=1",
+    "sampling.seed=null",
+    "utility.threshold=0",
+    "llm_guard.cooldown=0",
+]
 
 
 @pytest.mark.parametrize("overrides", GOOD)
@@ -77,8 +87,14 @@ def test_options_are_checked_by_their_target():
     with pytest.raises(ConfigError, match="llm.timeout=5 is invalid: augmenter.llm.FakeLLM has no setting 'timeout'"):
         compose("chat", ["llm=fake", "+llm.timeout=5"])
     with pytest.raises(ConfigError, match=r"llm.fallbacks\[1\].timeout=\"x\" is invalid: expected a number > 0"):
-        compose("chat", ["llm=openai", "+llm.fallbacks=[{_target_: augmenter.llm.FakeLLM}, "
-                                       "{_target_: augmenter.llm.OpenAICompatLLM, model: m, timeout: x}]"])
+        compose(
+            "chat",
+            [
+                "llm=openai",
+                "+llm.fallbacks=[{_target_: augmenter.llm.FakeLLM}, "
+                "{_target_: augmenter.llm.OpenAICompatLLM, model: m, timeout: x}]",
+            ],
+        )
     compose("chat", ["llm._target_=my_package.MyLLM", "+llm.anything=1"])
     with pytest.raises(ConfigError, match="agent has no setting 'speed'"):
         compose("chat", ["+agent.speed=3"])
@@ -104,6 +120,7 @@ def test_a_value_under_the_home_folder_is_expanded_as_a_shell_would(monkeypatch,
     cfg = compose("chat", ["knowledge=docs", "knowledge.path=~/handbook"])
     assert cfg.knowledge.path == str(tmp_path / "me" / "handbook")
     monkeypatch.setenv("HOME", str(tmp_path / "my home"))  # a space: quoted for Hydra
-    assert compose("chat", ["knowledge=docs", "knowledge.path=~/hand book"]).knowledge.path == \
-        str(tmp_path / "my home" / "hand book")
+    assert compose("chat", ["knowledge=docs", "knowledge.path=~/hand book"]).knowledge.path == str(
+        tmp_path / "my home" / "hand book"
+    )
     assert compose("chat", ["knowledge=docs", "knowledge.path='docs/~x'"]).knowledge.path == "docs/~x"  # as written

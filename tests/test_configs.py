@@ -16,18 +16,33 @@ from conftest import DATA
 
 # Per knowledge base: a question, a reply its knowledge supports (the fake LLM gives it) and where it says so.
 TURNS = {
-    "demo": ("Does the Grand Meridian Hotel have a pool?",
-             "Yes, there is an indoor heated pool open from 7 am to 10 pm.", "an indoor heated pool open from 7 am"),
-    "demo2": ("How much does a puncture repair cost at Spoke Doctor?",
-              "A puncture repair costs 8 pounds and is done while you wait.", "A puncture repair costs 8 pounds"),
-    "dstc11": ("Is there an onsite pool at Ashley Hotel?", "There is no onsite pool at Ashley Hotel.",
-               "There is no onsite pool at Ashley Hotel."),
-    "dstc7_facts": ("Why was Grbac featured as sexiest athlete?", "Grbac was featured as the sexiest athlete in 1998.",
-                    "grbac was featured as people ' s sexiest athlete in 1998"),
+    "demo": (
+        "Does the Grand Meridian Hotel have a pool?",
+        "Yes, there is an indoor heated pool open from 7 am to 10 pm.",
+        "an indoor heated pool open from 7 am",
+    ),
+    "demo2": (
+        "How much does a puncture repair cost at Spoke Doctor?",
+        "A puncture repair costs 8 pounds and is done while you wait.",
+        "A puncture repair costs 8 pounds",
+    ),
+    "dstc11": (
+        "Is there an onsite pool at Ashley Hotel?",
+        "There is no onsite pool at Ashley Hotel.",
+        "There is no onsite pool at Ashley Hotel.",
+    ),
+    "dstc7_facts": (
+        "Why was Grbac featured as sexiest athlete?",
+        "Grbac was featured as the sexiest athlete in 1998.",
+        "grbac was featured as people ' s sexiest athlete in 1998",
+    ),
     "jsonl": ("Is the Spa open every day?", "The Spa is open daily.", "The Spa is open daily."),
     "docs": ("When does the Spa open?", "The Spa opens at 9 am every day.", "The Spa opens at 9 am every day."),
-    "ottqa": ("Who created the series in which the character of Robert , played by actor Nonso Anozie , appeared ?",
-              "Lynda La Plante", "Lynda La Plante"),
+    "ottqa": (
+        "Who created the series in which the character of Robert , played by actor Nonso Anozie , appeared ?",
+        "Lynda La Plante",
+        "Lynda La Plante",
+    ),
 }
 TEXTS = ["The indoor pool is open from 7 am to 10 pm.", "Parking is free for all guests.", "Dogs are welcome."]
 
@@ -39,8 +54,9 @@ def _quotes_the_evidence(mem) -> bool:
 
 
 def _overrides(group, option, tmp_path, policy_file=None):
-    knowledge = option if group == "knowledge" else "ottqa" if (group, option) == ("consolidator", "table_text") \
-        else "demo"
+    knowledge = (
+        option if group == "knowledge" else "ottqa" if (group, option) == ("consolidator", "table_text") else "demo"
+    )
     extra = [f"data_root={DATA}", "llm_cache.enabled=false"]
     if knowledge == "ottqa":  # tables and passages need their own consolidator (task=ottqa)
         extra += ["task=ottqa", "retriever=bm25s"]
@@ -87,12 +103,19 @@ def _check_works(group, option, obj, cfg) -> None:
         judgement = obj.judge("Parking is free for all guests.", TEXTS)
         assert judgement.verdict == Verdict.SUPPORTED and judgement.evidence[0] == 1
     elif group == "utility":
-        supported, invented = obj(_memory(TEXTS), "Parking is free for all guests."), \
-            obj(_memory(TEXTS), "The moon hosts a casino with a rooftop golf course.")
+        supported, invented = (
+            obj(_memory(TEXTS), "Parking is free for all guests."),
+            obj(_memory(TEXTS), "The moon hosts a casino with a rooftop golf course."),
+        )
         assert supported.passed and not invented.passed and supported.score > invented.score
     elif group == "policy":  # the first action for a question (no entity named); an untrained policy: any
-        first = {"always_use": Action.CONSOLIDATE_KNOWLEDGE, "llm_augmenter": Action.CONSOLIDATE_KNOWLEDGE,
-                 "no_knowledge": Action.CALL_LLM, "rules": Action.CALL_LLM, "self_ask": Action.ASK_NEED_KNOWLEDGE}
+        first = {
+            "always_use": Action.CONSOLIDATE_KNOWLEDGE,
+            "llm_augmenter": Action.CONSOLIDATE_KNOWLEDGE,
+            "no_knowledge": Action.CALL_LLM,
+            "rules": Action.CALL_LLM,
+            "self_ask": Action.ASK_NEED_KNOWLEDGE,
+        }
         choice = obj.next_action(_memory([]))
         assert choice == first[option] if option in first else isinstance(choice, Action)
     elif group == "consolidator":  # links and retrieves the evidence its knowledge supports the reply with
@@ -109,12 +132,17 @@ def _check_works(group, option, obj, cfg) -> None:
 def test_option_composes_instantiates_and_works(group, option, tmp_path, untrained_policy_file):
     cfg = compose("chat", _overrides(group, option, tmp_path, untrained_policy_file))
     if group == "task":  # a task selects its knowledge base (and for Wiki QA its consolidator)
-        assert cfg.knowledge._target_ == {"demo": "augmenter.knowledge.demo.load_demo_knowledge",
-                                          "demo2": "augmenter.knowledge.demo.load_demo2_knowledge",
-                                          "dstc11": "augmenter.knowledge.load_dstc11",
-                                          "dstc7": "augmenter.tasks.dstc7.load_facts",
-                                          "docs": "augmenter.documents.load_documents",
-                                          "ottqa": "augmenter.tasks.ottqa.load_corpus"}[option]
+        assert (
+            cfg.knowledge._target_
+            == {
+                "demo": "augmenter.knowledge.demo.load_demo_knowledge",
+                "demo2": "augmenter.knowledge.demo.load_demo2_knowledge",
+                "dstc11": "augmenter.knowledge.load_dstc11",
+                "dstc7": "augmenter.tasks.dstc7.load_facts",
+                "docs": "augmenter.documents.load_documents",
+                "ottqa": "augmenter.tasks.ottqa.load_corpus",
+            }[option]
+        )
         return
     llm = build_llm(cfg) if group != "llm" else None
     prompts = instantiate(cfg.prompt, "prompt")
@@ -122,8 +150,11 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
     available = {"llm": llm, "prompts": prompts, "verifier": verifier}
     if group == "consolidator":
         available.update(knowledge=instantiate(cfg.knowledge, "knowledge"), retriever=instantiate(cfg.retriever, "r"))
-    obj = (build_utility(cfg.utility, **available) if group == "utility"  # a combined utility builds its base first
-           else instantiate(cfg[group], group, **available))
+    obj = (
+        build_utility(cfg.utility, **available)
+        if group == "utility"  # a combined utility builds its base first
+        else instantiate(cfg[group], group, **available)
+    )
     target = get_object(cfg[group]._target_)
     if isinstance(target, type):  # a class: the object is one (loaders return their own types)
         assert isinstance(obj, target)
@@ -137,8 +168,11 @@ def test_option_composes_instantiates_and_works(group, option, tmp_path, untrain
         elif option == "trained":  # an untrained policy's greedy choices, within the step budget, then a send
             # the max_steps-th decision ends the turn: a forced first LLM call and the send may follow it
             assert actions[-1] == "send" and len(actions) <= cfg.agent.max_steps + 2
-            assert (mem.response == reply or (mem.outcome == "abstained" and mem.response.startswith("I'm sorry"))
-                    or (mem.outcome == "quoted" and _quotes_the_evidence(mem)))
+            assert (
+                mem.response == reply
+                or (mem.outcome == "abstained" and mem.response.startswith("I'm sorry"))
+                or (mem.outcome == "quoted" and _quotes_the_evidence(mem))
+            )
         elif cfg.policy._target_.endswith("GroundedPolicy") and cfg.consolidator.get("opinions") and not mem.o:
             # the default: a review speaks to the question, so the knowledge's own words answer it, no draft
             assert mem.outcome == "quoted" and ' wrote: "' in mem.response and _quotes_the_evidence(mem)

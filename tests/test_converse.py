@@ -58,9 +58,19 @@ def llm(monkeypatch):
 
 
 def _args(tmp_path, *extra):
-    return ["converse", f"data_root={DATA}", "llm=fake", f"llm._target_={__name__}.ScriptedLLM",
-            "llm_cache.enabled=false", f"converse.out_dir={tmp_path}", "converse.progress=false",
-            "converse.conversations=3", "converse.turns=2", "experiment=table2_llm_only", *extra]
+    return [
+        "converse",
+        f"data_root={DATA}",
+        "llm=fake",
+        f"llm._target_={__name__}.ScriptedLLM",
+        "llm_cache.enabled=false",
+        f"converse.out_dir={tmp_path}",
+        "converse.progress=false",
+        "converse.conversations=3",
+        "converse.turns=2",
+        "experiment=table2_llm_only",
+        *extra,
+    ]
 
 
 def _run_dir(tmp_path, seeds="chat_seeds", n=3, turns=2):
@@ -114,16 +124,21 @@ def test_a_damaged_records_file_reruns_only_what_it_lost(tmp_path, llm):
     run = _run_dir(tmp_path)
     good = _records(run)
     lines = (run / "records.jsonl").read_text().splitlines()
-    damaged = [json.dumps({"conversation_id": good[0]["conversation_id"], "status": "ok"}), lines[1], lines[2][:40],
-               "\udcff not json"]
+    damaged = [
+        json.dumps({"conversation_id": good[0]["conversation_id"], "status": "ok"}),
+        lines[1],
+        lines[2][:40],
+        "\udcff not json",
+    ]
     (run / "records.jsonl").write_text("\n".join(damaged) + "\n", errors="surrogateescape")
     llm.prompts.clear()
     assert main(_args(tmp_path)) == 0
     again = _records(run)
     assert again[1] == good[1]  # kept as it was
     # the first and third ran again, the same way (seeded): the same dialogues
-    assert [(r["conversation_id"], r["status"], r["utterances"]) for r in again] == \
-        [(r["conversation_id"], r["status"], r["utterances"]) for r in good]
+    assert [(r["conversation_id"], r["status"], r["utterances"]) for r in again] == [
+        (r["conversation_id"], r["status"], r["utterances"]) for r in good
+    ]
     assert llm.prompts and not any(good[1]["opening"][0]["text"] in p for p in llm.prompts)
 
 
@@ -212,8 +227,15 @@ def test_the_runner_takes_built_objects(tmp_path, make_agent):
     seeds = [ConversationSeed("c1", [Utterance(speaker="U", text="Hi there."), Utterance(speaker="S", text="Hello!")])]
     user = FakeLLM(responses=["Does the Grand Meridian Hotel have a pool?", "Is it heated?", "Thanks, bye!"])
     agent = make_agent(FakeLLM(default="Yes, there is an indoor heated pool."), NoKnowledgePolicy())
-    runner = ConversationRunner(agent, LLMUserSimulator(user, [["Hi there.", "Hello!"]], max_turns=3), seeds, 3,
-                                tmp_path / "run", "api", progress=False)
+    runner = ConversationRunner(
+        agent,
+        LLMUserSimulator(user, [["Hi there.", "Hello!"]], max_turns=3),
+        seeds,
+        3,
+        tmp_path / "run",
+        "api",
+        progress=False,
+    )
     summary = runner.run()
     assert summary["ok"] == 1 and summary["turns_per_conversation"] == 3
     (record,) = runner.read().values()
@@ -223,8 +245,15 @@ def test_the_runner_takes_built_objects(tmp_path, make_agent):
         def respond(self, *args, **kwargs):
             raise RuntimeError("boom")
 
-    crashed = ConversationRunner(Crashing(), LLMUserSimulator(FakeLLM(), [["a", "b"]]), seeds, 2, tmp_path / "crash",
-                                 max_failed=1, progress=False)
+    crashed = ConversationRunner(
+        Crashing(),
+        LLMUserSimulator(FakeLLM(), [["a", "b"]]),
+        seeds,
+        2,
+        tmp_path / "crash",
+        max_failed=1,
+        progress=False,
+    )
     assert crashed.run()["failure_reasons"] == {"crash: RuntimeError: boom": 1}
     with pytest.raises(ConfigError, match="max_failed"):
         ConversationRunner(agent, LLMUserSimulator(user, [["a", "b"]]), seeds, 2, tmp_path, max_failed=-1)
@@ -236,9 +265,19 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
     the embedded Qwen model), resumed, then UniEval over them with the same model."""
     from augmenter.envs.user_sim import unusable
 
-    args = ["converse", f"data_root={DATA}", f"converse.out_dir={tmp_path}", "converse.conversations=2",
-            "converse.turns=2", "converse.progress=false", f"llm_cache.dir={tmp_path / 'cache'}",
-            "sampling.max_tokens=60", "user_simulator.max_tokens=40", "converse.seeds=dstc11", "converse.min_goals=2"]
+    args = [
+        "converse",
+        f"data_root={DATA}",
+        f"converse.out_dir={tmp_path}",
+        "converse.conversations=2",
+        "converse.turns=2",
+        "converse.progress=false",
+        f"llm_cache.dir={tmp_path / 'cache'}",
+        "sampling.max_tokens=60",
+        "user_simulator.max_tokens=40",
+        "converse.seeds=dstc11",
+        "converse.min_goals=2",
+    ]
     assert main(args) == 0
     run = tmp_path / "dstc11-n2-t2-g2-seed0" / "table2_bm25_feedback"  # min_goals names the sample
     records = _records(run)
@@ -247,16 +286,27 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
         assert r["status"] == "ok" and len(r["turns"]) == 2  # a goal for every turn: never ended early
         # At most: retries=2, so a fallback follows 3 tries.
         tries = {"llm": 1, "llm_goal": 3, "llm_retry": 2, "goal": 3}
-        assert 2 <= r["cost"]["user_llm_calls"] <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry")
-                                                       for t in r["turns"])
+        assert (
+            2
+            <= r["cost"]["user_llm_calls"]
+            <= sum(tries[t["user_source"]] + (t["user_source"] == "llm_retry") for t in r["turns"])
+        )
         for turn in r["turns"]:
             history = [Utterance(**u) for u in turn["memory"]["h_q"]]
             assert turn["user_source"] == "goal" or unusable(turn["user"], history) is None
             assert turn["response"].strip() and turn["memory"]["trace"][-1]["action"] == "send"
         assert r["turns"][1]["memory"]["h_q"][-1]["text"] == r["turns"][0]["response"]
     assert main(args) == 0 and _records(run) == records  # resumed: nothing left to do
-    judged = ["judge", str(run), "judge.judges=[unieval]", "judge.progress=false", f"judge.out={tmp_path / 'judge'}",
-              f"llm_cache.dir={tmp_path / 'cache'}", "judge.max_tokens=60", "llm=local_small"]  # the system's model
+    judged = [
+        "judge",
+        str(run),
+        "judge.judges=[unieval]",
+        "judge.progress=false",
+        f"judge.out={tmp_path / 'judge'}",
+        f"llm_cache.dir={tmp_path / 'cache'}",
+        "judge.max_tokens=60",
+        "llm=local_small",
+    ]  # the system's model
     assert main(judged) == 0
     results = json.loads((tmp_path / "judge" / "results.json").read_text())
     row = results["unieval"]["table2_bm25_feedback"]
@@ -268,17 +318,24 @@ def test_two_short_conversations_with_the_embedded_model(tmp_path):
 def test_unusable_user_messages_are_named():
     from augmenter.envs.user_sim import unusable
 
-    history = [Utterance(speaker="U", text="I need a cheap hotel."),
-               Utterance(speaker="S", text="The Alpha-Milton guest house is cheap and in the north of town.")]
+    history = [
+        Utterance(speaker="U", text="I need a cheap hotel."),
+        Utterance(speaker="S", text="The Alpha-Milton guest house is cheap and in the north of town."),
+    ]
     assert unusable("Does it have free parking?", history) is None
     assert unusable("", history) == "empty"
     assert unusable("word " * 61, history) == "too long"
     assert unusable("User: Does it have parking?", history) == "prompt labels"
     assert unusable("Write the user's next message.", history) == "prompt labels"
     assert unusable("Thanks! What the user says next, in other words: a room.", history) == "prompt labels"
-    for text in ("I'm sorry, but I can't assist with that request.", "Sure, let me look that up for you.",
-                 "How can I help you today?", "I'd be happy to help with that.", "What would you like to do?",
-                 "Here's a revised response: it is cheap."):
+    for text in (
+        "I'm sorry, but I can't assist with that request.",
+        "Sure, let me look that up for you.",
+        "How can I help you today?",
+        "I'd be happy to help with that.",
+        "What would you like to do?",
+        "Here's a revised response: it is cheap.",
+    ):
         assert unusable(text, history) == "speaks as the assistant", text
     assert unusable("The Alpha-Milton guest house is cheap and in the north.", history) == "copies the assistant"
     assert unusable("I need a cheap hotel!", history) == "repeats an earlier user message"
@@ -286,8 +343,12 @@ def test_unusable_user_messages_are_named():
 
 def test_the_simulator_writes_again_then_says_the_humans_own_message(tmp_path, make_agent):
     opening = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Which area?")]
-    truth = [*opening, Utterance(speaker="U", text="The north, please."), Utterance(speaker="S", text="Acorn House."),
-             Utterance(speaker="U", text="Does it have wifi?")]
+    truth = [
+        *opening,
+        Utterance(speaker="U", text="The north, please."),
+        Utterance(speaker="S", text="Acorn House."),
+        Utterance(speaker="U", text="Does it have wifi?"),
+    ]
     seed = ConversationSeed("c1", opening, truth)
     assert seed.goals == ["The north, please.", "Does it have wifi?"]
     refusal = "I'm sorry, but I can't assist with that."
@@ -298,14 +359,23 @@ def test_the_simulator_writes_again_then_says_the_humans_own_message(tmp_path, m
     summary = runner.run()
     (record,) = runner.read().values()
     assert [(t["user"], t["user_source"]) for t in record["turns"]] == [
-        ("Somewhere in the north.", "llm_retry"), ("Does it have wifi?", "goal")]  # then no goal left: done
+        ("Somewhere in the north.", "llm_retry"),
+        ("Does it have wifi?", "goal"),
+    ]  # then no goal left: done
     assert record["ended_early"] and record["status"] == "ok"
     assert "What the user says next, in other words: The north, please." in user.calls[0][-1]["content"]
     assert len(user.calls) == 2 + 3 + 3  # two tries, then three unusable ones and the goal, then three and done
     assert summary["user_messages"] == {"llm_retry": 1, "goal": 1}
     # without goals the LLM alone writes: unusable three times, "Hello!" opens, and then the user is done
-    plain = ConversationRunner(agent, LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], retries=2), [seed], 3,
-                               tmp_path / "plain", progress=False, goals=False)
+    plain = ConversationRunner(
+        agent,
+        LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], retries=2),
+        [seed],
+        3,
+        tmp_path / "plain",
+        progress=False,
+        goals=False,
+    )
     assert plain.run()["user_messages"] == {"default": 1}
     (record,) = plain.read().values()
     assert [(t["user"], t["user_source"]) for t in record["turns"]] == [("Hello!", "default")]
@@ -338,11 +408,16 @@ def test_the_simulators_guard_under_greedy_decoding_and_without_it():
     history = [Utterance(speaker="U", text="I need a hotel."), Utterance(speaker="S", text="Which area?")]
     refusal = "I'm sorry, but I can't assist with that."
     greedy = FakeLLM(default=refusal)
-    assert LLMUserSimulator(greedy, [["a", "b"]], temperature=0.0).next_message(history, 1, "The north.") == \
-        ("The north.", "goal") and len(greedy.calls) == 1  # another seed would write the same: no retries
+    assert (
+        LLMUserSimulator(greedy, [["a", "b"]], temperature=0.0).next_message(history, 1, "The north.")
+        == ("The north.", "goal")
+        and len(greedy.calls) == 1
+    )  # another seed would write the same: no retries
     copier = FakeLLM(default="The north, please!")
-    assert LLMUserSimulator(copier, [["a", "b"]]).next_message(history, 1, "The north, please.") == \
-        ("The north, please!", "llm_goal")  # said the hint word for word: counted apart from its own words
+    assert LLMUserSimulator(copier, [["a", "b"]]).next_message(history, 1, "The north, please.") == (
+        "The north, please!",
+        "llm_goal",
+    )  # said the hint word for word: counted apart from its own words
     unguarded = LLMUserSimulator(FakeLLM(default=refusal), [["a", "b"]], guard=False)
     assert unguarded.next_message(history, 1) == (refusal, "llm")  # the training env's simulator, as before
 
@@ -350,9 +425,19 @@ def test_the_simulators_guard_under_greedy_decoding_and_without_it():
 def test_the_summary_line_when_no_reply_was_counted(capsys):
     from augmenter.cli.conversations import print_converse_summary
 
-    print_converse_summary({"name": "s", "ok": 1, "conversations": 1, "failed": 0, "run_dir": "d",
-                            "turns_per_conversation": 0.0, "cost_per_conversation": {"seconds": 1.0},
-                            "replies_repeating_percent": None, "replies_dodging_percent": None,
-                            "replies_echoing_user_percent": None})
+    print_converse_summary(
+        {
+            "name": "s",
+            "ok": 1,
+            "conversations": 1,
+            "failed": 0,
+            "run_dir": "d",
+            "turns_per_conversation": 0.0,
+            "cost_per_conversation": {"seconds": 1.0},
+            "replies_repeating_percent": None,
+            "replies_dodging_percent": None,
+            "replies_echoing_user_percent": None,
+        }
+    )
     out = capsys.readouterr().out
     assert "replies repeating -, dodging -, echoing the user -" in out and "1 of 1 conversations" in out

@@ -38,8 +38,13 @@ def _blocks(language: str) -> list[tuple[str, str]]:
 
 
 def _mkdocs(config: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(out)],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 def test_the_readme_is_short_and_links_every_guide():
@@ -81,8 +86,13 @@ def test_the_knowledge_lines_shown_load(tmp_path):
 def server(tmp_path_factory):
     """`augmenter serve llm=fake` on a free port: its URL."""
     work = tmp_path_factory.mktemp("serve")
-    process = subprocess.Popen([sys.executable, "-m", "augmenter.cli.main", "serve", "llm=fake", "serve.port=0"],
-                               cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "augmenter.cli.main", "serve", "llm=fake", "serve.port=0"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     announced = process.stdout.readline()
     try:
         url = re.search(r"API at (http://\S+)/v1", announced)
@@ -101,8 +111,9 @@ def test_every_python_program_in_the_docs_runs(page, code, tmp_path, request):
     if "127.0.0.1:8000" in code:  # a client of the service: pointed at one that runs
         code = code.replace("http://127.0.0.1:8000", request.getfixturevalue("server"))
     env = {**os.environ, "AUGMENTER_DATA": str(DATA), "AUGMENTER_CACHE": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, f"{page}: {out.stderr[-3000:]}"
     assert out.stdout.strip() or "print(" not in code
 
@@ -114,7 +125,7 @@ def _yaml_blocks() -> list[tuple[str, str, str]]:
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         for block in re.finditer(r"^ *```yaml\n(.*?)^ *```", text, re.DOTALL | re.M):
-            named = re.findall(r"`([\w.-]+\.ya?ml)`", text[:block.start()])
+            named = re.findall(r"`([\w.-]+\.ya?ml)`", text[: block.start()])
             found.append((page.name, named[-1] if named else "", textwrap.dedent(block.group(1))))
     return found
 
@@ -125,12 +136,18 @@ def _the_rules_file(page: str, path: Path) -> None:
     from augmenter.policies import RulePolicy
 
     specs = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(specs, list) and all(isinstance(s, dict) and "then" in s and set(s) <= {"if", "then"}
-                                           for s in specs), specs
+    assert isinstance(specs, list) and all(
+        isinstance(s, dict) and "then" in s and set(s) <= {"if", "then"} for s in specs
+    ), specs
     from_file = RulePolicy(file=path)
     assert [(r.condition, r.action.value) for r in from_file.rules] == [(s.get("if", ""), s["then"]) for s in specs]
-    inline = [arg.split("=", 1)[1] for where, line in _commands() if where.startswith(page + ":")
-              for arg in shlex.split(line) if arg.startswith("policy.rules=")]
+    inline = [
+        arg.split("=", 1)[1]
+        for where, line in _commands()
+        if where.startswith(page + ":")
+        for arg in shlex.split(line)
+        if arg.startswith("policy.rules=")
+    ]
     assert inline, f"{page}: no `policy.rules=[...]` line to compare the file with"
     assert repr(RulePolicy(rules=yaml.safe_load(inline[0]))) == repr(from_file)
 
@@ -183,9 +200,11 @@ EXPECT = [
     (r"^curl .*/v1/chat/completions", r'^data: \{.*"chat\.completion\.chunk"(?:.*\n)*^data: \[DONE\]$'),
 ]
 # the question typed into an interactive chat (then end of input), by the knowledge it runs on
-QUESTIONS = [(r"knowledge=docs", "How many days of annual leave do full-time employees get?"),
-             (r"knowledge=jsonl", "Is the Blue Lagoon Spa open on Sundays?"),
-             (r"", "Does the Grand Meridian Hotel have a pool?")]
+QUESTIONS = [
+    (r"knowledge=docs", "How many days of annual leave do full-time employees get?"),
+    (r"knowledge=jsonl", "Is the Blue Lagoon Spa open on Sundays?"),
+    (r"", "Does the Grand Meridian Hotel have a pool?"),
+]
 
 
 def _command_lines(code: str) -> list[str]:
@@ -241,10 +260,14 @@ def _writes(line: str) -> list[str]:
 def test_every_bash_line_is_run_or_exempted():
     commands = _commands()
     assert len(commands) > 40
-    unchecked = [f"{where}: {line}" for where, line in commands if not _exempt(line)
-                 and not _expected(line) and not _writes(line)]
-    assert not unchecked, "run each (with what it must print in EXPECT) or exempt it in EXEMPT with why:\n" + \
-        "\n".join(unchecked)
+    unchecked = [
+        f"{where}: {line}"
+        for where, line in commands
+        if not _exempt(line) and not _expected(line) and not _writes(line)
+    ]
+    assert not unchecked, "run each (with what it must print in EXPECT) or exempt it in EXEMPT with why:\n" + "\n".join(
+        unchecked
+    )
     stale = [pattern for pattern in EXEMPT if not any(re.search(pattern, line) for _, line in commands)]
     assert not stale, f"exemptions that match no line of the docs: {stale}"
     assert _command_lines("a 'b # c' \\\n  d # e\n# f\n") == ["a 'b # c' d"]
@@ -270,8 +293,14 @@ def workdir(tmp_path, untrained_policy_file):
         (work / name).write_text(code, encoding="utf-8")
     (bin_ / "augmenter").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m augmenter.cli.main "$@"\n')
     (bin_ / "augmenter").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}", "HOME": str(home), "COLUMNS": "200",
-           "AUGMENTER_DATA": str(DATA), "AUGMENTER_CACHE": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "COLUMNS": "200",
+        "AUGMENTER_DATA": str(DATA),
+        "AUGMENTER_CACHE": str(tmp_path / "cache"),
+    }
     return work, env
 
 
@@ -285,8 +314,14 @@ def _answering(url: str) -> bytes:
 
 def _serve(line: str, work: Path, env: dict) -> str:
     """Start a `augmenter serve` line on a free port, load its web chat page, stop it with Ctrl-C: its stdout."""
-    process = subprocess.Popen(["bash", "-c", f"exec {line} serve.port=0"], cwd=work, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        ["bash", "-c", f"exec {line} serve.port=0"],
+        cwd=work,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         announced = process.stdout.readline()
         url = re.search(r"web chat at (http://\S+/),", announced)
@@ -315,8 +350,15 @@ def test_every_bash_block_runs(where, lines, workdir, request):
             stdout = _serve(line, work, env)
         else:
             question = next(q for pattern, q in QUESTIONS if re.search(pattern, line))
-            out = subprocess.run(["bash", "-c", line], cwd=work, env=env, input=question + "\n", text=True,
-                                 capture_output=True, timeout=300)
+            out = subprocess.run(
+                ["bash", "-c", line],
+                cwd=work,
+                env=env,
+                input=question + "\n",
+                text=True,
+                capture_output=True,
+                timeout=300,
+            )
             assert out.returncode == 0, f"{where}: {line}\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
             stdout = out.stdout
         for prints in _expected(line):
@@ -327,5 +369,8 @@ def test_every_bash_block_runs(where, lines, workdir, request):
             if name.endswith(".jsonl"):
                 script = re.search(r"--script (\S+)", line)
                 turns = [json.loads(record) for record in written.splitlines()]
-                assert script and [t["memory"]["q"] for t in turns] == \
-                    (work / script.group(1)).read_text(encoding="utf-8").splitlines(), f"{where}: {line}"
+                assert (
+                    script
+                    and [t["memory"]["q"] for t in turns]
+                    == (work / script.group(1)).read_text(encoding="utf-8").splitlines()
+                ), f"{where}: {line}"

@@ -25,8 +25,14 @@ HANDBOOK = handbook_dir()
 
 
 # ---- files of every format, made here --------------------------------------------------------------------------
-def make_pdf(path: Path, pages: list[tuple[str, str]], title: str = "Made Here", outline: bool = True,
-             user_password: str | None = None, owner_password: str | None = None) -> Path:
+def make_pdf(
+    path: Path,
+    pages: list[tuple[str, str]],
+    title: str = "Made Here",
+    outline: bool = True,
+    user_password: str | None = None,
+    owner_password: str | None = None,
+) -> Path:
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -109,8 +115,11 @@ def folder(tmp_path) -> Path:
     (root / "manuals" / "deep").mkdir(parents=True)
     (root / "kitchen.md").write_text(MARKDOWN, encoding="utf-8")
     (root / "manuals" / "boat.html").write_text(HTML, encoding="utf-8")
-    make_pdf(root / "manuals" / "deep" / "bikes.pdf", [("Tyres", "Pump the tyres to 4 bar every week."),
-                                                        ("Chains", "Oil the chain once a month.")], "Bike Care")
+    make_pdf(
+        root / "manuals" / "deep" / "bikes.pdf",
+        [("Tyres", "Pump the tyres to 4 bar every week."), ("Chains", "Oil the chain once a month.")],
+        "Bike Care",
+    )
     make_docx(root / "garden.docx")
     (root / "notes.txt").write_text("Plain notes.\n\nThe wifi password is on the fridge.\n", encoding="utf-8")
     (root / ".secret.md").write_text("# Hidden\n\nnever indexed\n", encoding="utf-8")
@@ -131,9 +140,11 @@ def test_markdown_headings_front_matter_tables_and_source_spans():
     assert by_text["Preheat the oven to 220 degrees for bread."].heading == ("Ignored heading", "Oven")
     assert by_text["Clean the oven every Friday."].heading == ("Ignored heading", "Oven", "Cleaning")
     assert "Part: Door; Cleaner: glass spray" in by_text
-    spans = {b.text: text[b.start:b.end] for b in doc.blocks}  # the span is the block's own lines in the file
-    assert (spans["Preheat the oven to 220 degrees for bread."]
-            == "Preheat the oven to **220 degrees** for [bread](bread.md).")
+    spans = {b.text: text[b.start : b.end] for b in doc.blocks}  # the span is the block's own lines in the file
+    assert (
+        spans["Preheat the oven to 220 degrees for bread."]
+        == "Preheat the oven to **220 degrees** for [bread](bread.md)."
+    )
     assert spans["Part: Door; Cleaner: glass spray"] == "| Door | glass spray |"
     assert spans["The kitchen opens at 06:30."] == "The kitchen opens at 06:30."
 
@@ -154,12 +165,17 @@ def test_html_is_read_as_it_is_on_disk(monkeypatch):
 
 
 def test_pdf_pages_and_headings_from_its_bookmarks(tmp_path):
-    doc = read_document("bikes.pdf", make_pdf(tmp_path / "b.pdf", [("Tyres", "Pump to 4 bar."),
-                                                                   ("Chains", "Oil monthly.")], "Bike Care")
-                        .read_bytes())
+    doc = read_document(
+        "bikes.pdf",
+        make_pdf(
+            tmp_path / "b.pdf", [("Tyres", "Pump to 4 bar."), ("Chains", "Oil monthly.")], "Bike Care"
+        ).read_bytes(),
+    )
     assert doc.title == "Bike Care" and doc.pages == 2
-    assert [(b.page, b.heading, b.text) for b in doc.blocks] == [(1, ("Tyres",), "Pump to 4 bar."),
-                                                                 (2, ("Chains",), "Oil monthly.")]
+    assert [(b.page, b.heading, b.text) for b in doc.blocks] == [
+        (1, ("Tyres",), "Pump to 4 bar."),
+        (2, ("Chains",), "Oil monthly."),
+    ]
 
 
 def test_docx_headings_title_and_table_rows(tmp_path):
@@ -168,8 +184,10 @@ def test_docx_headings_title_and_table_rows(tmp_path):
     assert [(b.heading, b.text) for b in doc.blocks] == [
         (("Watering",), "Water the tomatoes every evening at 19:00."),
         (("Tools",), "The shed key hangs behind the kitchen door."),
-        (("Tools",), "Tool | Shelf"), (("Tools",), "Tool: Rake; Shelf: top"),
-        (("Tools",), "Tool: Spade; Shelf: bottom")]
+        (("Tools",), "Tool | Shelf"),
+        (("Tools",), "Tool: Rake; Shelf: top"),
+        (("Tools",), "Tool: Spade; Shelf: bottom"),
+    ]
 
 
 def test_the_shipped_handbook_reads_in_every_format():
@@ -182,8 +200,9 @@ def test_the_shipped_handbook_reads_in_every_format():
     pdf = formats[".pdf"]
     assert pdf.title == TITLE_PDF and pdf.pages == len(PDF_PAGES)
     assert [b.heading for b in pdf.blocks] == [(section,) for section, _ in PDF_PAGES]
-    assert [h for h, _, _ in DOCX_SECTIONS] == list(dict.fromkeys(b.heading[0] for b in formats[".docx"].blocks
-                                                                   if b.heading))
+    assert [h for h, _, _ in DOCX_SECTIONS] == list(
+        dict.fromkeys(b.heading[0] for b in formats[".docx"].blocks if b.heading)
+    )
 
 
 def test_the_committed_pdf_and_word_file_are_what_the_generator_writes(tmp_path):
@@ -191,8 +210,10 @@ def test_the_committed_pdf_and_word_file_are_what_the_generator_writes(tmp_path)
     for made in build(tmp_path):
         shipped = HANDBOOK / made.name
         fresh, committed = read_document(made.name, made.read_bytes()), read_document(made.name, shipped.read_bytes())
-        assert (fresh.title, [(b.text, b.heading, b.page) for b in fresh.blocks]) == \
-            (committed.title, [(b.text, b.heading, b.page) for b in committed.blocks])
+        assert (fresh.title, [(b.text, b.heading, b.page) for b in fresh.blocks]) == (
+            committed.title,
+            [(b.text, b.heading, b.page) for b in committed.blocks],
+        )
 
 
 def test_every_handbook_answer_is_in_the_files_it_names():
@@ -211,15 +232,19 @@ def test_every_handbook_answer_is_in_the_files_it_names():
 # ---- chunks -------------------------------------------------------------------------------------------------------
 def test_chunks_keep_to_their_size_never_cross_a_heading_or_page_and_overlap_by_whole_sentences():
     sentences = [f"Sentence number {i} says something about topic {i % 7}." for i in range(60)]
-    blocks = [Block(" ".join(sentences[:30]), ("A",), 1, 0, 100), Block(" ".join(sentences[30:]), ("A",), 2, 0, 90),
-              Block("A short tail.", ("B",), 2, 95, 110)]
+    blocks = [
+        Block(" ".join(sentences[:30]), ("A",), 1, 0, 100),
+        Block(" ".join(sentences[30:]), ("A",), 2, 0, 90),
+        Block("A short tail.", ("B",), 2, 95, 110),
+    ]
     chunks = split_document(Document("T", blocks, "pdf"), words=40, overlap=10)
     assert all(len(c.text.split()) <= 40 for c in chunks)
     assert {(c.heading, c.page) for c in chunks} == {(("A",), 1), (("A",), 2), (("B",), 2)}
     page1 = [c for c in chunks if c.page == 1]
     for before, after in zip(page1, page1[1:]):  # the next chunk starts with the last sentence of the one before
         assert after.text.split(". ")[0] + "." == before.text.split(". ")[-1] or before.text.endswith(
-            after.text.split(". ")[0] + ".")
+            after.text.split(". ")[0] + "."
+        )
     covered = " ".join(c.text for c in page1)
     assert all(s in covered for s in sentences[:30])
     assert chunks[-1].text == "A short tail." and (chunks[-1].start, chunks[-1].end) == (95, 110)
@@ -235,13 +260,43 @@ def test_a_sentence_longer_than_a_chunk_is_cut_into_overlapping_windows():
 
 
 # each chunk's own span: the windows of a long paragraph have their own offsets
-_VOCAB = ["a", "an", "oven", "bread", "is", "warm", "door", "kept", "shut", "on", "friday,", "so", "it's",
-          "well-made", "twenty", "degrees", "x", "glass"]
+_VOCAB = [
+    "a",
+    "an",
+    "oven",
+    "bread",
+    "is",
+    "warm",
+    "door",
+    "kept",
+    "shut",
+    "on",
+    "friday,",
+    "so",
+    "it's",
+    "well-made",
+    "twenty",
+    "degrees",
+    "x",
+    "glass",
+]
 _ENDS = [".", "!", "?", '."', ".)"]
 _SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", " \n", "\n  "]  # inside a paragraph: no blank line, no markup
-_sections = st.lists(st.lists(st.lists(st.tuples(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=40),
-                                                 st.sampled_from(_ENDS), st.booleans()),
-                                       min_size=1, max_size=3), min_size=1, max_size=3), min_size=1, max_size=4)
+_sections = st.lists(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=40), st.sampled_from(_ENDS), st.booleans()
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _words_of(sentence) -> list[str]:
@@ -277,7 +332,7 @@ def _render(sections, rnd, paged: bool):
                     out += word
                 sentences.append(((f"Section {number}",), placed))
             if paged:
-                (a, b), = paragraphs(out[start:], start)
+                ((a, b),) = paragraphs(out[start:], start)
                 blocks.append(Block(" ".join(out[a:b].split()), (f"Section {number}",), page, a, b))
             out += rnd.choice(["\n\n", "\n \n", "\n\n\n"])
     texts[page] = out
@@ -289,10 +344,12 @@ def _render(sections, rnd, paged: bool):
 
 def _check_spans(chunks, source, blocks, sentences, words: int, overlap: int) -> None:
     text_of = (lambda page: source[page]) if isinstance(source, dict) else (lambda page: source)
+
     def norm(s):
         return " ".join(s.split())
+
     for chunk in chunks:  # the span reproduces the chunk's text, up to whitespace
-        assert norm(text_of(chunk.page)[chunk.start:chunk.end]) == norm(chunk.text), chunk
+        assert norm(text_of(chunk.page)[chunk.start : chunk.end]) == norm(chunk.text), chunk
         assert len(chunk.text.split()) <= words
         # never across a heading or a page: every block the span touches is of the chunk's heading and page
         touched = [b for b in blocks if b.page == chunk.page and b.start < chunk.end and chunk.start < b.end]
@@ -309,8 +366,8 @@ def _check_spans(chunks, source, blocks, sentences, words: int, overlap: int) ->
         for k in range(0, len(placed), step):
             _, page, start, _ = placed[k]
             chunk = starts[(page, start)]  # a window starts a chunk, at its own first word
-            window = [w for w, *_ in placed[k:k + words]]
-            assert chunk.heading == heading and chunk.text.split()[:len(window)] == window
+            window = [w for w, *_ in placed[k : k + words]]
+            assert chunk.heading == heading and chunk.text.split()[: len(window)] == window
             if k + words <= len(placed):  # a whole window is a chunk of its own, ending at its own last word
                 assert chunk.end == placed[k + words - 1][3]
             windows.append(chunk)
@@ -318,7 +375,7 @@ def _check_spans(chunks, source, blocks, sentences, words: int, overlap: int) ->
                 break
         assert len(windows) >= 2
         for before, after in zip(windows, windows[1:]):
-            shared = text_of(after.page)[after.start:before.end].split() if after.start < before.end else []
+            shared = text_of(after.page)[after.start : before.end].split() if after.start < before.end else []
             assert len(shared) == overlap and before.start < after.start
 
 
@@ -333,12 +390,18 @@ def test_every_chunk_span_is_its_own_text_in_the_file_or_page(sections, words, s
 
 def test_the_windows_of_a_1000_word_paragraph_have_their_own_increasing_offsets():
     words = [f"word{i}" for i in range(1000)]
-    text = "A heading line\n\n" + "".join(w + ("\n" if i % 13 == 12 else "  " if i % 7 == 6 else " ")
-                                          for i, w in enumerate(words)).rstrip() + "\n"
+    text = (
+        "A heading line\n\n"
+        + "".join(w + ("\n" if i % 13 == 12 else "  " if i % 7 == 6 else " ") for i, w in enumerate(words)).rstrip()
+        + "\n"
+    )
     document = read_document("long.txt", text.encode())
-    for chunks in (split_document(document, 200, 40, text=text),  # as the index does
-                   split_document(Document("T", [Block(" ".join(words), (), None, 10, 10 + len(" ".join(words)))],
-                                           "word"), 200, 40)):  # a block that is its span verbatim: no text needed
+    for chunks in (
+        split_document(document, 200, 40, text=text),  # as the index does
+        split_document(
+            Document("T", [Block(" ".join(words), (), None, 10, 10 + len(" ".join(words)))], "word"), 200, 40
+        ),
+    ):  # a block that is its span verbatim: no text needed
         windows = chunks[-6:] if len(chunks) == 7 else chunks
         assert [c.text.split()[0] for c in windows] == ["word0", "word160", "word320", "word480", "word640", "word800"]
         starts = [c.start for c in windows]
@@ -346,23 +409,30 @@ def test_the_windows_of_a_1000_word_paragraph_have_their_own_increasing_offsets(
     chunks = split_document(document, 200, 40, text=text)
     assert chunks[0].text == "A heading line" and (chunks[0].start, chunks[0].end) == (0, 14)
     for chunk in chunks:
-        assert " ".join(text[chunk.start:chunk.end].split()) == chunk.text
+        assert " ".join(text[chunk.start : chunk.end].split()) == chunk.text
     for before, after in zip(chunks[1:], chunks[2:]):
-        assert len(text[after.start:before.end].split()) == 40
+        assert len(text[after.start : before.end].split()) == 40
 
 
 def test_chunks_keep_closing_quotes_and_markdown_windows_start_at_their_word():
     said = 'He said "Stop here." Then he left (at noon.) And that was all.'
     chunks = split_document(Document("T", [Block(said, (), None, 0, len(said))], "word"), words=5, overlap=0)
     assert [c.text for c in chunks] == ['He said "Stop here."', "Then he left (at noon.)", "And that was all."]
-    assert [said[c.start:c.end] for c in chunks] == [c.text for c in chunks]
+    assert [said[c.start : c.end] for c in chunks] == [c.text for c in chunks]
     markdown = "# T\n\nThe oven is **very hot** so keep [the door](door.md) shut during every bake.\n"
     chunks = split_document(read_document("m.md", markdown.encode()), words=5, overlap=2, text=markdown)
-    assert [c.text for c in chunks] == ["The oven is very hot", "very hot so keep the", "keep the door shut during",
-                                        "shut during every bake."]
-    assert [markdown[c.start:c.end] for c in chunks] == [
-        "The oven is **very hot", "very hot** so keep [the", "keep [the door](door.md) shut during",
-        "shut during every bake."]
+    assert [c.text for c in chunks] == [
+        "The oven is very hot",
+        "very hot so keep the",
+        "keep the door shut during",
+        "shut during every bake.",
+    ]
+    assert [markdown[c.start : c.end] for c in chunks] == [
+        "The oven is **very hot",
+        "very hot** so keep [the",
+        "keep [the door](door.md) shut during",
+        "shut during every bake.",
+    ]
 
 
 # ---- the index ------------------------------------------------------------------------------------------------------
@@ -380,7 +450,7 @@ def test_a_folder_of_every_format_is_indexed_with_citable_chunks(folder, tmp_pat
     assert tyres.location.label() == "manuals/deep/bikes.pdf, page 1, Bike Care > Tyres"
     oven = next(s for s in by_file["kitchen.md"] if "220" in s.text)
     assert oven.location.heading == ["Kitchen Manual", "Ignored heading", "Oven"]
-    assert MARKDOWN[oven.location.start:oven.location.end].startswith("Preheat the oven")
+    assert MARKDOWN[oven.location.start : oven.location.end].startswith("Preheat the oven")
     names = {e.name for e in kb.entities}
     assert names == {"Kitchen Manual", "Boat Guide", "Bike Care", "Garden Rules", "Notes"}
     # retrieval indexes the title and headings too: "tyres" is only a heading of the PDF
@@ -450,8 +520,11 @@ def test_dense_embeddings_are_cached_by_content_hash(folder, tmp_path, monkeypat
 
     encoded = []
     real = DenseRetriever.encode
-    monkeypatch.setattr(DenseRetriever, "encode", lambda self, texts, progress=False:
-                        encoded.extend(texts) or real(self, texts, progress))
+    monkeypatch.setattr(
+        DenseRetriever,
+        "encode",
+        lambda self, texts, progress=False: encoded.extend(texts) or real(self, texts, progress),
+    )
     index = tmp_path / "index"
     kb = load_documents(str(folder), str(index))
     KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2)
@@ -474,17 +547,37 @@ def test_new_chunk_settings_read_every_file_again(folder, tmp_path):
     assert not third.written and third.chunks == second.chunks
 
 
-
 # ---- the manifest and the update's steps ------------------------------------------------------------------------
 CURRENT_MANIFEST = {  # as the indexer writes it (and the store adds its format)
-    "root": "/srv/docs", "sources": ["/srv/docs"], "settings": {"words": 200, "overlap": 40, "reader_version": 3},
-    "include": ["*.md"], "exclude": [],
-    "documents": {"a.md": {"size": 10, "mtime_ns": 5, "sha": "f00", "format": "markdown", "title": "A", "pages": None,
-                           "chunks": 2, "words": 30, "notes": ["not UTF-8: read as cp1252"]}},
-    "skipped": {"b.pdf": {"size": 3, "mtime_ns": 6, "sha": "ba4", "retry": True, "reason": "reading it needs pypdf"},
-                "c.md": {"size": 4, "mtime_ns": 7, "reason": "cannot be read (Permission denied)"}},
-    "scan_skipped": {"big.pdf": "too large (60 MB; the limit is 50 MB)"}, "unsupported": {".png": 2}, "hidden": 1,
-    "built_at": "2025-01-01T00:00:00+0000", "bm25": {"k1": 1.5, "b": 0.75}, "format": 2}
+    "root": "/srv/docs",
+    "sources": ["/srv/docs"],
+    "settings": {"words": 200, "overlap": 40, "reader_version": 3},
+    "include": ["*.md"],
+    "exclude": [],
+    "documents": {
+        "a.md": {
+            "size": 10,
+            "mtime_ns": 5,
+            "sha": "f00",
+            "format": "markdown",
+            "title": "A",
+            "pages": None,
+            "chunks": 2,
+            "words": 30,
+            "notes": ["not UTF-8: read as cp1252"],
+        }
+    },
+    "skipped": {
+        "b.pdf": {"size": 3, "mtime_ns": 6, "sha": "ba4", "retry": True, "reason": "reading it needs pypdf"},
+        "c.md": {"size": 4, "mtime_ns": 7, "reason": "cannot be read (Permission denied)"},
+    },
+    "scan_skipped": {"big.pdf": "too large (60 MB; the limit is 50 MB)"},
+    "unsupported": {".png": 2},
+    "hidden": 1,
+    "built_at": "2025-01-01T00:00:00+0000",
+    "bm25": {"k1": 1.5, "b": 0.75},
+    "format": 2,
+}
 
 
 def test_the_manifest_reads_the_current_format_and_writes_it_back_key_for_key():
@@ -492,10 +585,13 @@ def test_the_manifest_reads_the_current_format_and_writes_it_back_key_for_key():
 
     manifest = Manifest.from_json(CURRENT_MANIFEST)
     assert manifest.settings == Settings(200, 40, 3) and manifest.include == ["*.md"] and manifest.hidden == 1
-    assert manifest.documents["a.md"] == DocumentEntry(10, 5, "f00", "markdown", "A", None, 2, 30,
-                                                       ["not UTF-8: read as cp1252"])
-    assert manifest.skipped == {"b.pdf": SkippedEntry(3, 6, "ba4", True, "reading it needs pypdf"),
-                                "c.md": SkippedEntry(4, 7, None, False, "cannot be read (Permission denied)")}
+    assert manifest.documents["a.md"] == DocumentEntry(
+        10, 5, "f00", "markdown", "A", None, 2, 30, ["not UTF-8: read as cp1252"]
+    )
+    assert manifest.skipped == {
+        "b.pdf": SkippedEntry(3, 6, "ba4", True, "reading it needs pypdf"),
+        "c.md": SkippedEntry(4, 7, None, False, "cannot be read (Permission denied)"),
+    }
     assert manifest.to_json() == {k: v for k, v in CURRENT_MANIFEST.items() if k != "format"}
     older = Manifest.from_json({"root": "/srv/docs", "documents": {}, "settings": {"words": 200, "overlap": 40}})
     assert older.settings.reader_version is None and older.skipped == {} and older.scan_skipped == {}
@@ -599,8 +695,12 @@ def test_a_run_killed_half_way_leaves_the_previous_index_usable(folder, tmp_path
     kb = load_documents(str(folder), str(index), update=False)
     assert BM25sRetriever().load(kb.generation.bm25_dir, len(kb.snippets))
     # kept: the new current generation and the one current before it (not one the killed run left behind)
-    assert {p.name for p in index.iterdir() if p.name != "embeddings"} == \
-        {".lock", "CURRENT", before.directory.name, report.generation}
+    assert {p.name for p in index.iterdir() if p.name != "embeddings"} == {
+        ".lock",
+        "CURRENT",
+        before.directory.name,
+        report.generation,
+    }
 
 
 def test_a_second_writer_waits_for_nobody_and_says_so(folder, tmp_path):
@@ -609,14 +709,18 @@ def test_a_second_writer_waits_for_nobody_and_says_so(folder, tmp_path):
     store = IndexStore(index)
     with store.lock() as held:
         assert held
-        code = ("import sys; from augmenter.documents import update_index\n"
-                "try:\n    update_index([sys.argv[1]], sys.argv[2], warn=lambda l: None, wait=False)\n"
-                "except Exception as e:\n    print(type(e).__name__, e)")
+        code = (
+            "import sys; from augmenter.documents import update_index\n"
+            "try:\n    update_index([sys.argv[1]], sys.argv[2], warn=lambda l: None, wait=False)\n"
+            "except Exception as e:\n    print(type(e).__name__, e)"
+        )
         out = subprocess.run([sys.executable, "-c", code, str(folder), str(index)], capture_output=True, text=True)
         assert out.stdout.startswith("IndexBusy another augmenter is updating the index")
         # a chat starting meanwhile uses the index as it is
-        probe = ("import sys; from augmenter.documents import load_documents\n"
-                 "print(len(load_documents(sys.argv[1], sys.argv[2]).snippets))")
+        probe = (
+            "import sys; from augmenter.documents import load_documents\n"
+            "print(len(load_documents(sys.argv[1], sys.argv[2]).snippets))"
+        )
         out = subprocess.run([sys.executable, "-c", probe, str(folder), str(index)], capture_output=True, text=True)
         assert int(out.stdout) == len(store.current().chunks)
 
@@ -646,10 +750,14 @@ def test_every_bad_file_is_one_warning_line_and_the_rest_is_indexed(folder, tmp_
     lines = []
     report = update_index([folder], tmp_path / "index", warn=lines.append)
     reasons = {
-        "locked.pdf": "encrypted PDF: it needs a password", "broken.pdf": "not a readable PDF",
-        "scanned.pdf": "no text layer (2 pages; a scanned PDF?)", "binary.txt": "binary content, not text",
-        "empty.md": "empty file", "huge.txt": "too large (200 MB; the limit is 50 MB)",
-        "fake.docx": "not a Word (.docx) file", "escape.md": "outside",
+        "locked.pdf": "encrypted PDF: it needs a password",
+        "broken.pdf": "not a readable PDF",
+        "scanned.pdf": "no text layer (2 pages; a scanned PDF?)",
+        "binary.txt": "binary content, not text",
+        "empty.md": "empty file",
+        "huge.txt": "too large (200 MB; the limit is 50 MB)",
+        "fake.docx": "not a Word (.docx) file",
+        "escape.md": "outside",
     }
     assert set(report.skipped) == set(bad)
     for name, reason in reasons.items():
@@ -672,13 +780,17 @@ def test_a_non_utf8_file_counts_in_the_summary_and_bad_symlinks_are_one_warning_
     (folder / "linked").symlink_to(elsewhere, target_is_directory=True)  # a symlink to a folder outside
     lines = []
     report = update_index([folder], tmp_path / "index", warn=lines.append)
-    assert report.documents == 6 and report.noted == {"latin1.txt": [
-        "not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252"]}
+    assert report.documents == 6 and report.noted == {
+        "latin1.txt": ["not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252"]
+    }
     assert report.skipped == {"dangling.md": "a broken symlink", "linked": "a symlink to a folder: not followed"}
-    assert sorted(lines) == sorted([
-        f"{folder / 'dangling.md'}: a broken symlink; skipped",
-        f"{folder / 'linked'}: a symlink to a folder: not followed; skipped",
-        f"{folder / 'latin1.txt'}: not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252"])
+    assert sorted(lines) == sorted(
+        [
+            f"{folder / 'dangling.md'}: a broken symlink; skipped",
+            f"{folder / 'linked'}: a symlink to a folder: not followed; skipped",
+            f"{folder / 'latin1.txt'}: not UTF-8 (byte 0xe9 at offset 3): read as Windows-1252",
+        ]
+    )
     summary = report.summary()
     assert summary.startswith("6 documents, ") and "2 skipped (see the warnings)" in summary
     assert "1 read with a warning (1 not UTF-8, read as Windows-1252; see the warnings)" in summary
@@ -691,11 +803,31 @@ def test_a_non_utf8_file_counts_in_the_summary_and_bad_symlinks_are_one_warning_
     assert err.count("warning: ") == 3
 
 
-JUNK = ["~$garden.docx", ".~lock.garden.docx#", "kitchen.md~", "#kitchen.md#", "old.bak", "notes.txt.bak",
-        "kitchen.md.orig", "bikes.pdf.part", "bikes.pdf.crdownload", "~WRL0001.tmp", ".DS_Store", "._bikes.pdf",
-        "Thumbs.db", "THUMBS.DB", "desktop.ini", ".kitchen.md.swp", "node_modules/pkg/README.md",
-        "__pycache__/notes.txt", "venv/lib/site.md", "manuals/__MACOSX/boat.html", "$Recycle.Bin/S-1-5/$R0ABC.docx",
-        "System Volume Information/log.txt", ".git/HEAD.md"]
+JUNK = [
+    "~$garden.docx",
+    ".~lock.garden.docx#",
+    "kitchen.md~",
+    "#kitchen.md#",
+    "old.bak",
+    "notes.txt.bak",
+    "kitchen.md.orig",
+    "bikes.pdf.part",
+    "bikes.pdf.crdownload",
+    "~WRL0001.tmp",
+    ".DS_Store",
+    "._bikes.pdf",
+    "Thumbs.db",
+    "THUMBS.DB",
+    "desktop.ini",
+    ".kitchen.md.swp",
+    "node_modules/pkg/README.md",
+    "__pycache__/notes.txt",
+    "venv/lib/site.md",
+    "manuals/__MACOSX/boat.html",
+    "$Recycle.Bin/S-1-5/$R0ABC.docx",
+    "System Volume Information/log.txt",
+    ".git/HEAD.md",
+]
 
 
 def test_junk_is_passed_over_and_htm_is_read_as_html(folder, tmp_path, capsys):
@@ -707,12 +839,24 @@ def test_junk_is_passed_over_and_htm_is_read_as_html(folder, tmp_path, capsys):
     lines = []
     report = update_index([folder], tmp_path / "index", warn=lines.append)
     assert not lines and not report.skipped and report.unsupported == {".png": 1}
-    hidden_dirs = {"node_modules", "__pycache__", "venv", "manuals/__MACOSX", "$Recycle.Bin",
-                   "System Volume Information", ".git"}
+    hidden_dirs = {
+        "node_modules",
+        "__pycache__",
+        "venv",
+        "manuals/__MACOSX",
+        "$Recycle.Bin",
+        "System Volume Information",
+        ".git",
+    }
     assert report.hidden == 1 + len([r for r in JUNK if "/" not in r]) + len(hidden_dirs)  # 1: .secret.md
     kb = load_documents(str(folder), str(tmp_path / "index"), update=False)
-    assert {s.location.path for s in kb.snippets} == {"kitchen.md", "manuals/boat.htm", "manuals/deep/bikes.pdf",
-                                                      "garden.docx", "notes.txt"}
+    assert {s.location.path for s in kb.snippets} == {
+        "kitchen.md",
+        "manuals/boat.htm",
+        "manuals/deep/bikes.pdf",
+        "garden.docx",
+        "notes.txt",
+    }
     assert "junk" not in " ".join(s.text for s in kb.snippets)
     entry = kb.generation.manifest["documents"]["manuals/boat.htm"]
     assert entry["format"] == "html" and entry["title"] == "Boat Guide"
@@ -746,8 +890,11 @@ def test_a_page_a_missing_decoder_cannot_read_loses_that_page_only(tmp_path, mon
 
 
 def test_unreadable_files_raise_one_line_reasons():
-    for name, data, reason in [("a.pdf", b"hello", "not a PDF"), ("a.md", b"  \n", "empty file"),
-                               ("a.html", b"<html><script>x</script></html>", "no text in it")]:
+    for name, data, reason in [
+        ("a.pdf", b"hello", "not a PDF"),
+        ("a.md", b"  \n", "empty file"),
+        ("a.html", b"<html><script>x</script></html>", "no text in it"),
+    ]:
         with pytest.raises(Unreadable, match=reason):
             read_document(name, data)
 
@@ -815,16 +962,30 @@ def test_a_missing_reader_library_is_one_line_at_start_up_naming_the_extra(folde
     index = tmp_path / "index"
     assert main(["index", str(folder), "--index-dir", str(index)]) == 2
     err = capsys.readouterr().err
-    assert err == ("augmenter: error: augmenter index needs pypdf, which the 'docs' extra brings: "
-                   "pip install 'augmenter[docs]'\n")
-    with pytest.raises(MissingExtra, match=r"^reading manuals/deep/bikes.pdf needs pypdf, which the 'docs' extra "
-                                           r"brings: pip install 'augmenter\[docs\]'$"):
+    assert err == (
+        "augmenter: error: augmenter index needs pypdf, which the 'docs' extra brings: pip install 'augmenter[docs]'\n"
+    )
+    with pytest.raises(
+        MissingExtra,
+        match=r"^reading manuals/deep/bikes.pdf needs pypdf, which the 'docs' extra "
+        r"brings: pip install 'augmenter\[docs\]'$",
+    ):
         load_documents(str(folder), str(index))  # knowledge=docs in chat, serve, eval and the API
     assert IndexStore(index).current() is None  # stopped before anything was read or written, not a skip
     script = tmp_path / "turns.txt"
     script.write_text("When does the kitchen open?\n", encoding="utf-8")
-    code = main(["chat", "knowledge=docs", f"knowledge.path={folder}", f"knowledge.index_dir={index}", "llm=fake",
-                 "utility=kf1", "--script", str(script)])
+    code = main(
+        [
+            "chat",
+            "knowledge=docs",
+            f"knowledge.path={folder}",
+            f"knowledge.index_dir={index}",
+            "llm=fake",
+            "utility=kf1",
+            "--script",
+            str(script),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("augmenter: error: reading manuals/deep/bikes.pdf needs pypdf") and "augmenter[docs]" in err
@@ -852,11 +1013,13 @@ def test_a_file_skipped_because_a_library_was_missing_is_read_again_next_time(fo
     monkeypatch.setitem(sys.modules, "pypdf", None)
     lines = []
     first = update_index([folder], index, warn=lines.append)
-    assert first.skipped == {"manuals/deep/bikes.pdf": "reading it needs pypdf, which the 'docs' extra brings: "
-                                                      "pip install 'augmenter[docs]'"}
+    assert first.skipped == {
+        "manuals/deep/bikes.pdf": "reading it needs pypdf, which the 'docs' extra brings: pip install 'augmenter[docs]'"
+    }
     assert [line for line in lines if "bikes.pdf" in line] == [
         f"{folder / 'manuals/deep/bikes.pdf'}: reading it needs pypdf, which the 'docs' extra brings: "
-        "pip install 'augmenter[docs]'; skipped"]
+        "pip install 'augmenter[docs]'; skipped"
+    ]
     still = update_index([folder], index, warn=quiet)  # still missing: read again, skipped again, nothing changed
     assert list(still.skipped) == ["manuals/deep/bikes.pdf"] and not still.written and still.unchanged == 5
     monkeypatch.setitem(sys.modules, "pypdf", pypdf)  # installed now: the unchanged file is read, not kept as skipped
@@ -884,7 +1047,7 @@ def test_an_index_written_before_chunks_had_their_own_spans_is_read_again(folder
     notes = [s for s in kb.snippets if s.location.path == "notes.txt"]
     assert len(notes) == 4 and len({s.location.start for s in notes}) == 4
     for snippet in notes:
-        assert " ".join(text[snippet.location.start:snippet.location.end].split()) == snippet.text
+        assert " ".join(text[snippet.location.start : snippet.location.end].split()) == snippet.text
 
 
 def test_a_blank_line_with_windows_line_ends_separates_paragraphs_of_a_text_file():
@@ -894,4 +1057,4 @@ def test_a_blank_line_with_windows_line_ends_separates_paragraphs_of_a_text_file
     document = read_text(data, "notes.txt")
     text = data.decode()
     assert [b.text for b in document.blocks] == ["First paragraph, line one. Line two.", "Second paragraph.", "Third."]
-    assert [text[b.start:b.end] for b in document.blocks][1:] == ["Second paragraph.", "Third."]
+    assert [text[b.start : b.end] for b in document.blocks][1:] == ["Second paragraph.", "Third."]

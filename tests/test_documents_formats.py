@@ -84,15 +84,24 @@ def test_rst_that_docutils_cannot_make_sense_of_is_still_read_or_skipped_with_on
 
 
 def test_a_notebook_reads_its_markdown_and_code_cells_in_order():
-    notebook = {"cells": [
-        {"cell_type": "markdown", "source": ["# Loading data\n", "\n", "Use `read_csv` to load a file."]},
-        {"cell_type": "code", "source": "import pandas as pd\ndf = pd.read_csv('a.csv')", "outputs": [
-            {"output_type": "stream", "text": "secret output"}]},
-        {"cell_type": "markdown", "source": "## Saving\n\nCall `to_parquet`."}]}
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["# Loading data\n", "\n", "Use `read_csv` to load a file."]},
+            {
+                "cell_type": "code",
+                "source": "import pandas as pd\ndf = pd.read_csv('a.csv')",
+                "outputs": [{"output_type": "stream", "text": "secret output"}],
+            },
+            {"cell_type": "markdown", "source": "## Saving\n\nCall `to_parquet`."},
+        ]
+    }
     document = read_document("load.ipynb", json.dumps(notebook).encode())
     assert document.title == "Loading data" and document.format == "notebook"
-    assert [b.text for b in document.blocks] == ["Use read_csv to load a file.",
-                                                "import pandas as pd\ndf = pd.read_csv('a.csv')", "Call to_parquet."]
+    assert [b.text for b in document.blocks] == [
+        "Use read_csv to load a file.",
+        "import pandas as pd\ndf = pd.read_csv('a.csv')",
+        "Call to_parquet.",
+    ]
     assert document.blocks[1].code and document.blocks[2].heading == ("Saving",)
     with pytest.raises(Unreadable, match="not a notebook: invalid JSON at line 1"):
         read_document("broken.ipynb", b"{not json")
@@ -143,16 +152,22 @@ def test_mkdocs_markup_is_read_as_the_content_it_marks():
     assert document.blocks[-1].code and texts[-1] == "$ python main.py --help\n<b>Usage:</b> main.py [OPTIONS]"
 
 
-@pytest.mark.parametrize("text, shown", [
-    ("Install { #install }", "Install"), ("{* docs_src/a.py hl[3] *}", ""),
-    ("/// tip | Title\nUse it.\n///", "Use it."),
-    ('!!! note "TL;DR" Use it :rocket: now', "Use it now"), ("{% alert %} Employees {% endalert %}", "Employees"),
-    ("Did you mean &apos;create&apos;?", "Did you mean 'create'?"), ("<b>Usage:</b> main.py", "Usage: main.py"),
-    ("Time 12:30: ok, keep {x} and a: b:", "Time 12:30: ok, keep {x} and a: b:"),
-    ("code:\n    x = {'a': 1}  {: .note }", "code:\n    x = {'a': 1}"),
-    ('Read [Overtime]({% page "/tools/hrlinks/" %}) first.', "Read Overtime first."),
-    ("files. !!! tip Use IPython to try it.", "files. Use IPython to try it."),
-])
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("Install { #install }", "Install"),
+        ("{* docs_src/a.py hl[3] *}", ""),
+        ("/// tip | Title\nUse it.\n///", "Use it."),
+        ('!!! note "TL;DR" Use it :rocket: now', "Use it now"),
+        ("{% alert %} Employees {% endalert %}", "Employees"),
+        ("Did you mean &apos;create&apos;?", "Did you mean 'create'?"),
+        ("<b>Usage:</b> main.py", "Usage: main.py"),
+        ("Time 12:30: ok, keep {x} and a: b:", "Time 12:30: ok, keep {x} and a: b:"),
+        ("code:\n    x = {'a': 1}  {: .note }", "code:\n    x = {'a': 1}"),
+        ('Read [Overtime]({% page "/tools/hrlinks/" %}) first.', "Read Overtime first."),
+        ("files. !!! tip Use IPython to try it.", "files. Use IPython to try it."),
+    ],
+)
 def test_strip_markup_drops_what_is_no_content_and_keeps_what_is(text, shown):
     assert strip_markup(text) == shown
 
@@ -160,8 +175,10 @@ def test_strip_markup_drops_what_is_no_content_and_keeps_what_is(text, shown):
 def test_code_blocks_keep_their_line_breaks_in_chunks_and_in_the_knowledge(tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "cli.md").write_text("# CLI { #cli }\n\nRun this:\n\n```console\n$ app --help\n  Usage: app\n```\n\n"
-                                   "/// note\nIt prints :sparkles: the usage.\n///\n")
+    (folder / "cli.md").write_text(
+        "# CLI { #cli }\n\nRun this:\n\n```console\n$ app --help\n  Usage: app\n```\n\n"
+        "/// note\nIt prints :sparkles: the usage.\n///\n"
+    )
     chunks = split_document(read_document("cli.md", (folder / "cli.md").read_bytes()))
     assert chunks[0].text == "Run this:\n$ app --help\n  Usage: app\nIt prints :sparkles: the usage."
     knowledge = load_documents(str(folder), index_dir=str(tmp_path / "index"))

@@ -23,8 +23,15 @@ FAKE = [f"data_root={DATA}", "llm=fake"]
 
 @pytest.fixture(scope="module")
 def env():
-    return gymnasium.make("augmenter/Turn-v0", overrides=FAKE, part="all", limit=60, seeking_share=None,
-                          llm_call_cost=0.01, consolidation_cost=0.005).unwrapped
+    return gymnasium.make(
+        "augmenter/Turn-v0",
+        overrides=FAKE,
+        part="all",
+        limit=60,
+        seeking_share=None,
+        llm_call_cost=0.01,
+        consolidation_cost=0.005,
+    ).unwrapped
 
 
 def test_registered_env_passes_the_gymnasium_checker(env):
@@ -50,8 +57,9 @@ def test_replay_has_both_kinds_of_turns(env):
     assert kinds == {True, False}
     assert all(t.gold for t in env.users.turns if t.knowledge_seeking)
     assert not any(t.gold for t in env.users.turns if not t.knowledge_seeking)
-    only_seeking = DSTC11Replay(DATA / "dstc11-track5", "dev", env.agent.executor.consolidator.kb, limit=60,
-                                seeking_share=1.0)
+    only_seeking = DSTC11Replay(
+        DATA / "dstc11-track5", "dev", env.agent.executor.consolidator.kb, limit=60, seeking_share=1.0
+    )
     rng = np.random.default_rng(0)
     assert all(only_seeking.sample(rng).knowledge_seeking for _ in range(20))
 
@@ -69,8 +77,9 @@ def test_an_episode_pays_costs_and_ends_with_the_quality(env):
     assert r2 == pytest.approx(-0.01) and not done and obs["features"][1] == 1.0
     obs, r3, done, _, info = env.step(ACTIONS.index(Action.SEND))
     assert done and not truncated and r3 == pytest.approx(info["quality"])
-    assert info["quality"] == pytest.approx(env.agent.executor.utility.score(
-        WorkingMemory(q="x", e=_seeking_turn(env).gold), env.mem.response))
+    assert info["quality"] == pytest.approx(
+        env.agent.executor.utility.score(WorkingMemory(q="x", e=_seeking_turn(env).gold), env.mem.response)
+    )
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
 
@@ -180,8 +189,10 @@ def test_llm_user_simulator_continues_a_chat_seed_with_the_agent_in_the_history(
     overrides = [*FAKE, "llm_cache.enabled=false", "env.users=chat_seeds", "env.max_turns=3"]
     env = gymnasium.make("augmenter/Dialogue-v0", overrides=overrides).unwrapped
     fake = env.agent.executor.llm.llm.primary  # MeteredLLM -> ResilientLLM -> FakeLLM
+
     def user_line(messages):
         return f"User: user line {messages[-1]['content'].count(':')}\nAssistant: leaked"
+
     fake.rules = {"Write the user's next message": user_line}
     check_env(env)
     obs, info = env.reset(seed=3)
@@ -220,10 +231,12 @@ def test_the_readme_env_snippet_runs_from_another_directory(tmp_path):
     code = _readme_env_snippet()
     assert 'gymnasium.make("augmenter/Turn-v0", overrides=["llm=fake"], llm_call_cost=0.01)' in code
     environ = {**os.environ, "AUGMENTER_DATA": str(DATA), "AUGMENTER_CACHE": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     without = {k: v for k, v in environ.items() if k != "AUGMENTER_DATA"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=without, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=without, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode != 0 and "set AUGMENTER_DATA=/path/to/data" in out.stderr.splitlines()[-1]

@@ -36,9 +36,10 @@ def test_bleu_and_chrf_corpus_level_multi_reference():
     assert metrics.bleu4(["the cat sat on the mat"], [["the cat sat on the mat"]]) == pytest.approx(100.0)
     assert metrics.bleu4(["a b c d e"], [["v w x y z"]]) == pytest.approx(0.0)
     # the second turn has two references; the matching one counts, the missing one is padding
-    assert metrics.bleu4(["the cat sat on the mat", "a dog ran in the park today"],
-                         [["the cat sat on the mat"], ["nothing alike here", "a dog ran in the park today"]]) == \
-        pytest.approx(100.0)
+    assert metrics.bleu4(
+        ["the cat sat on the mat", "a dog ran in the park today"],
+        [["the cat sat on the mat"], ["nothing alike here", "a dog ran in the park today"]],
+    ) == pytest.approx(100.0)
     assert metrics.chrf(["same text"], [["same text"]]) == pytest.approx(100.0)
 
 
@@ -111,8 +112,14 @@ def test_bootstrap_interval_and_paired_delta():
 
 # ---- augmenter eval / grid / report, fake LLM ----------------------------------------------------------------
 def _eval_args(tmp_path, *extra):
-    return [f"data_root={DATA}", "llm=fake", f"llm_cache.dir={tmp_path / 'cache'}", f"eval.out_dir={tmp_path}",
-            "eval.progress=false", *extra]
+    return [
+        f"data_root={DATA}",
+        "llm=fake",
+        f"llm_cache.dir={tmp_path / 'cache'}",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        *extra,
+    ]
 
 
 def _evaluator(cfg) -> Evaluator:
@@ -133,8 +140,10 @@ def test_every_experiment_composes_and_builds(name, tmp_path):
         # (the FAQ or reviews on the question) or a plain "does not answer"
         assert mem.response != cfg.llm.default
         if mem.outcome == "quoted":
-            assert any(s.text.split("A:")[-1].strip() in mem.response for s in mem.e if s.doc_type == "faq") \
+            assert (
+                any(s.text.split("A:")[-1].strip() in mem.response for s in mem.e if s.doc_type == "faq")
                 or '"' in mem.response
+            )
         else:
             assert mem.outcome == "abstained"
             assert mem.response.startswith("I'm sorry, but the knowledge I have does not")
@@ -251,8 +260,13 @@ def test_grid_and_report_end_to_end(tmp_path, capsys):
     args = _eval_args(tmp_path, "eval.limit=2")
     assert main(["grid", "--only", "table2_bm25,fig5", *args]) == 0
     sample = tmp_path / "dstc11-dev-n2-seed0"
-    assert {p.name for p in sample.iterdir()} == {"table2_bm25", "table2_bm25_feedback", "fig5_always_feedback",
-                                                  "fig5_no_gating", "fig5_rerank"}
+    assert {p.name for p in sample.iterdir()} == {
+        "table2_bm25",
+        "table2_bm25_feedback",
+        "fig5_always_feedback",
+        "fig5_no_gating",
+        "fig5_rerank",
+    }
     assert main(["report", str(sample), "--out", str(tmp_path / "rep"), "--no-bertscore"]) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Fig. 5" in text and "(5) rerank the best of two" in text and "| n/a |" in text
@@ -297,8 +311,15 @@ def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path
     ev = OmegaConf.create({"limit": 40, "seed": 2, "exclude": [{"limit": 200, "seed": 0}, claim_set]})
     drawn = [t.id for t in sample_turns(task, ev)]
     assert len(set(drawn)) == 40 and not set(drawn) & held
-    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=40", "eval.seed=2",
-                                     "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"))
+    cfg = compose(
+        "eval",
+        _eval_args(
+            tmp_path,
+            "eval.limit=40",
+            "eval.seed=2",
+            "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]",
+        ),
+    )
     assert run_dir(cfg).parent.name == "dstc11-dev-n40-seed2-minus-n200-seed0-minus-n60-seed1(minus-n200-seed0)"
     with pytest.raises(ConfigError, match="eval.exclude"):
         compose("eval", _eval_args(tmp_path, "eval.exclude=[{limit:0,seed:1}]"))

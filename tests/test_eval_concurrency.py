@@ -40,17 +40,28 @@ class SlowLLM(FakeLLM):
             if cls.fail and cls.fail in prompt:
                 raise ConnectionError("server went away")
             words = prompt.split()
-            return Completion(text=f"The answer has {len(words)} words; it ends with {words[-1]}.",
-                              prompt_tokens=len(words), completion_tokens=9)
+            return Completion(
+                text=f"The answer has {len(words)} words; it ends with {words[-1]}.",
+                prompt_tokens=len(words),
+                completion_tokens=9,
+            )
         finally:
             with cls.lock:
                 cls.in_flight -= 1
 
 
 def _args(tmp_path, name, *extra):
-    return [f"data_root={DATA}", "llm=fake", f"llm._target_={__name__}.SlowLLM", "llm_cache.enabled=false",
-            f"eval.out_dir={tmp_path}", "eval.progress=false", "eval.limit=12", f"name={name}",
-            *extra]
+    return [
+        f"data_root={DATA}",
+        "llm=fake",
+        f"llm._target_={__name__}.SlowLLM",
+        "llm_cache.enabled=false",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        "eval.limit=12",
+        f"name={name}",
+        *extra,
+    ]
 
 
 @pytest.fixture(autouse=True)

@@ -53,8 +53,16 @@ def llm(monkeypatch):
 
 
 def _args(tmp_path, *extra):
-    return [f"data_root={DATA}", "llm=fake", f"llm._target_={__name__}.ScriptedLLM", "llm_cache.enabled=false",
-            f"eval.out_dir={tmp_path}", "eval.progress=false", "eval.limit=4", *extra]
+    return [
+        f"data_root={DATA}",
+        "llm=fake",
+        f"llm._target_={__name__}.ScriptedLLM",
+        "llm_cache.enabled=false",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        "eval.limit=4",
+        *extra,
+    ]
 
 
 def _evaluator(tmp_path, *extra) -> Evaluator:
@@ -129,8 +137,11 @@ def test_max_failed_as_a_count_and_as_a_share(tmp_path, llm, sample):
         if passes:
             assert ev.run()["failed"] == 1
             continue
-        with pytest.raises(EvalFailed, match=r"1 of 4 turns failed .*most common reason \(1 of them\): HTTP 500: "
-                                             r"internal error.*run the same command again to retry them") as info:
+        with pytest.raises(
+            EvalFailed,
+            match=r"1 of 4 turns failed .*most common reason \(1 of them\): HTTP 500: "
+            r"internal error.*run the same command again to retry them",
+        ) as info:
             ev.run()
         assert info.value.summary["failed"] == 1
         assert json.loads((ev.dir / "summary.json").read_text())["failed"] == 1
@@ -211,8 +222,11 @@ def test_run_options_do_not_block_resuming(tmp_path, llm):
 def test_an_open_circuit_stops_the_run_keeps_the_records_and_resumes(tmp_path, llm, sample):
     llm.errors = {sample[2].q: CircuitOpenError("the LLM failed 5 calls in a row")}
     ev = _evaluator(tmp_path)
-    with pytest.raises(CircuitOpenError, match=r"eval stopped after 5 consecutive LLM failures .*2 of 4 turns "
-                                               r"recorded .*run the same command again to resume"):
+    with pytest.raises(
+        CircuitOpenError,
+        match=r"eval stopped after 5 consecutive LLM failures .*2 of 4 turns "
+        r"recorded .*run the same command again to resume",
+    ):
         ev.run()
     assert _asked(llm, sample) == {it.id for it in sample[:3]}  # nothing after the stop
     assert _statuses(ev) == ["ok", "ok"]
@@ -236,9 +250,17 @@ def test_grid_goes_on_after_failed_turns_and_stops_when_the_llm_is_down(tmp_path
 
     def run(self):
         ran.append(self.cfg.name)
-        summary = {"name": self.cfg.name, "run_dir": str(self.dir), "turns": 3, "ok": 2, "failed": 1, "pending": 0,
-                   "failure_reasons": {"HTTP 500": 1}, "metrics": {"KF1": 17.256, "length": 12.0},
-                   "cost": {"llm_calls": 1.5, "turn_seconds": 0.25}}
+        summary = {
+            "name": self.cfg.name,
+            "run_dir": str(self.dir),
+            "turns": 3,
+            "ok": 2,
+            "failed": 1,
+            "pending": 0,
+            "failure_reasons": {"HTTP 500": 1},
+            "metrics": {"KF1": 17.256, "length": 12.0},
+            "cost": {"llm_calls": 1.5, "turn_seconds": 0.25},
+        }
         if self.cfg.name == "table2_llm_only":
             raise EvalFailed("table2_llm_only: 1 of 3 turns failed", summary)
         return summary
@@ -268,8 +290,21 @@ def test_damaged_records_are_skipped_rerun_and_reported(tmp_path, llm, sample, c
     ev.run()
     lines = ev.records_path.read_bytes().split(b"\n")
     cut_in_a_character = lines[2][:-10] + "é".encode()[:1]
-    ev.records_path.write_bytes(b"\n".join([lines[0], b"", b"[1, 2]", lines[1], b"  ", cut_in_a_character,
-                                            b'"a string"', b"\xff\xfe garbage", lines[3][:50]]))
+    ev.records_path.write_bytes(
+        b"\n".join(
+            [
+                lines[0],
+                b"",
+                b"[1, 2]",
+                lines[1],
+                b"  ",
+                cut_in_a_character,
+                b'"a string"',
+                b"\xff\xfe garbage",
+                lines[3][:50],
+            ]
+        )
+    )
     caplog.set_level(logging.WARNING, logger="augmenter.eval.runner")
     assert [r["dialogue_id"] for r in read_records(ev.records_path)] == [it.id for it in sample[:2]]
     assert "skipped 5 unreadable line(s)" in caplog.text
@@ -319,6 +354,7 @@ def test_exactly_one_of_simultaneous_evals_gets_the_lock(tmp_path, kind, existin
         def slow(*args, **kwargs):
             time.sleep(0.01)
             return call(*args, **kwargs)
+
         return slow
 
     # widen every window between a check (does the lock exist? is its pid alive?) and the write that follows:
@@ -349,8 +385,10 @@ def test_exactly_one_of_simultaneous_evals_gets_the_lock(tmp_path, kind, existin
 
 
 def test_a_live_holder_is_named_and_a_killed_one_frees_the_lock_at_once(tmp_path):
-    code = ("import sys, time; from pathlib import Path; from augmenter.eval.runner import run_lock\n"
-            "with run_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)")
+    code = (
+        "import sys, time; from pathlib import Path; from augmenter.eval.runner import run_lock\n"
+        "with run_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -371,15 +409,27 @@ FAILING = ("500", "429", "hang", "reset", "invalid_json", "html", "no_choices", 
 
 
 @pytest.mark.parametrize("mode", [*FAILING, "flaky", "huge", "markup", "escapes", "auth"])
-def test_every_fault_mode_is_recorded_never_scored_and_never_leaks_the_key(mode, tmp_path, fault_server, monkeypatch,
-                                                                           capsys):
+def test_every_fault_mode_is_recorded_never_scored_and_never_leaks_the_key(
+    mode, tmp_path, fault_server, monkeypatch, capsys
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setattr("augmenter.eval.metrics.bertscore", lambda *a, **k: None)  # speed: not what is tested here
     fault_server.mode = mode
     fault_server.hang_seconds = 5
-    args = [f"data_root={DATA}", "llm=openai", f"llm.base_url={fault_server.base_url}", "llm.model=m",
-            "llm.max_retries=0", "llm.timeout=0.5", "llm.deadline=1", "llm_cache.enabled=false",
-            f"eval.out_dir={tmp_path}", "eval.progress=false", "eval.limit=3", "eval.max_failed=3"]
+    args = [
+        f"data_root={DATA}",
+        "llm=openai",
+        f"llm.base_url={fault_server.base_url}",
+        "llm.model=m",
+        "llm.max_retries=0",
+        "llm.timeout=0.5",
+        "llm.deadline=1",
+        "llm_cache.enabled=false",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        "eval.limit=3",
+        "eval.max_failed=3",
+    ]
     start = time.monotonic()
     code = main(["eval", *args])
     err = capsys.readouterr().err

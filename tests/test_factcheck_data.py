@@ -104,8 +104,9 @@ def test_every_claim_set_samples_whole_groups_with_the_one_sampling_helper(dstc1
     everything = claim_set("wikibio", DATA).claims()
     assert [it.id for it in everything] == [it.id for it in load_wikibio(DATA / "wikibio-gpt3-hallucination")]
     # HaluEval's 2,000-row sample is the one the verifier benchmarks were measured on
-    assert [it.id for it in claim_set("halueval", DATA).claims(limit=2000, seed=0)] == \
-        [it.id for it in load_halueval_qa(DATA / "halueval", n=2000, seed=0)]
+    assert [it.id for it in claim_set("halueval", DATA).claims(limit=2000, seed=0)] == [
+        it.id for it in load_halueval_qa(DATA / "halueval", n=2000, seed=0)
+    ]
     with pytest.raises(InputError, match="unknown claim set"):
         claim_set("fever", DATA)
 
@@ -168,8 +169,10 @@ def test_noise_stays_near_chance_out_of_fold():
 def test_groups_never_straddle_folds_and_thresholds_come_from_training_folds():
     rng, groups, factual = _synthetic(n_groups=60, per_group=5, seed=2)
     score = factual + rng.standard_normal(len(factual))
-    for res in (threshold_cv(score, factual, groups, folds=5, seed=3),
-                cross_validate(score[:, None], factual, groups, folds=5, seed=3)):
+    for res in (
+        threshold_cv(score, factual, groups, folds=5, seed=3),
+        cross_validate(score[:, None], factual, groups, folds=5, seed=3),
+    ):
         assert (res.fold >= 0).all() and set(res.fold) == set(range(5))
         folds_of = defaultdict(set)
         for g, k in zip(groups, res.fold):

@@ -11,8 +11,9 @@ from augmenter.fingerprint import fingerprint, normalized, system_config
 
 def test_run_options_do_not_change_the_system_but_its_settings_do():
     base = compose("eval", ["llm=fake"])
-    same = compose("eval", ["llm=fake", "eval.out_dir=/elsewhere", "eval.max_failed=3", "eval.progress=false",
-                            "trace=true"])
+    same = compose(
+        "eval", ["llm=fake", "eval.out_dir=/elsewhere", "eval.max_failed=3", "eval.progress=false", "trace=true"]
+    )
     other = compose("eval", ["llm=fake", "sampling.temperature=0.5"])
     assert system_config(base) == system_config(same) and fingerprint(base) == fingerprint(same)
     assert fingerprint(base) != fingerprint(other)

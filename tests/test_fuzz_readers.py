@@ -25,19 +25,31 @@ from augmenter.knowledge.retrievers import BM25sRetriever
 
 FUZZ = settings(max_examples=200, deadline=None)
 
-values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                      | st.text(max_size=12), lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=12)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
 texts = st.lists(st.text(max_size=8), max_size=2)
-failed_records = st.fixed_dictionaries({"dialogue_id": st.text(max_size=4), "status": st.just("failed")},
-                                       optional={"error": st.text(max_size=8), "memory": st.none()})
-scored_records = st.fixed_dictionaries({
-    "dialogue_id": st.text(max_size=4), "status": st.just("ok"), "response": st.text(max_size=30),
-    "references": texts, "gold_knowledge": texts,
-    "metrics": st.dictionaries(st.sampled_from(["KF1", "BLEU-4"]), st.floats(0, 100) | st.none(), max_size=2),
-    "cost": st.fixed_dictionaries({"llm_calls": st.integers(0, 3), "knowledge_calls": st.integers(0, 2),
-                                   "turn_seconds": st.floats(0, 9)}),
-    "memory": st.fixed_dictionaries({"o": texts})}, optional={"outcome": st.sampled_from(["answered", "partial"])})
+failed_records = st.fixed_dictionaries(
+    {"dialogue_id": st.text(max_size=4), "status": st.just("failed")},
+    optional={"error": st.text(max_size=8), "memory": st.none()},
+)
+scored_records = st.fixed_dictionaries(
+    {
+        "dialogue_id": st.text(max_size=4),
+        "status": st.just("ok"),
+        "response": st.text(max_size=30),
+        "references": texts,
+        "gold_knowledge": texts,
+        "metrics": st.dictionaries(st.sampled_from(["KF1", "BLEU-4"]), st.floats(0, 100) | st.none(), max_size=2),
+        "cost": st.fixed_dictionaries(
+            {"llm_calls": st.integers(0, 3), "knowledge_calls": st.integers(0, 2), "turn_seconds": st.floats(0, 9)}
+        ),
+        "memory": st.fixed_dictionaries({"o": texts}),
+    },
+    optional={"outcome": st.sampled_from(["answered", "partial"])},
+)
 records = failed_records | scored_records
 
 
@@ -87,9 +99,17 @@ def test_read_records_never_fails_on_arbitrary_bytes(data):
 
 
 @FUZZ
-@given(st.lists(st.one_of(records.map(lambda r: (_line(r), r)), damaged().map(lambda line: (line, None)),
-                          st.sampled_from([b"", b"  ", b"\r", b"\t "]).map(lambda line: (line, None))), max_size=12),
-       st.booleans())
+@given(
+    st.lists(
+        st.one_of(
+            records.map(lambda r: (_line(r), r)),
+            damaged().map(lambda line: (line, None)),
+            st.sampled_from([b"", b"  ", b"\r", b"\t "]).map(lambda line: (line, None)),
+        ),
+        max_size=12,
+    ),
+    st.booleans(),
+)
 def test_read_records_keeps_exactly_the_records(lines, final_newline):
     expected: dict[str, dict] = {}
     for _, record in lines:  # the later record of a turn (a retry) replaces the earlier one
@@ -118,14 +138,31 @@ ALL_METRICS = sorted({k for kind in KINDS.values() for k in kind.metric_keys} | 
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(sorted(KINDS)), st.lists(st.dictionaries(st.sampled_from(ALL_METRICS), st.floats(0, 100),
-                                                                 max_size=len(ALL_METRICS)), min_size=1, max_size=3))
+@given(
+    st.sampled_from(sorted(KINDS)),
+    st.lists(
+        st.dictionaries(st.sampled_from(ALL_METRICS), st.floats(0, 100), max_size=len(ALL_METRICS)),
+        min_size=1,
+        max_size=3,
+    ),
+)
 def test_records_without_their_tasks_metrics_are_one_line_and_the_report_never_crashes(dataset, metrics):
     """A valid-shape record whose metrics lack what its task scores with (`"metrics": {}`) crashed `augmenter
     report` and the short-answer and document tasks' summaries with a KeyError."""
     task = KINDS[dataset]
-    lines = [{"dialogue_id": str(i), "status": "ok", "response": "r", "references": ["a"], "gold_knowledge": ["k"],
-              "metrics": m, "cost": {"llm_calls": 1}, "memory": {"o": ["r"]}} for i, m in enumerate(metrics)]
+    lines = [
+        {
+            "dialogue_id": str(i),
+            "status": "ok",
+            "response": "r",
+            "references": ["a"],
+            "gold_knowledge": ["k"],
+            "metrics": m,
+            "cost": {"llm_calls": 1},
+            "memory": {"o": ["r"]},
+        }
+        for i, m in enumerate(metrics)
+    ]
     sample = Path(tempfile.mkdtemp(dir=_SCRATCH[0])) / f"{dataset}-dev-n3-seed0"
     (sample / "run").mkdir(parents=True)
     path = sample / "run" / "records.jsonl"
@@ -192,8 +229,14 @@ keys = st.sampled_from(["text", "question", "answer", "id", "entity", "aliases",
 
 
 @FUZZ
-@given(st.lists(st.one_of(st.dictionaries(keys, values | st.sampled_from(["", " ", "!!!", "the", "a pool"]),
-                                          max_size=6), values), max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.dictionaries(keys, values | st.sampled_from(["", " ", "!!!", "the", "a pool"]), max_size=6), values
+        ),
+        max_size=6,
+    )
+)
 def test_load_jsonl_on_garbled_rows(rows):
     """Garbled rows (e.g. `{"text": ""}`: a base without words) load and are searched without a warning, or fail
     as one KnowledgeFormatError."""
@@ -206,16 +249,37 @@ def test_load_dstc11_on_arbitrary_bytes(knowledge, mapping):
     _loads(load_dstc11, _file(knowledge), _file(mapping))
 
 
-entity = st.fixed_dictionaries({}, optional={
-    "name": values, "faqs": values | st.dictionaries(st.text(max_size=3), values | st.fixed_dictionaries(
-        {}, optional={"question": values, "answer": values}), max_size=3),
-    "reviews": values | st.dictionaries(st.text(max_size=3), values | st.fixed_dictionaries(
-        {}, optional={"sentences": values | st.dictionaries(st.text(max_size=3), values, max_size=3)}), max_size=3)})
+entity = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": values,
+        "faqs": values
+        | st.dictionaries(
+            st.text(max_size=3),
+            values | st.fixed_dictionaries({}, optional={"question": values, "answer": values}),
+            max_size=3,
+        ),
+        "reviews": values
+        | st.dictionaries(
+            st.text(max_size=3),
+            values
+            | st.fixed_dictionaries(
+                {}, optional={"sentences": values | st.dictionaries(st.text(max_size=3), values, max_size=3)}
+            ),
+            max_size=3,
+        ),
+    },
+)
 
 
 @FUZZ
-@given(st.dictionaries(st.text(max_size=6), values | st.dictionaries(st.text(max_size=4), values | entity, max_size=3),
-                       max_size=3) | values, values | st.dictionaries(st.text(max_size=6), values, max_size=3))
+@given(
+    st.dictionaries(
+        st.text(max_size=6), values | st.dictionaries(st.text(max_size=4), values | entity, max_size=3), max_size=3
+    )
+    | values,
+    values | st.dictionaries(st.text(max_size=6), values, max_size=3),
+)
 def test_load_dstc11_on_garbled_structure(knowledge, mapping):
     _loads(load_dstc11, _file(json.dumps(knowledge).encode()), _file(json.dumps(mapping).encode()))
 

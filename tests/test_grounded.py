@@ -17,18 +17,42 @@ from augmenter.verification.balance import one_sided
 
 NAME = "LENSFIELD HOTEL"
 REVIEWS = [  # (review, sentence): two reviews praise the bathrooms, one complains, others are about other things
-    (0, "The bathroom was really clean and smelled fresh."), (0, "Breakfast was served until ten."),
-    (1, "We loved how clean our bathroom was."), (1, "The staff at the desk were friendly."),
-    (2, "There were stray hairs in the bathroom and the shower was dirty."), (2, "The bed was comfortable."),
-    (3, "Parking was easy to find nearby."), (4, "The lobby has a piano that guests can play."),
+    (0, "The bathroom was really clean and smelled fresh."),
+    (0, "Breakfast was served until ten."),
+    (1, "We loved how clean our bathroom was."),
+    (1, "The staff at the desk were friendly."),
+    (2, "There were stray hairs in the bathroom and the shower was dirty."),
+    (2, "The bed was comfortable."),
+    (3, "Parking was easy to find nearby."),
+    (4, "The lobby has a piano that guests can play."),
 ]
 
 
 def _kb() -> KnowledgeBase:
-    snippets = [Snippet(id=f"hotel:1:review:{r}:{i}", text=t, domain="hotel", entity_id=1, entity_name=NAME,
-                        doc_type="review", doc_id=r, sent_id=i) for i, (r, t) in enumerate(REVIEWS)]
-    snippets.append(Snippet(id="hotel:1:faq:0", text="Q: Is there a laundry? A: Yes, the hotel has a laundry room.",
-                            domain="hotel", entity_id=1, entity_name=NAME, doc_type="faq", doc_id=0))
+    snippets = [
+        Snippet(
+            id=f"hotel:1:review:{r}:{i}",
+            text=t,
+            domain="hotel",
+            entity_id=1,
+            entity_name=NAME,
+            doc_type="review",
+            doc_id=r,
+            sent_id=i,
+        )
+        for i, (r, t) in enumerate(REVIEWS)
+    ]
+    snippets.append(
+        Snippet(
+            id="hotel:1:faq:0",
+            text="Q: Is there a laundry? A: Yes, the hotel has a laundry room.",
+            domain="hotel",
+            entity_id=1,
+            entity_name=NAME,
+            doc_type="faq",
+            doc_id=0,
+        )
+    )
     return KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
 
 
@@ -40,15 +64,21 @@ def gathered():
 
 def test_clauses_cut_where_a_sentence_turns():
     assert clauses("The bathroom was clean but the room was small.") == ["The bathroom was clean", "the room was small"]
-    assert clauses("While the wifi was slow, the breakfast was great.") == ["the wifi was slow",
-                                                                            "the breakfast was great"]
+    assert clauses("While the wifi was slow, the breakfast was great.") == [
+        "the wifi was slow",
+        "the breakfast was great",
+    ]
     assert clauses("Nice and quiet.") == ["Nice and quiet"]
 
 
 def test_stance_model_tells_praise_from_complaint():
     # 80% accurate out of fold (bench/results/opinions.json); a known miss: "spotless" reads as a complaint
-    stances = [s for s, _ in StanceModel.load().predict(
-        ["The bathroom was really clean", "There were stray hairs in the bathroom", "I ordered the curry"])]
+    stances = [
+        s
+        for s, _ in StanceModel.load().predict(
+            ["The bathroom was really clean", "There were stray hairs in the bathroom", "I ordered the curry"]
+        )
+    ]
     assert stances == ["positive", "negative", "neutral"]
 
 
@@ -64,12 +94,24 @@ def test_opinions_gather_every_review_on_the_aspect_and_count_each_side(gathered
 
 
 def _memory(kb, found, q="Are the bathrooms clean at the Lensfield Hotel?") -> WorkingMemory:
-    digest = Snippet(id="opinions:hotel:1", text=found.summary(), domain="hotel", entity_id=1, entity_name=NAME,
-                     doc_type="opinions", stance=found.split)
+    digest = Snippet(
+        id="opinions:hotel:1",
+        text=found.summary(),
+        domain="hotel",
+        entity_id=1,
+        entity_name=NAME,
+        doc_type="opinions",
+        stance=found.split,
+    )
     faq = kb.snippets[-1]
-    return WorkingMemory(q=q, e=[faq, digest, *found.sentences], consolidated=True,
-                         entities=[EntityMention(domain="hotel", entity_id=1, name="Lensfield Hotel",
-                                                 surface="lensfield hotel", in_query=True)])
+    return WorkingMemory(
+        q=q,
+        e=[faq, digest, *found.sentences],
+        consolidated=True,
+        entities=[
+            EntityMention(domain="hotel", entity_id=1, name="Lensfield Hotel", surface="lensfield hotel", in_query=True)
+        ],
+    )
 
 
 def test_a_one_sided_summary_of_mixed_reviews_is_not_supported(gathered):
@@ -110,16 +152,39 @@ def test_i_dont_know_is_revised_when_the_evidence_answers(gathered):
 
 
 def test_a_faq_that_answers_counts_as_answering_evidence():
-    faq = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq",
-                  entity_name="GRAND MERIDIAN HOTEL", domain="hotel", entity_id=1)
-    gym = Snippet(id="g", text="Q: Do you have a gym? A: The fitness centre is open 24 hours.", doc_type="faq",
-                  domain="hotel", entity_id=1)
-    elsewhere = Snippet(id="o", text="Q: Is there free parking? A: Yes, parking is free.", doc_type="faq",
-                        entity_name="RIVERSIDE LODGE", domain="hotel", entity_id=0)  # another place's answer
-    mem = WorkingMemory(q="Does the Grand Meridian Hotel have free parking?", e=[faq, gym, elsewhere],
-                        consolidated=True,
-                        entities=[EntityMention(domain="hotel", entity_id=1, name="Grand Meridian Hotel",
-                                                surface="grand meridian hotel", in_query=True)])
+    faq = Snippet(
+        id="f",
+        text="Q: Is there free parking? A: No, parking costs 15 pounds per day.",
+        doc_type="faq",
+        entity_name="GRAND MERIDIAN HOTEL",
+        domain="hotel",
+        entity_id=1,
+    )
+    gym = Snippet(
+        id="g",
+        text="Q: Do you have a gym? A: The fitness centre is open 24 hours.",
+        doc_type="faq",
+        domain="hotel",
+        entity_id=1,
+    )
+    elsewhere = Snippet(
+        id="o",
+        text="Q: Is there free parking? A: Yes, parking is free.",
+        doc_type="faq",
+        entity_name="RIVERSIDE LODGE",
+        domain="hotel",
+        entity_id=0,
+    )  # another place's answer
+    mem = WorkingMemory(
+        q="Does the Grand Meridian Hotel have free parking?",
+        e=[faq, gym, elsewhere],
+        consolidated=True,
+        entities=[
+            EntityMention(
+                domain="hotel", entity_id=1, name="Grand Meridian Hotel", surface="grand meridian hotel", in_query=True
+            )
+        ],
+    )
     check = AnswersQuestion()
     assert [s.id for s in check.answering_evidence(mem)] == ["f"]
     assert not check(mem, "I don't have that information.").passed
@@ -147,14 +212,26 @@ def _scripted_judge_llm(labels: dict[str, dict[str, float]]):
 def test_review_judge_reads_the_label_probabilities_and_drops_unrelated_sentences():
     from augmenter.reviews.judge import ReviewJudge, label_of
 
-    assert [label_of(t) for t in ("Pr", " praise", "Com", "U", "u", "The")] == \
-        ["praise", "praise", "complaint", "unrelated", None, None]
-    llm = _scripted_judge_llm({"The room was clean, not a spot anywhere.": {"Pr": 0.85, "Com": 0.1, "Un": 0.05},
-                               "Also, it is quite noisy.": {"Com": 0.6, "Pr": 0.3, "Un": 0.1},
-                               "We stayed in May.": {"Un": 0.7, "Pr": 0.25, "Com": 0.05}})
+    assert [label_of(t) for t in ("Pr", " praise", "Com", "U", "u", "The")] == [
+        "praise",
+        "praise",
+        "complaint",
+        "unrelated",
+        None,
+        None,
+    ]
+    llm = _scripted_judge_llm(
+        {
+            "The room was clean, not a spot anywhere.": {"Pr": 0.85, "Com": 0.1, "Un": 0.05},
+            "Also, it is quite noisy.": {"Com": 0.6, "Pr": 0.3, "Un": 0.1},
+            "We stayed in May.": {"Un": 0.7, "Pr": 0.25, "Com": 0.05},
+        }
+    )
     judge = ReviewJudge(llm, min_related=0.8)
-    judged = judge.judge("Is it clean and quiet?", ["The room was clean, not a spot anywhere.",
-                                                   "Also, it is quite noisy.", "We stayed in May."])
+    judged = judge.judge(
+        "Is it clean and quiet?",
+        ["The room was clean, not a spot anywhere.", "Also, it is quite noisy.", "We stayed in May."],
+    )
     assert [s for s, _ in judged] == ["positive", "negative", "unrelated"]
     assert judged[0][1] == pytest.approx(0.95) and judged[2][1] == pytest.approx(0.30)
     assert "Customer: Is it clean and quiet?" in llm.calls[0][-1]["content"]  # the question, as the user asked it
@@ -167,11 +244,16 @@ def test_the_gatherer_takes_the_judges_stance_over_the_classifier():
 
     kb = _kb()
     # the judge says the sentence a classifier reads as a complaint ("stray hairs ... dirty") is praise: it wins
-    llm = _scripted_judge_llm({REVIEWS[0][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
-                               REVIEWS[2][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
-                               REVIEWS[4][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05}})
+    llm = _scripted_judge_llm(
+        {
+            REVIEWS[0][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
+            REVIEWS[2][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
+            REVIEWS[4][1]: {"Pr": 0.9, "Com": 0.05, "Un": 0.05},
+        }
+    )
     found = OpinionGatherer(kb, min_p=0.15, max_sentences=8, judge=ReviewJudge(llm)).gather(
-        "Are the bathrooms clean?", "hotel", 1, question="Are the bathrooms at the Lensfield clean?")
+        "Are the bathrooms clean?", "hotel", 1, question="Are the bathrooms at the Lensfield clean?"
+    )
     assert {s.text for s in found.sentences} == {REVIEWS[0][1], REVIEWS[2][1], REVIEWS[4][1]}  # unrelated dropped
     assert {s.stance for s in found.sentences} == {"positive"} and found.split == "positive"
     assert all("Lensfield" in call[-1]["content"] for call in llm.calls)
@@ -184,8 +266,10 @@ def test_a_failed_draft_is_answered_in_the_knowledges_own_words(gathered):
     mem = _memory(kb, found)
     reply = composed_reply(mem)
     # a quote of each side, attributed to one guest each, and no verdict of its own ("divided", "speak well")
-    assert reply == ('At Lensfield Hotel, one guest wrote: "The bathroom was really clean and smelled fresh"; '
-                     'another: "There were stray hairs in the bathroom and the shower was dirty".')
+    assert reply == (
+        'At Lensfield Hotel, one guest wrote: "The bathroom was really clean and smelled fresh"; '
+        'another: "There were stray hairs in the bathroom and the shower was dirty".'
+    )
     parking = Snippet(id="f", text="Q: Is there free parking? A: No, parking costs 15 pounds per day.", doc_type="faq")
     assert faq_answer(parking) == "No, parking costs 15 pounds per day."
     bare = Snippet(id="b", text="Q: Do you allow pets? A: No.", doc_type="faq", entity_name="ACORN GUEST HOUSE")
@@ -201,13 +285,20 @@ def test_two_sentences_of_one_review_are_quoted_as_one_guests():
     from augmenter.reviews.replies import quoted
 
     def sentence(text, doc_id, entity_id=1):
-        return Snippet(id=f"{entity_id}:{doc_id}:{text[:3]}", text=text, domain="hotel", entity_id=entity_id,
-                       doc_type="review", doc_id=doc_id)
+        return Snippet(
+            id=f"{entity_id}:{doc_id}:{text[:3]}",
+            text=text,
+            domain="hotel",
+            entity_id=entity_id,
+            doc_type="review",
+            doc_id=doc_id,
+        )
 
     big, gamble = sentence("The room was nice and big.", 8), sentence("Room cleanliness is a gamble.", 8)
     assert quoted([big, gamble], "Aylesbray Lodge") == (
         'At Aylesbray Lodge, a guest wrote: "The room was nice and big"; '
-        'in the same review: "Room cleanliness is a gamble"')
+        'in the same review: "Room cleanliness is a gamble"'
+    )
     assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 3)])  # two reviews: two guests
     assert "another" in quoted([big, sentence("Room cleanliness is a gamble.", 8, entity_id=2)])  # two places' eighth
 
@@ -217,8 +308,15 @@ def test_the_grounded_system_answers_from_the_knowledge_when_its_draft_fails(dem
     answer, in the knowledge's own words, with no revision call."""
     from augmenter.config import build_agent, compose
 
-    cfg = compose("chat", ["llm=fake", "policy=llm_augmenter", "consolidator.opinions=false",  # a draft is made
-                           "llm.default='Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.'"])
+    cfg = compose(
+        "chat",
+        [
+            "llm=fake",
+            "policy=llm_augmenter",
+            "consolidator.opinions=false",  # a draft is made
+            "llm.default='Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.'",
+        ],
+    )
     mem = build_agent(cfg).respond("Does the Grand Meridian Hotel have a pool?")
     assert len(mem.o) == 1 and mem.outcome == "quoted" and "rooftop" not in mem.response
     faq = next(s for s in mem.e if s.doc_type == "faq" and "pool" in s.text.lower())
@@ -237,21 +335,37 @@ def test_containment_names_the_words_a_claim_adds_and_frees_the_questions_only_i
     from augmenter.verification.verifiers import missing_words
 
     pool = ["[GRAND MERIDIAN HOTEL] Q: Is there a pool? A: There is an indoor heated pool open from 7 am to 10 pm."]
-    assert missing_words("Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.", pool,
-                         "Does the Grand Meridian Hotel have a pool?") == ["huge", "rooftop", "bar"]
+    assert missing_words(
+        "Yes, the Grand Meridian Hotel has a huge heated rooftop pool with a bar.",
+        pool,
+        "Does the Grand Meridian Hotel have a pool?",
+    ) == ["huge", "rooftop", "bar"]
     assert missing_words("There is an indoor heated pool.", pool, "Is there a pool?") == []
     assert missing_words("There is no nice view.", pool, "Is there a nice view?") == ["nice", "view"]
     # an affirmation may paraphrase the question; a negation, or a ranking of places, must be in the knowledge
-    assert missing_words("Yes, they sell alcoholic beverages.", ["[GRAFTON] Q: Do you serve alcohol? A: Yes."],
-                         "Do they sell alcoholic beverages?") == []
+    assert (
+        missing_words(
+            "Yes, they sell alcoholic beverages.",
+            ["[GRAFTON] Q: Do you serve alcohol? A: Yes."],
+            "Do they sell alcoholic beverages?",
+        )
+        == []
+    )
     wok = ["[GOLDEN WOK] They also offer a nice outdoor dining area."]
     assert missing_words("The outdoor dining area is nice.", wok, "Is the outdoor dining area nice?") == []
-    assert missing_words("The Golden Wok has the nicer outdoor dining area.", wok,
-                         "Which has a nicer outdoor dining area?") == ["nicer"]
+    assert missing_words(
+        "The Golden Wok has the nicer outdoor dining area.", wok, "Which has a nicer outdoor dining area?"
+    ) == ["nicer"]
     # words that join two statements add nothing (a dev answer failed on "the knowledge does not say: while")
     portions = ["[LA RAZA] Overall, the portion size of our meal was good.", "[LA TASCA] Big portions at TASCA!"]
-    assert missing_words("The portion sizes at La Raza are good, while the portions at La Tasca are big.", portions,
-                         "How are the portion sizes at both?") == []
+    assert (
+        missing_words(
+            "The portion sizes at La Raza are good, while the portions at La Tasca are big.",
+            portions,
+            "How are the portion sizes at both?",
+        )
+        == []
+    )
 
 
 def test_the_grounded_utility_does_not_support_an_embellished_claim(demo_kb):
@@ -300,8 +414,12 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     wider = OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge, min_about_side=0.5)
     mixed = wider.gather("Are the bathrooms clean?", "hotel", 1)
     assert mixed.split == "mixed" and "the shower was dirty" in [s.text for s in mixed.sentences]
-    assert OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge).gather(
-        "Are the bathrooms clean?", "hotel", 1).split == "positive"
+    assert (
+        OpinionGatherer(kb, min_p=0.0, max_sentences=8, judge=judge)
+        .gather("Are the bathrooms clean?", "hotel", 1)
+        .split
+        == "positive"
+    )
 
 
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
@@ -309,8 +427,17 @@ def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     none does, the paper's loop drafts as before."""
     from augmenter.config import build_agent, compose
 
-    cfg = compose("chat", ["llm=fake", "utility=grounded", "policy=grounded", "agent.max_llm_calls=1",
-                           "consolidator.opinions=true", "llm.default='A draft.'"])
+    cfg = compose(
+        "chat",
+        [
+            "llm=fake",
+            "utility=grounded",
+            "policy=grounded",
+            "agent.max_llm_calls=1",
+            "consolidator.opinions=true",
+            "llm.default='A draft.'",
+        ],
+    )
     agent = build_agent(cfg)
     mem = agent.respond("Is the pool at the Grand Meridian Hotel nice?")
     assert any(s.doc_type == "opinions" for s in mem.e)  # the demo's review of the pool was gathered
@@ -330,14 +457,29 @@ def test_a_negative_faq_about_something_else_does_not_support_a_negative_claim()
     by 'No, the Acorn Guest House does not have a lift' (two negatives, the place's name in common)."""
     from augmenter.utilities import ClaimsUtility
 
-    lift = Snippet(id="hotel:1:faq:3", text="Q: Is there a lift? A: No, the Acorn Guest House does not have a lift.",
-                   domain="hotel", entity_id=1, entity_name="ACORN GUEST HOUSE", doc_type="faq", doc_id=3)
-    mem = WorkingMemory(q="Is there a nice view of the city from the Acorn Guest House?", e=[lift], given=[lift],
-                        consolidated=True, entities=[EntityMention(
-                            domain="hotel", entity_id=1, name="Acorn Guest House", surface="acorn guest house",
-                            in_query=True)])
+    lift = Snippet(
+        id="hotel:1:faq:3",
+        text="Q: Is there a lift? A: No, the Acorn Guest House does not have a lift.",
+        domain="hotel",
+        entity_id=1,
+        entity_name="ACORN GUEST HOUSE",
+        doc_type="faq",
+        doc_id=3,
+    )
+    mem = WorkingMemory(
+        q="Is there a nice view of the city from the Acorn Guest House?",
+        e=[lift],
+        given=[lift],
+        consolidated=True,
+        entities=[
+            EntityMention(
+                domain="hotel", entity_id=1, name="Acorn Guest House", surface="acorn guest house", in_query=True
+            )
+        ],
+    )
     check = ClaimsUtility(FastVerifier(), max_missing=0).check(
-        mem, "The Acorn Guest House does not have a nice view of the city.")[0]
+        mem, "The Acorn Guest House does not have a nice view of the city."
+    )[0]
     assert check.verdict == Verdict.NOT_ENOUGH_INFO and "view" in check.reason
 
 
@@ -345,16 +487,28 @@ def test_half_of_a_but_review_sentence_is_not_refuted_by_the_other_half():
     """Measured outside the project: 'The bathroom was clean' refuted by 'The bathroom was clean but the rest of
     the room wasn't' (the negation of the other clause read as the claim's)."""
     verifier = FastVerifier()
-    judged = verifier.judge("The bathroom was clean.",
-                            ["[FINCHES] The bathroom was clean but the rest of the room wasn't."])
+    judged = verifier.judge(
+        "The bathroom was clean.", ["[FINCHES] The bathroom was clean but the rest of the room wasn't."]
+    )
     assert judged.verdict != Verdict.REFUTED and judged.reason is None
     finches = ["[FINCHES] The bathroom was clean but the rest of the room wasn't."]
     assert verifier.judge("The bathroom was not clean.", finches).verdict == Verdict.REFUTED
 
 
 def _retrieved(place: str, entity_id: int, *sentences: str) -> list[Snippet]:
-    return [Snippet(id=f"restaurant:{entity_id}:review:0:{i}", text=t, domain="restaurant", entity_id=entity_id,
-                    entity_name=place, doc_type="review", doc_id=0, sent_id=i) for i, t in enumerate(sentences)]
+    return [
+        Snippet(
+            id=f"restaurant:{entity_id}:review:0:{i}",
+            text=t,
+            domain="restaurant",
+            entity_id=entity_id,
+            entity_name=place,
+            doc_type="review",
+            doc_id=0,
+            sent_id=i,
+        )
+        for i, t in enumerate(sentences)
+    ]
 
 
 def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_found_no_side():
@@ -363,19 +517,26 @@ def test_a_retrieved_review_close_to_the_question_answers_it_when_the_gatherer_f
     What I found: <the answer>". A retrieved sentence this close is now evidence that answers, and is quoted."""
     from augmenter.reviews.replies import composed_reply
 
-    evidence = (_retrieved("LA RAZA", 1, "Overall, the portion size of our meal was good.",
-                           "My partner was happy with the gluten-free options.")
-                + _retrieved("LA TASCA", 2, "The portions were generous.", "The sangria was cold."))
-    mentions = [EntityMention(domain="restaurant", entity_id=i, name=n, surface=n.lower(), in_query=False)
-                for i, n in ((1, "La Raza"), (2, "La Tasca"))]
+    evidence = _retrieved(
+        "LA RAZA",
+        1,
+        "Overall, the portion size of our meal was good.",
+        "My partner was happy with the gluten-free options.",
+    ) + _retrieved("LA TASCA", 2, "The portions were generous.", "The sangria was cold.")
+    mentions = [
+        EntityMention(domain="restaurant", entity_id=i, name=n, surface=n.lower(), in_query=False)
+        for i, n in ((1, "La Raza"), (2, "La Tasca"))
+    ]
     mem = WorkingMemory(q="How are the portion sizes at both?", e=evidence, consolidated=True, entities=mentions)
     check = AnswersQuestion()
     found = check.answering_reviews(mem)
     assert [s.text for s in found] == ["Overall, the portion size of our meal was good.", "The portions were generous."]
     result = check(mem, "I don't have that information.")
     assert not result.passed and result.feedback.startswith(IDK_WRONG) and "portion size" in result.feedback
-    assert composed_reply(mem, (), found) == ('At La Raza, a diner wrote: "Overall, the portion size of our meal '
-                                              'was good". At La Tasca, a diner wrote: "The portions were generous".')
+    assert composed_reply(mem, (), found) == (
+        'At La Raza, a diner wrote: "Overall, the portion size of our meal '
+        'was good". At La Tasca, a diner wrote: "The portions were generous".'
+    )
     # a sentence about something else is not quoted, and "I don't know" stands
     other = WorkingMemory(q="Is there a view of the river?", e=evidence, consolidated=True, entities=mentions)
     assert check.answering_reviews(other) == [] and check(other, "I don't have that information.").passed
@@ -401,13 +562,17 @@ def test_a_drafts_claims_on_reviews_are_sent_as_the_sentences_they_rest_on(demo_
     draft = "Yes, the room overlooks the river and is very quiet at night. Breakfast is included in every room rate."
     base = ["llm=fake", "policy=llm_augmenter", "consolidator.opinions=false", f"llm.default='{draft}'"]  # a draft
     plain = build_agent(compose("chat", [*base, "executor.quote_reviews=false"])).respond(
-        "Is the Riverside Lodge quiet at night?")
+        "Is the Riverside Lodge quiet at night?"
+    )
     assert plain.outcome == "answered" and plain.response == draft
     mem = build_agent(compose("chat", [*base, "executor.quote_reviews=true"])).respond(
-        "Is the Riverside Lodge quiet at night?")
+        "Is the Riverside Lodge quiet at night?"
+    )
     assert mem.outcome == "quoted"
-    assert mem.response == ('Breakfast is included in every room rate. A guest wrote: "The room overlooked the '
-                            'river and was very quiet at night".')
+    assert mem.response == (
+        'Breakfast is included in every room rate. A guest wrote: "The room overlooked the '
+        'river and was very quiet at night".'
+    )
     cited = {c["claim"]: c["sources"] for c in mem.citation_records()}
     assert cited["The room overlooked the river and was very quiet at night."][0].startswith("hotel:0:review:")
     assert cited["Breakfast is included in every room rate."][0].startswith("hotel:0:faq:")

@@ -28,8 +28,12 @@ from augmenter.extras import MODULES
 from conftest import DATA, stop
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = {"augmenter": ROOT / "augmenter", "augmenter/policies": ROOT / "policies", "augmenter/envs": ROOT / "envs",
-           "augmenter/configs": ROOT / "configs"}
+SOURCES = {
+    "augmenter": ROOT / "augmenter",
+    "augmenter/policies": ROOT / "policies",
+    "augmenter/envs": ROOT / "envs",
+    "augmenter/configs": ROOT / "configs",
+}
 TOUR_EXTRAS = "chat,serve,train,docs"  # what the README's tour installs ("Install", "Your own documents"), no model
 WHEELHOUSE = Path(os.environ.get("AUGMENTER_WHEELHOUSE", ROOT / ".wheelhouse"))  # the Makefile's WHEELHOUSE
 HANDBOOK = ROOT / "augmenter" / "documents" / "handbook"
@@ -67,16 +71,23 @@ def _offline() -> dict:
         pytest.fail(f"no wheelhouse at {WHEELHOUSE}: `make wheelhouse` builds it (`make test` does)")
     assert set(TOUR_EXTRAS.split(",")) <= set(built.read_text().strip().split(",")), "the wheelhouse lacks extras"
     closed = "http://127.0.0.1:9"
-    return {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE),
-            "PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-            **{name: closed for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}}
+    return {
+        **os.environ,
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(WHEELHOUSE),
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        **{name: closed for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
+    }
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    built = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out,
-                 env=_offline())  # setuptools and wheel, the build requirements, from the wheelhouse
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out, env=_offline()
+    )  # setuptools and wheel, the build requirements, from the wheelhouse
     assert built.returncode == 0, built.stderr[-3000:]
     return next(out.glob("augmenter-*.whl"))
 
@@ -97,22 +108,34 @@ def user(wheel, tmp_path_factory) -> dict:
         (work / "handbook" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(HANDBOOK / rel, work / "handbook" / rel)
     augmenter = str(venv / "bin" / "augmenter")
-    without = {"chat": _run([augmenter, "chat", "llm=fake", "--script", "turns.txt"], work, 300),
-               "serve": _run([augmenter, "serve", "llm=fake", "serve.port=0"], work, 300),
-               "train": _run([augmenter, "train", "llm=fake"], work, 300),
-               "index": _run([augmenter, "index", "handbook", "--index-dir", "index"], work, 300)}
+    without = {
+        "chat": _run([augmenter, "chat", "llm=fake", "--script", "turns.txt"], work, 300),
+        "serve": _run([augmenter, "serve", "llm=fake", "serve.port=0"], work, 300),
+        "train": _run([augmenter, "train", "llm=fake"], work, 300),
+        "index": _run([augmenter, "index", "handbook", "--index-dir", "index"], work, 300),
+    }
     started = time.monotonic()
     extras = _run([*pip, f"{wheel}[{TOUR_EXTRAS}]"], home, 1200, env=_offline())
     assert extras.returncode == 0, extras.stderr[-3000:]
-    return {"venv": venv, "work": work, "bin": venv / "bin", "without": without,
-            "install_seconds": time.monotonic() - started}
+    return {
+        "venv": venv,
+        "work": work,
+        "bin": venv / "bin",
+        "without": without,
+        "install_seconds": time.monotonic() - started,
+    }
 
 
 def test_the_wheel_holds_every_file_of_the_source_tree(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert _source_files() <= names, sorted(_source_files() - names)
-    assert {"augmenter/api/__init__.py", "augmenter/prompts/files/assistant.yaml", "augmenter/serve/static/index.html",
-            "augmenter/verification/models/fast.json", "augmenter/configs/llm/local.yaml"} <= names
+    assert {
+        "augmenter/api/__init__.py",
+        "augmenter/prompts/files/assistant.yaml",
+        "augmenter/serve/static/index.html",
+        "augmenter/verification/models/fast.json",
+        "augmenter/configs/llm/local.yaml",
+    } <= names
     assert {n.split("/")[0] for n in names if not n.startswith("augmenter-")} == {"augmenter"}  # one top-level
 
 
@@ -157,8 +180,9 @@ def _imported_modules() -> set[str]:
 def test_every_import_comes_from_the_core_or_the_extra_that_names_it(pyproject):
     project = pyproject["project"]
     extras = project["optional-dependencies"]
-    core = _closure({re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-")
-                     for r in project["dependencies"]})
+    core = _closure(
+        {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in project["dependencies"]}
+    )
     providers = {m: {d.lower().replace("_", "-") for d in ds} for m, ds in packages_distributions().items()}
     declared = {m for names in MODULES.values() for m in names}
     for module in sorted(_imported_modules()):
@@ -195,8 +219,10 @@ def test_the_readme_python_api_example(user):
 
 
 def test_a_scripted_chat_on_the_fake_llm(user):
-    out = _run([str(user["bin"] / "augmenter"), "chat", "llm=fake", "--script", "turns.txt", "--output", "out.jsonl"],
-               user["work"])
+    out = _run(
+        [str(user["bin"] / "augmenter"), "chat", "llm=fake", "--script", "turns.txt", "--output", "out.jsonl"],
+        user["work"],
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     records = [json.loads(line) for line in (user["work"] / "out.jsonl").read_text().splitlines()]
     assert [r["memory"]["q"] for r in records] == [QUESTION] and records[0]["status"] == "ok"
@@ -204,8 +230,13 @@ def test_a_scripted_chat_on_the_fake_llm(user):
 
 
 def test_serve_answers_the_openai_client(user):
-    server = subprocess.Popen([str(user["bin"] / "augmenter"), "serve", "llm=fake", "serve.port=0"], cwd=user["work"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(user["bin"] / "augmenter"), "serve", "llm=fake", "serve.port=0"],
+        cwd=user["work"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         announced = server.stdout.readline()  # printed once the agents are built and the socket listens (sock.listen)
         url = re.search(r"API at (http://\S+)/v1", announced)
@@ -245,5 +276,10 @@ def test_your_own_documents(user):
     status = _run([augmenter, "index", "handbook", "--status"], user["work"], env=env)
     assert status.returncode == 0, status.stderr[-3000:]
     listed = {line.split()[0]: line.split()[1] for line in status.stdout.splitlines() if line.startswith("  ")}
-    assert listed == {"welcome.md": "markdown", "people/leave.md": "markdown", "office-guide.html": "html",
-                      "travel-and-expenses.pdf": "pdf", "onboarding.docx": "word"}, status.stdout
+    assert listed == {
+        "welcome.md": "markdown",
+        "people/leave.md": "markdown",
+        "office-guide.html": "html",
+        "travel-and-expenses.pdf": "pdf",
+        "onboarding.docx": "word",
+    }, status.stdout

@@ -63,9 +63,13 @@ def test_elo_three_games_by_hand():
 def test_bootstrap_elo_is_botchats_median_over_seeded_shuffles():
     # Two identical games: every order gives A 1030.5305 (see test_elo_by_hand), every resample too.
     (a, b) = bootstrap_elo([("A", "B", 1), ("A", "B", 1)])
-    assert (a.player, a.elo, a.low, a.high, a.games) == ("A", pytest.approx(1030.5305, abs=1e-4),
-                                                         pytest.approx(1030.5305, abs=1e-4),
-                                                         pytest.approx(1030.5305, abs=1e-4), 2)
+    assert (a.player, a.elo, a.low, a.high, a.games) == (
+        "A",
+        pytest.approx(1030.5305, abs=1e-4),
+        pytest.approx(1030.5305, abs=1e-4),
+        pytest.approx(1030.5305, abs=1e-4),
+        2,
+    )
     assert b.elo == pytest.approx(969.4695, abs=1e-4)
     # A win each way: a shuffle ends at 998.5305 or 1001.4695 for A; the median is one of them or their mean.
     games = [("A", "B", 1), ("B", "A", 1)]
@@ -90,16 +94,19 @@ def test_bootstrap_elo_ranks_and_gives_intervals():
 
 
 # ---- parsing -----------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, expected", [
-    ("Choice: Conversation 1; Reason: too long", "1"),
-    ("**Choice:** Conversation 2\nReason: it repeats itself", "2"),
-    ("Choice: Both; Reason: both sound like assistants", "both"),
-    ("choice - neither (they read like people)", "neither"),
-    ("Conversation 2 is AI-involved: it says it is an assistant.", "2"),
-    ("Choice: Conversation 1, Conversation 2, Both or Neither", None),  # the format echoed back: no verdict
-    ("I cannot tell.", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Choice: Conversation 1; Reason: too long", "1"),
+        ("**Choice:** Conversation 2\nReason: it repeats itself", "2"),
+        ("Choice: Both; Reason: both sound like assistants", "both"),
+        ("choice - neither (they read like people)", "neither"),
+        ("Conversation 2 is AI-involved: it says it is an assistant.", "2"),
+        ("Choice: Conversation 1, Conversation 2, Both or Neither", None),  # the format echoed back: no verdict
+        ("I cannot tell.", None),
+        ("", None),
+    ],
+)
 def test_pair_choice_parsing(text, expected):
     assert parse_pair_choice(text) == expected
 
@@ -114,15 +121,23 @@ def test_yes_no_index_parsing():
 
 
 def test_criteria_parsing():
-    text = ("Relevant: it answers the question. Score: 4\n"
-            "Informational: 5/5\n"
-            "Naturalness: a bit stiff (3)\n"
-            "Non-repetitive: it says the same sentence twice. Score: 2\n"
-            "Temporally correct: 80/100")
-    assert parse_criteria(text) == {"relevant": 4, "informational": 5, "natural": 3, "non_repetitive": 2,
-                                    "temporal": None}  # another scale is not converted
-    assert parse_criteria("The reply is fine.") == dict.fromkeys(["relevant", "informational", "natural",
-                                                                   "non_repetitive", "temporal"])
+    text = (
+        "Relevant: it answers the question. Score: 4\n"
+        "Informational: 5/5\n"
+        "Naturalness: a bit stiff (3)\n"
+        "Non-repetitive: it says the same sentence twice. Score: 2\n"
+        "Temporally correct: 80/100"
+    )
+    assert parse_criteria(text) == {
+        "relevant": 4,
+        "informational": 5,
+        "natural": 3,
+        "non_repetitive": 2,
+        "temporal": None,
+    }  # another scale is not converted
+    assert parse_criteria("The reply is fine.") == dict.fromkeys(
+        ["relevant", "informational", "natural", "non_repetitive", "temporal"]
+    )
     assert parse_criteria("Relevant: mentions 2 hotels and 3 prices")["relevant"] is None  # two numbers: which?
 
 
@@ -162,15 +177,20 @@ def test_arena_and_gteval_end_to_end():
 
 
 def test_wikichat_end_to_end():
-    answer = ("Relevant: on topic. Score: 5\nInformational: Score: 4\nNatural: Score: 4\n"
-              "Non-repetitive: Score: 5\nTemporally correct: Score: 5")
+    answer = (
+        "Relevant: on topic. Score: 5\nInformational: Score: 4\nNatural: Score: 4\n"
+        "Non-repetitive: Score: 5\nTemporally correct: Score: 5"
+    )
     fake = FakeLLM(responses=[answer, "I like it."])
     result = WikiChatJudge(fake).judge([_dialogue("x")])
     assert len(fake.calls) == 2  # one per assistant turn after the opening
     assert result.status == "partial"
     first, second = result.verdict["turns"]
-    assert first == {"index": 3, "status": "ok", "scores": {"relevant": 5, "informational": 4, "natural": 4,
-                                                            "non_repetitive": 5, "temporal": 5}}
+    assert first == {
+        "index": 3,
+        "status": "ok",
+        "scores": {"relevant": 5, "informational": 4, "natural": 4, "non_repetitive": 5, "temporal": 5},
+    }
     assert second["status"] == "unparsed" and set(second["scores"].values()) == {None}
     assert "Chatbot: Sure, it is open." in fake.calls[0][-1]["content"]  # the rated reply
     assert "Chatbot: Let me check for you." in fake.calls[0][-1]["content"]  # the history before it
@@ -191,8 +211,10 @@ def test_make_judges_rejects_unknown_names():
 
 # ---- the order swap, position bias, self-consistency ----------------------------------------------------------------
 def _systems(n=3):
-    return {"good": [_dialogue("good", i, ("It opens at ten on Sunday.", "Yes, free parking.")) for i in range(n)],
-            "bad": [_dialogue("bad", i, ("I am an AI assistant.", "I am an AI assistant.")) for i in range(n)]}
+    return {
+        "good": [_dialogue("good", i, ("It opens at ten on Sunday.", "Yes, free parking.")) for i in range(n)],
+        "bad": [_dialogue("bad", i, ("I am an AI assistant.", "I am an AI assistant.")) for i in range(n)],
+    }
 
 
 def test_both_orders_are_asked_and_a_position_biased_judge_shows(tmp_path):
@@ -212,8 +234,11 @@ def test_both_orders_are_asked_and_a_position_biased_judge_shows(tmp_path):
 def test_a_consistent_judge_wins_in_both_orders(tmp_path):
     def blame_the_assistant(messages):
         prompt = messages[-1]["content"]
-        return "Choice: Conversation 1" if prompt.index("AI assistant") < prompt.index("Conversation 2:") \
+        return (
+            "Choice: Conversation 1"
+            if prompt.index("AI assistant") < prompt.index("Conversation 2:")
             else "Choice: Conversation 2"
+        )
 
     judges = {"arena": ArenaJudge(FakeLLM(default=blame_the_assistant))}
     records = JudgeRun(judges, _systems(), tmp_path, progress=False).run()
@@ -269,8 +294,14 @@ def test_another_judge_configuration_is_refused(tmp_path):
     JudgeRun({"unieval": UniEvalJudge(FakeLLM())}, systems, tmp_path, fingerprint={"model": "a"}, progress=False).run()
     with pytest.raises(ConfigError, match="different configuration"):
         JudgeRun({"unieval": UniEvalJudge(FakeLLM())}, systems, tmp_path, fingerprint={"model": "b"}).run()
-    JudgeRun({"unieval": UniEvalJudge(FakeLLM())}, systems, tmp_path, fingerprint={"model": "b"}, restart=True,
-             progress=False).run()
+    JudgeRun(
+        {"unieval": UniEvalJudge(FakeLLM())},
+        systems,
+        tmp_path,
+        fingerprint={"model": "b"},
+        restart=True,
+        progress=False,
+    ).run()
 
 
 def test_rule_checks_are_judged_anew_on_every_run_while_llm_judgments_resume(tmp_path):
@@ -303,16 +334,29 @@ def test_wilson_interval_by_hand():
 
 def _blame_the_assistant(messages):
     prompt = messages[-1]["content"]
-    return "Choice: Conversation 1" if prompt.index("AI assistant") < prompt.index("Conversation 2:") \
+    return (
+        "Choice: Conversation 1"
+        if prompt.index("AI assistant") < prompt.index("Conversation 2:")
         else "Choice: Conversation 2"
+    )
 
 
 def test_known_ordering_arena_agrees_only_with_enough_decisive_verdicts(tmp_path):
     judges = {"arena": ArenaJudge(FakeLLM(default=_blame_the_assistant))}
     records = JudgeRun(judges, _systems(12), tmp_path / "a", progress=False).run()
     right = known_ordering(records, "arena", "good", "bad")
-    assert right | {"low": None} == {"better": "good", "worse": "bad", "compared": 12, "wins": 12, "ties": 0,
-                                     "losses": 0, "agreement": 1.0, "low": None, "high": 1.0, "reading": "agrees"}
+    assert right | {"low": None} == {
+        "better": "good",
+        "worse": "bad",
+        "compared": 12,
+        "wins": 12,
+        "ties": 0,
+        "losses": 0,
+        "agreement": 1.0,
+        "low": None,
+        "high": 1.0,
+        "reading": "agrees",
+    }
     assert right["low"] == pytest.approx(wilson(12, 12)[0]) and right["low"] > 0.5
     wrong = known_ordering(records, "arena", "bad", "good")
     assert (wrong["agreement"], wrong["reading"]) == (0.0, "reversed")
@@ -327,8 +371,10 @@ def test_known_ordering_arena_agrees_only_with_enough_decisive_verdicts(tmp_path
 def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(tmp_path):
     def rate(messages):  # a WikiChat judge that scores the assistant-like reply low
         low = "AI assistant" in messages[-1]["content"].split("The chatbot's reply to rate:")[1]
-        return "\n".join(f"{c}: Score: {2 if low else 4}" for c in
-                         ("Relevant", "Informational", "Natural", "Non-repetitive", "Temporally correct"))
+        return "\n".join(
+            f"{c}: Score: {2 if low else 4}"
+            for c in ("Relevant", "Informational", "Natural", "Non-repetitive", "Temporally correct")
+        )
 
     def spot(messages):  # a UniEval judge that finds the AI in the bad system's dialogues only
         return "Choice: Yes\nIndex: 4" if "AI assistant" in messages[-1]["content"] else "Choice: No\nIndex: None"
@@ -339,22 +385,40 @@ def test_known_ordering_of_one_dialogue_judges_compares_each_systems_own_score(t
         k = known_ordering(records, name, "good", "bad")
         assert (k["compared"], k["wins"], k["losses"], k["reading"]) == (12, 12, 0, "agrees"), name
     assert known_ordering(records, "unieval", "bad", "good")["reading"] == "reversed"
-    early = [{"judge": "unieval", "status": "ok", "systems": ["full"], "dialogue_id": "d",
-              "verdict": {"ai": True, "index": 5, "length": 8}},  # AI from utterance 5 of 8
-             {"judge": "unieval", "status": "ok", "systems": ["short"], "dialogue_id": "d",
-              "verdict": {"ai": False, "index": None, "length": 4}}]  # its user quit after 4
+    early = [
+        {
+            "judge": "unieval",
+            "status": "ok",
+            "systems": ["full"],
+            "dialogue_id": "d",
+            "verdict": {"ai": True, "index": 5, "length": 8},
+        },  # AI from utterance 5 of 8
+        {
+            "judge": "unieval",
+            "status": "ok",
+            "systems": ["short"],
+            "dialogue_id": "d",
+            "verdict": {"ai": False, "index": None, "length": 4},
+        },
+    ]  # its user quit after 4
     assert known_ordering(early, "unieval", "short", "full")["ties"] == 1  # compared at 4: both pass
     assert known_ordering(records, "unieval", "good", "missing")["compared"] == 0
 
 
 def test_answers_copying_the_prompts_worked_example_are_counted():
-    example = ("Relevant: it does not answer the question about parking. Score: 2\n"
-               "Informational: it gives nothing new. Score: 1")
-    copy = ("Relevant: it does not answer the question about beer. Score: 2\n"
-            "Informational: it gives nothing new. Score: 1")
+    example = (
+        "Relevant: it does not answer the question about parking. Score: 2\n"
+        "Informational: it gives nothing new. Score: 1"
+    )
+    copy = (
+        "Relevant: it does not answer the question about beer. Score: 2\nInformational: it gives nothing new. Score: 1"
+    )
     own = "Relevant: yes, it says the pool opens at nine. Score: 5\nInformational: the hours are useful. Score: 4"
-    records = [{"judge": "wikichat", "raw": [copy, own]}, {"judge": "wikichat", "raw": ["Relevant: 4/5"]},
-               {"judge": "arena", "raw": [copy]}]
+    records = [
+        {"judge": "wikichat", "raw": [copy, own]},
+        {"judge": "wikichat", "raw": ["Relevant: 4/5"]},
+        {"judge": "arena", "raw": [copy]},
+    ]
     assert copied_examples(records, "wikichat", [example]) == {"answers": 3, "copied": 1, "share": 1 / 3}
     assert copied_examples(records, "unieval", [example])["share"] is None  # no answers
     short = [{"judge": "unieval", "raw": ["Choice: No\nIndex: None\nReason: fine"]}]
@@ -363,13 +427,31 @@ def test_answers_copying_the_prompts_worked_example_are_counted():
 
 def test_the_rule_checks_judge_prefers_the_conversation_with_fewer_flagged_replies(tmp_path):
     opening = [("U", "I need a hotel in the north."), ("S", "The Acorn Guest House is there.")]
-    clean = Dialogue("c", "clean", [*opening, ("U", "Is there an onsite pool at Ashley Hotel?"),
-                                    ("S", "No, the Ashley Hotel has no pool."), ("U", "Parking?"),
-                                    ("S", "Yes, free parking.")], 2)
+    clean = Dialogue(
+        "c",
+        "clean",
+        [
+            *opening,
+            ("U", "Is there an onsite pool at Ashley Hotel?"),
+            ("S", "No, the Ashley Hotel has no pool."),
+            ("U", "Parking?"),
+            ("S", "Yes, free parking."),
+        ],
+        2,
+    )
     looping = "The hotel has a large, open lobby with a bar."
-    flawed = Dialogue("c", "flawed", [*opening, ("U", "Is there an onsite pool at Ashley Hotel?"),
-                                      ("S", "Do you have a certain area or price range in mind?"),  # a dodge
-                                      ("U", "Parking?"), ("S", " ".join([looping] * 3))], 2)  # a repeat
+    flawed = Dialogue(
+        "c",
+        "flawed",
+        [
+            *opening,
+            ("U", "Is there an onsite pool at Ashley Hotel?"),
+            ("S", "Do you have a certain area or price range in mind?"),  # a dodge
+            ("U", "Parking?"),
+            ("S", " ".join([looping] * 3)),
+        ],
+        2,
+    )  # a repeat
     judge = ChecksJudge()
     assert judge.flagged(clean) == (0, 2) and judge.flagged(flawed) == (2, 2)
     verdict = judge.judge([flawed, clean])
@@ -389,17 +471,42 @@ def test_copied_answers_are_counted_and_never_scored():
     example = "Choice: Conversation 2\nReason: Its reply is long and formal, like an assistant's."
     copied = "Choice: Conversation 1\nReason: Its reply is long and formal, like an assistant's."
     own = "Choice: Conversation 1\nReason: The first reply repeats the question about the pool."
-    arena = [{"judge": "arena", "status": "ok", "systems": ["a", "b"], "order": o, "seed": 0, "pair": f"p{i}",
-              "dialogue_id": f"d{i}", "verdict": {"choice": "1", "first": 0.0}, "raw": [text]}
-             for i, text in enumerate((copied, own)) for o in (0, 1)]
+    arena = [
+        {
+            "judge": "arena",
+            "status": "ok",
+            "systems": ["a", "b"],
+            "order": o,
+            "seed": 0,
+            "pair": f"p{i}",
+            "dialogue_id": f"d{i}",
+            "verdict": {"choice": "1", "first": 0.0},
+            "raw": [text],
+        }
+        for i, text in enumerate((copied, own))
+        for o in (0, 1)
+    ]
     rating = "Relevant: it does not answer the question about parking. Score: 2\nInformational: nothing new. Score: 1"
-    turns = [{"index": 3, "scores": {"relevant": 2}, "status": "ok"}, {"index": 5, "scores": {"relevant": 5},
-                                                                      "status": "ok"}]
-    wiki = [{"judge": "wikichat", "status": "ok", "systems": ["a"], "order": 0, "seed": 0, "pair": "w",
-             "dialogue_id": "d0", "verdict": {"turns": turns},
-             "raw": [rating.replace("parking", "wifi"), "Relevant: it says the pool opens at nine. Score: 5"]}]
-    results = summarize(arena + wiki, ["a", "b"], [0], EloSettings(rounds=10),
-                        examples={"arena": [example], "wikichat": [rating]})
+    turns = [
+        {"index": 3, "scores": {"relevant": 2}, "status": "ok"},
+        {"index": 5, "scores": {"relevant": 5}, "status": "ok"},
+    ]
+    wiki = [
+        {
+            "judge": "wikichat",
+            "status": "ok",
+            "systems": ["a"],
+            "order": 0,
+            "seed": 0,
+            "pair": "w",
+            "dialogue_id": "d0",
+            "verdict": {"turns": turns},
+            "raw": [rating.replace("parking", "wifi"), "Relevant: it says the pool opens at nine. Score: 5"],
+        }
+    ]
+    results = summarize(
+        arena + wiki, ["a", "b"], [0], EloSettings(rounds=10), examples={"arena": [example], "wikichat": [rating]}
+    )
     assert (results["arena"]["games"], results["arena"]["copied"]) == (2, 2)  # only the own words count
     assert results["validity"]["arena"]["copied"] == {"answers": 4, "copied": 2, "share": 0.5}
     row = results["wikichat"]["a"]
@@ -433,9 +540,16 @@ def test_known_orderings_on_the_command_line_are_quoted_and_checked():
 
 # ---- eval runs: the human gold replies as a known ordering ----------------------------------------------------------
 def _eval_record(i, response, gold="The Ashley Hotel has no pool."):
-    return {"dialogue_id": str(i), "status": "ok", "response": response, "references": [gold],
-            "memory": {"q": "Is there a pool at the Ashley Hotel?",
-                       "h_q": [{"speaker": "U", "text": "I need a hotel."}, {"speaker": "S", "text": "Which one?"}]}}
+    return {
+        "dialogue_id": str(i),
+        "status": "ok",
+        "response": response,
+        "references": [gold],
+        "memory": {
+            "q": "Is there a pool at the Ashley Hotel?",
+            "h_q": [{"speaker": "U", "text": "I need a hotel."}, {"speaker": "S", "text": "Which one?"}],
+        },
+    }
 
 
 def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_path):
@@ -447,8 +561,10 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
     systems = load_systems([run.parent], human=True, history=2)
     assert set(systems) == {"table2_llm_only", "human"} and len(systems["human"]) == 3  # failed and bad lines skipped
     d = systems["table2_llm_only"][0]
-    assert d.utterances[-2:] == [("U", "Is there a pool at the Ashley Hotel?"),
-                                 ("S", "Yes! The hotel has a pool, sauna, spa, gym and more.")]
+    assert d.utterances[-2:] == [
+        ("U", "Is there a pool at the Ashley Hotel?"),
+        ("S", "Yes! The hotel has a pool, sauna, spa, gym and more."),
+    ]
     assert d.human == 3 and d.ground_truth[-1] == ("S", "The Ashley Hotel has no pool.")
     assert systems["human"][0].utterances[-1] == ("S", "The Ashley Hotel has no pool.")
     assert dialogues_from_eval(rows[:1], "x", history=0)[0].utterances[0][0] == "U"
@@ -459,14 +575,27 @@ def test_eval_runs_become_short_dialogues_with_the_human_reply_as_a_system(tmp_p
 def test_conversations_bring_the_human_dialogue_they_continue_as_the_system_human(tmp_path):
     run = tmp_path / "sample" / "table2_llm_only"
     run.mkdir(parents=True)
+
     def turn(s, t):
         return {"speaker": s, "text": t}
+
     opening = [turn("U", "I need a hotel."), turn("S", "Which area?")]
-    rows = [{"conversation_id": "a", "status": "ok", "opening": opening,
-             "utterances": [*opening, turn("U", "The north."), turn("S", "The north.")],
-             "ground_truth": [*opening, turn("U", "North, please."), turn("S", "The Acorn is in the north.")]},
-            {"conversation_id": "b", "status": "ok", "opening": opening, "ground_truth": opening,  # nothing after it
-             "utterances": [*opening, turn("U", "Cheap."), turn("S", "Cheap.")]}]
+    rows = [
+        {
+            "conversation_id": "a",
+            "status": "ok",
+            "opening": opening,
+            "utterances": [*opening, turn("U", "The north."), turn("S", "The north.")],
+            "ground_truth": [*opening, turn("U", "North, please."), turn("S", "The Acorn is in the north.")],
+        },
+        {
+            "conversation_id": "b",
+            "status": "ok",
+            "opening": opening,
+            "ground_truth": opening,  # nothing after it
+            "utterances": [*opening, turn("U", "Cheap."), turn("S", "Cheap.")],
+        },
+    ]
     (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     systems = load_systems([run.parent], human=True)
     assert set(systems) == {"table2_llm_only", "human"} and [d.id for d in systems["human"]] == ["a"]
@@ -487,7 +616,10 @@ def test_limit_keeps_the_same_first_dialogues_in_every_system(tmp_path):
         (run / "records.jsonl").write_text("".join(json.dumps(_eval_record(i, f"reply {i}")) + "\n" for i in order))
     systems = first_dialogues(load_systems([tmp_path / "sample"], human=True), 2)
     assert {name: sorted(d.id for d in ds) for name, ds in systems.items()} == {
-        "a_run": ["3", "5"], "b_run": ["3", "5"], "human": ["3", "5"]}  # the first run's sample order decides
+        "a_run": ["3", "5"],
+        "b_run": ["3", "5"],
+        "human": ["3", "5"],
+    }  # the first run's sample order decides
     assert first_dialogues(systems, None) is systems
     with pytest.raises(InputError, match="judge.limit"):
         first_dialogues(systems, 0)
@@ -498,37 +630,59 @@ class JudgeLLM(FakeLLM):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.rules = {"Which conversation is AI-involved": "Choice: Conversation 1; Reason: the first is odd",
-                      "Which conversation has AI-written utterances": "Choice: Conversation 2",
-                      "Is this conversation AI-involved": "Choice: No\nIndex: None\nReason: fine",
-                      "Rate the reply": "Relevant: 4/5\nInformational: 3/5\nNatural: 4/5\nNon-repetitive: 5/5\n"
-                                        "Temporally correct: 5/5"}
+        self.rules = {
+            "Which conversation is AI-involved": "Choice: Conversation 1; Reason: the first is odd",
+            "Which conversation has AI-written utterances": "Choice: Conversation 2",
+            "Is this conversation AI-involved": "Choice: No\nIndex: None\nReason: fine",
+            "Rate the reply": "Relevant: 4/5\nInformational: 3/5\nNatural: 4/5\nNon-repetitive: 5/5\n"
+            "Temporally correct: 5/5",
+        }
 
 
 def test_damaged_records_are_skipped_not_a_crash(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    rows = [{"conversation_id": "a", "status": "ok", "utterances": "not a list", "opening": 3},
-            {"conversation_id": "b", "status": "ok", "utterances": [{"speaker": "U", "text": "hi"}, 5, {"x": 1}],
-             "opening": [{"speaker": "U", "text": "hi"}], "ground_truth": None},
-            {"conversation_id": "c", "status": "failed"}]
+    rows = [
+        {"conversation_id": "a", "status": "ok", "utterances": "not a list", "opening": 3},
+        {
+            "conversation_id": "b",
+            "status": "ok",
+            "utterances": [{"speaker": "U", "text": "hi"}, 5, {"x": 1}],
+            "opening": [{"speaker": "U", "text": "hi"}],
+            "ground_truth": None,
+        },
+        {"conversation_id": "c", "status": "failed"},
+    ]
     (run / "records.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows) + b"\xff\xfe\n")
     (dialogues,) = load_systems([run]).values()
     assert [(d.id, d.utterances, d.human) for d in dialogues] == [("a", [], 0), ("b", [("U", "hi")], 1)]
-    assert dialogues_from_eval([{"dialogue_id": "1", "memory": {"q": 5}, "references": "gold", "response": 7}],
-                               "x") == []
+    assert (
+        dialogues_from_eval([{"dialogue_id": "1", "memory": {"q": 5}, "references": "gold", "response": 7}], "x") == []
+    )
 
 
 def test_judge_command_end_to_end(tmp_path):
     sample = tmp_path / "sample"
-    for name, reply in (("llm_only", "Yes! Pools, saunas, spas, gyms, everything you could want."),
-                        ("paper", "No, the Ashley Hotel has no pool.")):
+    for name, reply in (
+        ("llm_only", "Yes! Pools, saunas, spas, gyms, everything you could want."),
+        ("paper", "No, the Ashley Hotel has no pool."),
+    ):
         (sample / name).mkdir(parents=True)
-        (sample / name / "records.jsonl").write_text("".join(json.dumps(_eval_record(i, reply)) + "\n"
-                                                             for i in range(2)))
-    args = ["judge", str(sample), "llm=fake", f"llm._target_={__name__}.JudgeLLM", "llm_cache.enabled=false",
-            "judge.progress=false", "judge.human=true", "elo.rounds=50", f"judge.out={tmp_path / 'out'}",
-            "judge.known=['paper>llm_only']"]
+        (sample / name / "records.jsonl").write_text(
+            "".join(json.dumps(_eval_record(i, reply)) + "\n" for i in range(2))
+        )
+    args = [
+        "judge",
+        str(sample),
+        "llm=fake",
+        f"llm._target_={__name__}.JudgeLLM",
+        "llm_cache.enabled=false",
+        "judge.progress=false",
+        "judge.human=true",
+        "elo.rounds=50",
+        f"judge.out={tmp_path / 'out'}",
+        "judge.known=['paper>llm_only']",
+    ]
     assert main(args) == 0
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["systems"] == ["llm_only", "human", "paper"]
@@ -539,14 +693,27 @@ def test_judge_command_end_to_end(tmp_path):
     md = (tmp_path / "out" / "results.md").read_text()
     assert "Bootstrap Elo" in md and "verdict flips" in md and "temporally correct" in md
     known = {(k["judge"], k["better"], k["worse"]): k for k in results["known"]}
-    assert set(known) == {(j, better, worse) for j in ("arena", "gteval", "unieval", "wikichat", "checks")
-                          for better, worse in (("human", "llm_only"), ("human", "paper"), ("paper", "llm_only"))}
+    assert set(known) == {
+        (j, better, worse)
+        for j in ("arena", "gteval", "unieval", "wikichat", "checks")
+        for better, worse in (("human", "llm_only"), ("human", "paper"), ("paper", "llm_only"))
+    }
     assert known[("gteval", "paper", "llm_only")]["compared"] == 2  # each against the ground truth, then compared
     assert results["checks"]["games"] == 12 and results["cost"]["checks"]["llm_calls"] == 0
     assert known[("checks", "paper", "llm_only")]["ties"] == 2  # neither reply repeats or dodges
     assert known[("arena", "human", "paper")] | {"low": None, "high": None} == {
-        "judge": "arena", "better": "human", "worse": "paper", "compared": 2, "wins": 0, "ties": 2, "losses": 0,
-        "agreement": None, "low": None, "high": None, "reading": "all ties"}  # a position-biased judge: ties
+        "judge": "arena",
+        "better": "human",
+        "worse": "paper",
+        "compared": 2,
+        "wins": 0,
+        "ties": 2,
+        "losses": 0,
+        "agreement": None,
+        "low": None,
+        "high": None,
+        "reading": "all ties",
+    }  # a position-biased judge: ties
     assert known[("wikichat", "human", "paper")]["ties"] == 2  # the scripted judge gives everyone the same scores
     assert "| arena | human | paper | 2 | 0 | 2 | 0 | n/a (n/a to n/a) | all ties |" in md
     assert known[("gteval", "human", "paper")]["reading"] == "no comparison"  # the human replies have no truth
@@ -566,4 +733,3 @@ def test_judge_command_end_to_end(tmp_path):
     assert main([*args, "judge.judges=[checks]"]) == 0  # no LLM judge ran: the report names no judge model
     assert "Judge model" not in (tmp_path / "out" / "results.md").read_text()
     assert json.loads((tmp_path / "out" / "results.json").read_text())["judge_model"] == ""
-

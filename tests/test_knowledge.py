@@ -28,17 +28,22 @@ def test_dstc11_loader_reads_published_counts(dstc11_kb):
 
 
 def test_gold_references_resolve(dstc11_kb):
-    refs = [{"domain": "hotel", "entity_id": 20, "doc_type": "review", "doc_id": 9, "sent_id": 4},
-            {"domain": "hotel", "entity_id": 20, "doc_type": "faq", "doc_id": 4}]
+    refs = [
+        {"domain": "hotel", "entity_id": 20, "doc_type": "review", "doc_id": 9, "sent_id": 4},
+        {"domain": "hotel", "entity_id": 20, "doc_type": "faq", "doc_id": 4},
+    ]
     assert [s.id for s in dstc11_kb.gold(refs)] == ["hotel:20:review:9:4", "hotel:20:faq:4"]
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2, 3]", "expected an object"),
-    ('{"hotel": {"0": {"name": "X", "faqs": {"0": {"question": "q"}}}}}', "not in DSTC11 knowledge.json format"),
-    ('{"hotel": {}}', "holds no FAQs"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2, 3]", "expected an object"),
+        ('{"hotel": {"0": {"name": "X", "faqs": {"0": {"question": "q"}}}}}', "not in DSTC11 knowledge.json format"),
+        ('{"hotel": {}}', "holds no FAQs"),
+    ],
+)
 def test_malformed_dstc11_file_gives_clear_error(tmp_path, content, message):
     path = tmp_path / "knowledge.json"
     path.write_text(content)
@@ -57,10 +62,16 @@ def test_missing_and_non_utf8_knowledge(tmp_path):
 
 def test_jsonl_knowledge(tmp_path):
     path = tmp_path / "kb.jsonl"
-    rows = [{"entity": "Blue Lagoon Spa", "aliases": ["the lagoon"], "question": "Open on Sundays?",
-             "answer": "Yes, 10 to 6."},
-            {"entity": "Blue Lagoon Spa", "text": "The sauna was too hot for me.", "doc_type": "review"},
-            {"text": "All spas close on public holidays."}]
+    rows = [
+        {
+            "entity": "Blue Lagoon Spa",
+            "aliases": ["the lagoon"],
+            "question": "Open on Sundays?",
+            "answer": "Yes, 10 to 6.",
+        },
+        {"entity": "Blue Lagoon Spa", "text": "The sauna was too hot for me.", "doc_type": "review"},
+        {"text": "All spas close on public holidays."},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
     kb = load_knowledge(path)
     assert len(kb) == 3 and [e.name for e in kb.entities] == ["Blue Lagoon Spa"]
@@ -72,20 +83,29 @@ def test_jsonl_knowledge(tmp_path):
         load_jsonl(path)
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"entity": "X", "aliases": "the x", "text": "t"},
-     "'aliases' must be a list of strings (other names of the entity), got a string"),  # not 5 one-letter aliases
-    ({"entity": "X", "aliases": ["the x", 3], "text": "t"},
-     "'aliases' must be a list of strings (other names of the entity), got a list holding an integer"),
-    ({"text": 5}, "'text' must be a string (the snippet), got an integer"),
-    ({"question": "Open?", "answer": True}, "'answer' must be a string (with 'question': a FAQ), got true/false"),
-    ({"entity": ["X"], "text": "t"}, "'entity' must be a string (the entity's name), got a list"),
-    ({"id": 1.5, "text": "t"}, "'id' must be a string or an integer, got a decimal number"),
-    ({"text": "t", "colour": "blue"},
-     "unknown key 'colour' (allowed: text, question, answer, id, entity, aliases, domain, doc_type)"),
-    ({"question": "Open?"}, "needs 'text', or 'question' and 'answer'"),
-    ([1, 2], "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (
+            {"entity": "X", "aliases": "the x", "text": "t"},
+            "'aliases' must be a list of strings (other names of the entity), got a string",
+        ),  # not 5 one-letter aliases
+        (
+            {"entity": "X", "aliases": ["the x", 3], "text": "t"},
+            "'aliases' must be a list of strings (other names of the entity), got a list holding an integer",
+        ),
+        ({"text": 5}, "'text' must be a string (the snippet), got an integer"),
+        ({"question": "Open?", "answer": True}, "'answer' must be a string (with 'question': a FAQ), got true/false"),
+        ({"entity": ["X"], "text": "t"}, "'entity' must be a string (the entity's name), got a list"),
+        ({"id": 1.5, "text": "t"}, "'id' must be a string or an integer, got a decimal number"),
+        (
+            {"text": "t", "colour": "blue"},
+            "unknown key 'colour' (allowed: text, question, answer, id, entity, aliases, domain, doc_type)",
+        ),
+        ({"question": "Open?"}, "needs 'text', or 'question' and 'answer'"),
+        ([1, 2], "expected a JSON object"),
+    ],
+)
 def test_jsonl_knowledge_rejects_unknown_keys_and_wrong_types(tmp_path, row, message):
     path = tmp_path / "kb.jsonl"
     path.write_text(json.dumps({"text": "A good line."}) + "\n\n" + json.dumps(row) + "\n")
@@ -96,12 +116,16 @@ def test_jsonl_knowledge_rejects_unknown_keys_and_wrong_types(tmp_path, row, mes
 
 def test_jsonl_knowledge_null_is_a_missing_key_and_ids_are_kept(tmp_path):
     path = tmp_path / "kb.jsonl"
-    rows = [{"id": 7, "entity": "Spa", "aliases": ["the spa"], "domain": None, "text": "Open daily."},
-            {"id": "faq-1", "entity": None, "text": None, "question": "Open?", "answer": "Yes."}]
+    rows = [
+        {"id": 7, "entity": "Spa", "aliases": ["the spa"], "domain": None, "text": "Open daily."},
+        {"id": "faq-1", "entity": None, "text": None, "question": "Open?", "answer": "Yes."},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     kb = load_jsonl(path)
     assert [(s.id, s.doc_id, s.text, s.domain, s.doc_type, s.entity_name) for s in kb.snippets] == [
-        ("7", 7, "Open daily.", None, "passage", "Spa"), ("faq-1", "faq-1", "Q: Open? A: Yes.", None, "faq", None)]
+        ("7", 7, "Open daily.", None, "passage", "Spa"),
+        ("faq-1", "faq-1", "Q: Open? A: Yes.", None, "faq", None),
+    ]
     assert [(e.name, e.aliases) for e in kb.entities] == [("Spa", ["the spa"])]
 
 
@@ -110,8 +134,10 @@ def test_shipped_jsonl_knowledge_loads(tmp_path):
 
     kb = load_demo2_knowledge(tmp_path)
     assert len(kb) == len(DEMO2_KNOWLEDGE) and len(kb.entities) == 5
-    assert kb.entities[0].name == "Crumb and Crust Bakery" and kb.entities[0].aliases == ["crumb and crust",
-                                                                                          "crumb & crust"]
+    assert kb.entities[0].name == "Crumb and Crust Bakery" and kb.entities[0].aliases == [
+        "crumb and crust",
+        "crumb & crust",
+    ]
 
 
 def test_both_bm25_backends_give_the_same_top_k(dstc11_kb):
@@ -119,8 +145,14 @@ def test_both_bm25_backends_give_the_same_top_k(dstc11_kb):
     a, b = BM25sRetriever(), RankBM25Retriever()
     a.index(texts)
     b.index(texts)
-    queries = ["Are their bathrooms adequately sanitized?", "is the beer good value", "free wifi and parking",
-               "do they allow pets in the rooms", "how noisy is it at night", "vegetarian options"]
+    queries = [
+        "Are their bathrooms adequately sanitized?",
+        "is the beer good value",
+        "free wifi and parking",
+        "do they allow pets in the rooms",
+        "how noisy is it at night",
+        "vegetarian options",
+    ]
     for q in queries:
         sa, sb = a.scores(q), b.scores(q)
         np.testing.assert_allclose(sa, sb, rtol=1e-4, atol=1e-4)
@@ -170,23 +202,32 @@ def test_the_linker_reads_a_name_written_with_one_slip(dstc11_kb):
     """DSTC11 dev dialogue 2068: the system had written "Goonville Hotel", the linker found no name in it and went
     back to an older turn; the answer then quoted another hotel's guest."""
     linker = EntityLinker(dstc11_kb.entities)
-    history = [Utterance(speaker="S", text="Express by Holiday Inn Cambridge is booked."),
-               Utterance(speaker="S", text="Goonville Hotel located in Centre is a 3 star hotel with free wifi.")]
+    history = [
+        Utterance(speaker="S", text="Express by Holiday Inn Cambridge is booked."),
+        Utterance(speaker="S", text="Goonville Hotel located in Centre is a 3 star hotel with free wifi."),
+    ]
     found = linker.link("Is there a good view from the rooms there?", history)
     assert [(m.name, m.surface) for m in found] == [("GONVILLE HOTEL", "goonville hotel")]
-    for text, name in [("Is the Archyway House quiet?", "ARCHWAY HOUSE"),  # a letter added
-                       ("Does the cityrooma have a lift?", "CITYROOMZ"),  # changed, in a name of one word
-                       ("Is the Allen Bell clean?", "ALLENBELL"),  # a space added
-                       ("Is the Cambridge Belfy clean?", "THE CAMBRIDGE BELFRY")]:  # dropped
+    for text, name in [
+        ("Is the Archyway House quiet?", "ARCHWAY HOUSE"),  # a letter added
+        ("Does the cityrooma have a lift?", "CITYROOMZ"),  # changed, in a name of one word
+        ("Is the Allen Bell clean?", "ALLENBELL"),  # a space added
+        ("Is the Cambridge Belfy clean?", "THE CAMBRIDGE BELFRY"),
+    ]:  # dropped
         assert [m.name for m in linker.link(text)] == [name], text
     both = linker.link("Is the Alexdander Bed and Breakfast nicer than the Gonville Hotel?")  # one exact, one not
     assert [m.name for m in both] == ["GONVILLE HOTEL", "ALEXANDER BED AND BREAKFAST"]
 
 
-@pytest.mark.parametrize("text", ["What a lovely room!",  # "lovely": Lovell, one letter off, but a word of six
-                                  "Do they serve hot pot?",  # The Hotpot with a space: a dish
-                                  "Are the sheets cotton?",  # Cotto: five letters
-                                  "Is the hotel near the station?"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What a lovely room!",  # "lovely": Lovell, one letter off, but a word of six
+        "Do they serve hot pot?",  # The Hotpot with a space: a dish
+        "Are the sheets cotton?",  # Cotto: five letters
+        "Is the hotel near the station?",
+    ],
+)
 def test_the_linker_does_not_read_ordinary_words_as_misspelt_names(dstc11_kb, text):
     assert EntityLinker(dstc11_kb.entities).link(text) == []
 
@@ -204,10 +245,20 @@ def test_a_slip_two_names_are_equally_near_names_neither():
     assert [m.name for m in codes.link("Is the Router Plus fast?")] == ["Routerplus"]  # a space added
 
 
-@pytest.mark.parametrize("a, b, expected", [("gonville", "goonville", True), ("belfry", "belfy", True),
-                                            ("cityroomz", "cityrooma", True), ("archway", "arhcway", True),
-                                            ("gonville", "gonville", False), ("gonville", "goonvilla", False),
-                                            ("lensfield", "lensfeld", True), ("abc", "cba", False), ("", "a", True)])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("gonville", "goonville", True),
+        ("belfry", "belfy", True),
+        ("cityroomz", "cityrooma", True),
+        ("archway", "arhcway", True),
+        ("gonville", "gonville", False),
+        ("gonville", "goonvilla", False),
+        ("lensfield", "lensfeld", True),
+        ("abc", "cba", False),
+        ("", "a", True),
+    ],
+)
 def test_one_edit(a, b, expected):
     assert one_edit(a, b) is expected and one_edit(b, a) is expected
 
@@ -241,7 +292,7 @@ def test_evidence_linker_attaches_review_context_and_faq(dstc11_kb):
         assert s.render().startswith("[GONVILLE HOTEL] Review: ") and s.context[0] in s.render()
     faqs = [c for s in reviews for c in s.context if c.startswith("FAQ: ")]
     assert faqs and len(faqs) == len(set(faqs))  # each FAQ attached once, and none already in the evidence
-    assert not {c[len("FAQ: "):] for c in faqs} & {s.text for s in after}
+    assert not {c[len("FAQ: ") :] for c in faqs} & {s.text for s in after}
     assert all(not s.context for s in after if s.doc_type == "faq")
     assert all(not s.context for s in before)
     with pytest.raises(ValueError, match="review_window"):

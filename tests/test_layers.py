@@ -17,8 +17,15 @@ LAYERS = [
     {"augmenter.eval", "augmenter.envs", "augmenter.policies", "augmenter.judges", "augmenter.audit"},
     {"augmenter.agent", "augmenter.fingerprint", "augmenter.documents"},
     # reviews as knowledge (opinions, their judge, replies) sit beside the consolidator and the checks that use them
-    {"augmenter.knowledge", "augmenter.prompts", "augmenter.utilities", "augmenter.verification", "augmenter.llm",
-     "augmenter.tasks", "augmenter.reviews"},
+    {
+        "augmenter.knowledge",
+        "augmenter.prompts",
+        "augmenter.utilities",
+        "augmenter.verification",
+        "augmenter.llm",
+        "augmenter.tasks",
+        "augmenter.reviews",
+    },
     {"augmenter.memory"},
     {"augmenter.text"},
     {"augmenter.errors", "augmenter.extras", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
@@ -96,15 +103,24 @@ def _reaches(edges: dict, start: str, goal: str, follow=lambda node, target: Tru
 
 def test_no_import_cycles():
     graph = _graph()
+
     def own(node, target):
         return not _is_package_of(target, node)
-    cycles = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
-                     if not _is_package_of(b, a) and not _is_package_of(a, b) and _reaches(graph, b, a, own)})
+
+    cycles = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a, targets in graph.items()
+            for b in targets
+            if not _is_package_of(b, a) and not _is_package_of(a, b) and _reaches(graph, b, a, own)
+        }
+    )
     assert cycles == []
 
 
 def test_no_import_cycles_between_sub_packages():
     """Siblings of one layer may import each other, but never both ways, not even through a third."""
+
     def package(module: str) -> str:
         return ".".join(module.split(".")[:2])
 
@@ -124,9 +140,11 @@ def _is_package_of(package: str, module: str) -> bool:
 
 
 def test_rule_policies_need_neither_gymnasium_nor_torch():
-    code = ("import sys, augmenter.policies; from augmenter.policies import LLMAugmenterPolicy; "
-            "assert 'gymnasium' not in sys.modules and 'torch' not in sys.modules, "
-            "sorted(m for m in sys.modules if m.split('.')[0] in ('gymnasium', 'torch'))[:5]")
+    code = (
+        "import sys, augmenter.policies; from augmenter.policies import LLMAugmenterPolicy; "
+        "assert 'gymnasium' not in sys.modules and 'torch' not in sys.modules, "
+        "sorted(m for m in sys.modules if m.split('.')[0] in ('gymnasium', 'torch'))[:5]"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -135,14 +153,23 @@ def test_the_generic_core_imports_no_knowledge_kind():
     """The agent (loop, executor, protocols) and the Working Memory know no kind of knowledge: reviews and documents
     reach the agent only through the protocols the builder injects (Composer, ReplyComposer, Check)."""
     kinds = ("augmenter.reviews", "augmenter.documents")
-    leaks = sorted((a, b) for a, targets in _graph().items() for b in targets
-                   if a.startswith(("augmenter.agent", "augmenter.memory")) and b.startswith(kinds))
+    leaks = sorted(
+        (a, b)
+        for a, targets in _graph().items()
+        for b in targets
+        if a.startswith(("augmenter.agent", "augmenter.memory")) and b.startswith(kinds)
+    )
     assert leaks == []
 
 
 def test_the_reviews_room_needs_none_of_its_users():
     """Reviews import neither the consolidator, the checks, the agent nor the documents that use them."""
     users = ("augmenter.knowledge", "augmenter.utilities", "augmenter.agent", "augmenter.documents")
-    found = sorted((a, b) for a, targets in _graph().items() if a.startswith("augmenter.reviews") for b in targets
-                   if b.startswith(users))
+    found = sorted(
+        (a, b)
+        for a, targets in _graph().items()
+        if a.startswith("augmenter.reviews")
+        for b in targets
+        if b.startswith(users)
+    )
     assert found == []

@@ -9,10 +9,17 @@ from augmenter.memory import Snippet, Utterance, WorkingMemory
 from augmenter.prompts import PromptEngine, PromptTemplate
 
 NORTH = PromptTemplate(
-    name="north", instruction="Answer from the knowledge.", template="{{ q }}",
-    few_shot=[{"user": "Knowledge:\n- [ALPHA HOTEL] Q: Where is it? A: North of the centre.\n\nContext:\n"
-                       "User: Where is the hotel?",
-               "assistant": "Alpha Hotel is located in the north of the city, close to the river."}])
+    name="north",
+    instruction="Answer from the knowledge.",
+    template="{{ q }}",
+    few_shot=[
+        {
+            "user": "Knowledge:\n- [ALPHA HOTEL] Q: Where is it? A: North of the centre.\n\nContext:\n"
+            "User: Where is the hotel?",
+            "assistant": "Alpha Hotel is located in the north of the city, close to the river.",
+        }
+    ],
+)
 
 
 def test_a_phrase_copied_from_a_few_shot_answer_is_flagged():
@@ -81,8 +88,10 @@ def test_assistant_prompt_renders_with_and_without_evidence_and_feedback():
     bare = engine.respond(WorkingMemory(q="Hello"))
     assert bare[0]["content"] == prompt.instruction and len(bare) == 2 + 2 * len(prompt.few_shot)
     assert bare[-1]["content"] == "Context:\nUser: Hello"
-    mem = WorkingMemory(q="Is it open on Sundays?", h_q=[Utterance(speaker="U", text="Tell me about the bakery."),
-                                                         Utterance(speaker="S", text="It sells bread.")])
+    mem = WorkingMemory(
+        q="Is it open on Sundays?",
+        h_q=[Utterance(speaker="U", text="Tell me about the bakery."), Utterance(speaker="S", text="It sells bread.")],
+    )
     mem.e = [Snippet(id="1", text="Q: Open on Sundays? A: No.", entity_name="CRUMB AND CRUST BAKERY")]
     first = engine.respond(mem)[-1]["content"]
     assert first.startswith("Knowledge:\n- [CRUMB AND CRUST BAKERY] Q: Open on Sundays? A: No.")
@@ -171,8 +180,9 @@ def test_the_executor_drops_copied_sentences_and_keeps_the_raw_reply(make_agent,
     from augmenter.policies import AlwaysUsePolicy
 
     reply = "The Grand Meridian has a pool. Also there are benches on every floor of Example Place."
-    agent = make_agent(FakeLLM(responses=[reply, "There are benches on every floor of Example Place."]),
-                       AlwaysUsePolicy())
+    agent = make_agent(
+        FakeLLM(responses=[reply, "There are benches on every floor of Example Place."]), AlwaysUsePolicy()
+    )
     agent.executor.prompts = PromptEngine(response="assistant")
     agent.executor.fewshot_guard = guard
     mem = agent.respond("Does the Grand Meridian Hotel have a pool?")

@@ -32,10 +32,27 @@ def llama_server(tmp_path_factory):
     port = _free_port()
     log = open(tmp_path_factory.mktemp("server") / "server.log", "w+")  # a pipe would fill up and block it
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path("smollm2-135m-instruct")),
-         "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-         "--n_threads", "2"],
-        stdout=log, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path("smollm2-135m-instruct")),
+            "--model_alias",
+            "smollm2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -65,9 +82,19 @@ def test_openai_backend_against_a_real_server(llama_server, monkeypatch):
 
 
 def test_chat_session_over_openai_backend(llama_server, tmp_path):
-    cfg = compose("chat", ["llm=openai", f"llm.base_url={llama_server}", "llm.model=smollm2",
-                           "policy=llm_augmenter", "consolidator.opinions=false",  # a draft, whatever the reviews say
-                           "sampling.max_tokens=40", f"llm_cache.dir={tmp_path}", "llm_cache.enabled=true"])
+    cfg = compose(
+        "chat",
+        [
+            "llm=openai",
+            f"llm.base_url={llama_server}",
+            "llm.model=smollm2",
+            "policy=llm_augmenter",
+            "consolidator.opinions=false",  # a draft, whatever the reviews say
+            "sampling.max_tokens=40",
+            f"llm_cache.dir={tmp_path}",
+            "llm_cache.enabled=true",
+        ],
+    )
     mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have a pool?")
     assert mem.response and mem.u and mem.prompt_tokens > 0
     assert any("pool" in s.text for s in mem.e)
@@ -95,19 +122,36 @@ def test_two_turn_dstc11_session_with_the_embedded_model(tmp_path):
     the knowledge's own words, and the wifi question is answered about wifi."""
     out = tmp_path / "session.jsonl"
     script = tmp_path / "script.txt"
-    script.write_text("I am looking for a place to stay. What can you tell me about the Gonville Hotel?\n"
-                      "Do they offer free wifi?\n")
+    script.write_text(
+        "I am looking for a place to stay. What can you tell me about the Gonville Hotel?\nDo they offer free wifi?\n"
+    )
     from augmenter.cli.main import main
 
-    assert main(["chat", "--script", str(script), "--output", str(out), "task=dstc11", f"data_root={DATA}",
-                 "sampling.max_tokens=80"]) == 0
+    assert (
+        main(
+            [
+                "chat",
+                "--script",
+                str(script),
+                "--output",
+                str(out),
+                "task=dstc11",
+                f"data_root={DATA}",
+                "sampling.max_tokens=80",
+            ]
+        )
+        == 0
+    )
     turns = [json.loads(line)["memory"] for line in out.read_text().splitlines()]
     assert len(turns) == 2
     for mem in turns:
         assert mem["e"] and all(s["entity_name"] == "GONVILLE HOTEL" for s in mem["e"])
         assert len(mem["u"]) == len(mem["o"]) and mem["trace"][-1]["action"] == "send"  # every candidate scored
-        assert mem["response"] in mem["o"] if mem["outcome"] == "answered" else mem["outcome"] in (
-            "quoted", "partial", "abstained")
+        assert (
+            mem["response"] in mem["o"]
+            if mem["outcome"] == "answered"
+            else mem["outcome"] in ("quoted", "partial", "abstained")
+        )
     assert any("wifi" in s["text"].lower() for s in turns[1]["e"])
     assert "wifi" in turns[1]["response"].lower()
     assert not turns[1]["entities"][0]["in_query"]  # "they" linked through the history
@@ -117,8 +161,15 @@ def test_short_eval_with_the_embedded_model(tmp_path):
     """`augmenter eval` end to end on three DSTC11 dev turns with the model the paper's experiments pin (0.5B)."""
     from augmenter.cli.main import main
 
-    args = ["eval", f"data_root={DATA}", "eval.limit=3", f"eval.out_dir={tmp_path}", "eval.progress=false",
-            f"llm_cache.dir={tmp_path / 'cache'}", "sampling.max_tokens=60"]
+    args = [
+        "eval",
+        f"data_root={DATA}",
+        "eval.limit=3",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        f"llm_cache.dir={tmp_path / 'cache'}",
+        "sampling.max_tokens=60",
+    ]
     assert main(args) == 0
     run = tmp_path / "dstc11-dev-n3-seed0" / "table2_bm25_feedback"
     records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
@@ -142,8 +193,22 @@ def test_the_checked_system_with_the_embedded_model_sends_only_what_the_knowledg
     from augmenter.cli.main import main
 
     dev = "eval.exclude=[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"
-    assert main(["eval", "experiment=grounded_bm25", f"data_root={DATA}", "eval.limit=3", "eval.seed=2", dev,
-                 f"eval.out_dir={tmp_path}", "eval.progress=false", f"llm_cache.dir={tmp_path / 'cache'}"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "experiment=grounded_bm25",
+                f"data_root={DATA}",
+                "eval.limit=3",
+                "eval.seed=2",
+                dev,
+                f"eval.out_dir={tmp_path}",
+                "eval.progress=false",
+                f"llm_cache.dir={tmp_path / 'cache'}",
+            ]
+        )
+        == 0
+    )
     records_path = next(tmp_path.glob("*/grounded_bm25/records.jsonl"))
     records = [json.loads(line) for line in records_path.read_text().splitlines()]
     assert len(records) == 3 and all(r["status"] == "ok" for r in records)
@@ -170,8 +235,16 @@ def test_llm_user_simulator_with_the_embedded_model(tmp_path):
     import augmenter.envs  # registers the environments
     from augmenter.memory import Action
 
-    env = gymnasium.make("augmenter/Dialogue-v0", overrides=[f"data_root={DATA}", "env.users=chat_seeds",
-                         "env.max_turns=2", f"llm_cache.dir={tmp_path}", "sampling.max_tokens=40"]).unwrapped
+    env = gymnasium.make(
+        "augmenter/Dialogue-v0",
+        overrides=[
+            f"data_root={DATA}",
+            "env.users=chat_seeds",
+            "env.max_turns=2",
+            f"llm_cache.dir={tmp_path}",
+            "sampling.max_tokens=40",
+        ],
+    ).unwrapped
     env.reset(seed=0)
     first = env.turn
     assert first.q and len(first.q) < 400 and not first.q.lower().startswith(("user:", "assistant:"))
@@ -200,9 +273,19 @@ def test_label_logprobs_from_the_embedded_model_keep_generation_intact():
 
 def test_claims_utility_with_the_embedded_model(tmp_path):
     """The LLM splits the candidate and the LLM verifier judges each claim from label log-probabilities."""
-    cfg = compose("chat", ["policy=llm_augmenter", "consolidator.opinions=false", "utility=claims", "verifier=llm",
-                           "utility.splitter=llm", "sampling.max_tokens=60", "agent.max_llm_calls=2",
-                           f"llm_cache.dir={tmp_path}"])
+    cfg = compose(
+        "chat",
+        [
+            "policy=llm_augmenter",
+            "consolidator.opinions=false",
+            "utility=claims",
+            "verifier=llm",
+            "utility.splitter=llm",
+            "sampling.max_tokens=60",
+            "agent.max_llm_calls=2",
+            f"llm_cache.dir={tmp_path}",
+        ],
+    )
     mem = Session(build_agent(cfg)).say("Does the Grand Meridian Hotel have free parking?")
     verify = [r for r in mem.trace if r.action.value == "verify_utility"]
     assert verify and verify[0].llm_calls >= 2  # the split and at least one verification

@@ -23,8 +23,15 @@ def make_llm(fault_server, monkeypatch):
     monkeypatch.setenv("FAULT_TEST_KEY", KEY)
 
     def make(**kwargs):
-        options = dict(model="fault-model", base_url=fault_server.base_url, api_key_env="FAULT_TEST_KEY",
-                       timeout=2.0, deadline=5.0, max_retries=2, backoff=0.01)
+        options = dict(
+            model="fault-model",
+            base_url=fault_server.base_url,
+            api_key_env="FAULT_TEST_KEY",
+            timeout=2.0,
+            deadline=5.0,
+            max_retries=2,
+            backoff=0.01,
+        )
         return OpenAICompatLLM(**{**options, **kwargs})
 
     return make
@@ -50,14 +57,17 @@ def test_logprobs_are_parsed(fault_server, make_llm):
     assert fault_server.last_request["top_logprobs"] == 5
 
 
-@pytest.mark.parametrize("mode, reason", [
-    ("invalid_json", "not JSON (application/json"),
-    ("html", "not JSON (text/html"),
-    ("no_choices", "no `choices`"),
-    ("empty_choices", "empty `choices`"),
-    ("empty_content", "reply is empty"),
-    ("400", "HTTP 400: bad request"),
-])
+@pytest.mark.parametrize(
+    "mode, reason",
+    [
+        ("invalid_json", "not JSON (application/json"),
+        ("html", "not JSON (text/html"),
+        ("no_choices", "no `choices`"),
+        ("empty_choices", "empty `choices`"),
+        ("empty_content", "reply is empty"),
+        ("400", "HTTP 400: bad request"),
+    ],
+)
 def test_malformed_or_refused_replies_are_one_line_errors_not_retried(fault_server, make_llm, mode, reason):
     fault_server.mode = mode
     with pytest.raises(LLMError) as err:
@@ -144,20 +154,29 @@ def test_an_unreachable_server_is_a_connection_error():
     assert url in str(err.value) and "gave up after 2 attempts" in str(err.value)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"timeout": 0}, "timeout"), ({"timeout": -1}, "timeout"), ({"deadline": 0}, "deadline"),
-    ({"deadline": "soon"}, "deadline"), ({"max_retries": -1}, "max_retries"), ({"max_retries": 1.5}, "max_retries"),
-    ({"backoff": -0.1}, "backoff"), ({"base_url": "ftp://host/v1"}, "base_url"),
-    ({"base_url": "localhost:8000"}, "base_url"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"timeout": 0}, "timeout"),
+        ({"timeout": -1}, "timeout"),
+        ({"deadline": 0}, "deadline"),
+        ({"deadline": "soon"}, "deadline"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"max_retries": 1.5}, "max_retries"),
+        ({"backoff": -0.1}, "backoff"),
+        ({"base_url": "ftp://host/v1"}, "base_url"),
+        ({"base_url": "localhost:8000"}, "base_url"),
+    ],
+)
 def test_the_constructor_refuses_bad_settings(kwargs, field):
     with pytest.raises(ValueError, match=f"llm.{field}"):
         OpenAICompatLLM(model="m", **kwargs)
 
 
 def test_credentials_in_the_url_stay_out_of_identity_repr_and_errors():
-    llm = OpenAICompatLLM(model="m", base_url="http://user:url-secret-77@127.0.0.1:9/v1?token=q", max_retries=0,
-                          timeout=1)
+    llm = OpenAICompatLLM(
+        model="m", base_url="http://user:url-secret-77@127.0.0.1:9/v1?token=q", max_retries=0, timeout=1
+    )
     assert llm.identity == "openai|http://127.0.0.1:9/v1|m"
     assert "url-secret-77" not in repr(llm)
     with pytest.raises(LLMError) as err:
@@ -167,14 +186,21 @@ def test_credentials_in_the_url_stay_out_of_identity_repr_and_errors():
 
 # --- the disk cache ---------------------------------------------------------------------------------------------
 
+
 def test_the_key_of_the_local_backend_is_unchanged():
-    msgs = [{"role": "system", "content": "You answer."},
-            {"role": "user", "content": "Is there parking at the Alpha Hotel? é"}]
+    msgs = [
+        {"role": "system", "content": "You answer."},
+        {"role": "user", "content": "Is there parking at the Alpha Hotel? é"},
+    ]
     model = "qwen2.5-coder-0.5b-instruct"
-    assert cache_key("local", model, msgs, SamplingParams()) == \
-        "ead388180bcc9405a339aaf765e5e260ff905a7cafcc0c810e37bcbdceaed630"
-    assert cache_key("local", model, msgs, SamplingParams(), endpoint=f"local|{model}") == \
-        "ead388180bcc9405a339aaf765e5e260ff905a7cafcc0c810e37bcbdceaed630"
+    assert (
+        cache_key("local", model, msgs, SamplingParams())
+        == "ead388180bcc9405a339aaf765e5e260ff905a7cafcc0c810e37bcbdceaed630"
+    )
+    assert (
+        cache_key("local", model, msgs, SamplingParams(), endpoint=f"local|{model}")
+        == "ead388180bcc9405a339aaf765e5e260ff905a7cafcc0c810e37bcbdceaed630"
+    )
     params = SamplingParams(max_tokens=64, temperature=0.7, seed=3, stop=["\n"], logprobs=5)
     assert cache_key("local", model, msgs, params) == "5471ff667b88fb129158de82b8732b9d9769a2107e918ff3c3348a6ffa8722ab"
 
@@ -182,8 +208,9 @@ def test_the_key_of_the_local_backend_is_unchanged():
 def test_two_servers_with_the_same_model_do_not_share_cache_entries(tmp_path, monkeypatch):
     with FaultServer(reply="from server A") as a, FaultServer(reply="from server B") as b:
         llm_a, llm_b = (CachedLLM(OpenAICompatLLM(model="same", base_url=s.base_url), tmp_path) for s in (a, b))
-        assert cache_key("openai", "same", MSGS, P, llm_a.identity) != cache_key("openai", "same", MSGS, P,
-                                                                                  llm_b.identity)
+        assert cache_key("openai", "same", MSGS, P, llm_a.identity) != cache_key(
+            "openai", "same", MSGS, P, llm_b.identity
+        )
         assert llm_a.complete(MSGS, P).text == "from server A"
         assert llm_b.complete(MSGS, P).text == "from server B"
         again = llm_a.complete(MSGS, P)
@@ -202,8 +229,9 @@ def test_errors_and_empty_replies_are_not_cached(tmp_path):
     assert llm.complete(MSGS, P).text == "the answer"
     assert len(diskcache.Cache(str(tmp_path))) == 1
     other = [{"role": "user", "content": "an entry an older version stored empty"}]
-    diskcache.Cache(str(tmp_path)).set(cache_key("fake", "scripted", other, P),
-                                       {"text": " ", "prompt_tokens": 1, "completion_tokens": 0})
+    diskcache.Cache(str(tmp_path)).set(
+        cache_key("fake", "scripted", other, P), {"text": " ", "prompt_tokens": 1, "completion_tokens": 0}
+    )
     assert llm.complete(other, P).text == "the answer" and len(fake.calls) == 4  # not replayed: asked again
     hit = llm.complete(MSGS, P)
     assert hit.cached and hit.text == "the answer"
@@ -230,6 +258,7 @@ def test_a_cache_read_error_mid_run_is_a_miss(tmp_path):
 
 
 # --- fallbacks and the circuit breaker ---------------------------------------------------------------------------
+
 
 def test_a_fallback_answers_and_says_so(fault_server, make_llm):
     fault_server.mode = "500"
@@ -278,8 +307,10 @@ def test_the_breaker_opens_refuses_without_calling_and_half_opens(fault_server, 
 
 def test_only_one_trial_call_goes_through_while_half_open():
     gate = threading.Event()
-    fake = FakeLLM(responses=[LLMError("down"), lambda messages: "trial ok" if gate.wait(5) else "timed out"],
-                   default="closed again")
+    fake = FakeLLM(
+        responses=[LLMError("down"), lambda messages: "trial ok" if gate.wait(5) else "timed out"],
+        default="closed again",
+    )
     llm = ResilientLLM(fake, max_consecutive_failures=1, cooldown=0.05)
     with pytest.raises(LLMError):
         llm.complete(MSGS, P)
@@ -319,10 +350,19 @@ def test_build_llm_wires_fallbacks_caches_and_the_guard(fault_server, tmp_path):
     from augmenter.config import build_llm, compose
 
     fault_server.mode = "500"
-    cfg = compose("chat", ["llm=openai", f"llm.base_url={fault_server.base_url}", "llm.model=fault-model",
-                           "llm.max_retries=0", "+llm.fallbacks=[{_target_: augmenter.llm.FakeLLM, default: backup}]",
-                           "llm_guard.max_consecutive_failures=2", "llm_cache.enabled=true",
-                           f"llm_cache.dir={tmp_path}"])
+    cfg = compose(
+        "chat",
+        [
+            "llm=openai",
+            f"llm.base_url={fault_server.base_url}",
+            "llm.model=fault-model",
+            "llm.max_retries=0",
+            "+llm.fallbacks=[{_target_: augmenter.llm.FakeLLM, default: backup}]",
+            "llm_guard.max_consecutive_failures=2",
+            "llm_cache.enabled=true",
+            f"llm_cache.dir={tmp_path}",
+        ],
+    )
     llm = build_llm(cfg)
     assert isinstance(llm, MeteredLLM) and isinstance(llm.llm, ResilientLLM)
     assert [type(b) for b in llm.llm.backends] == [CachedLLM, CachedLLM]

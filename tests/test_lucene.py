@@ -6,10 +6,28 @@ import pytest
 from augmenter.knowledge import BM25sRetriever, top_k
 from augmenter.knowledge.lucene import LuceneRetriever
 
-QUERIES = ["free parking", "is wifi free", "can I bring my dog", "breakfast included", "room service at night",
-           "how far is the train station", "swimming pool", "air conditioning in the rooms", "luggage storage",
-           "late check out", "the staff were friendly", "noisy rooms", "clean bathroom", "gym", "airport shuttle",
-           "smoking allowed", "family rooms", "restaurant on site", "accessible for wheelchairs", "the beds"]
+QUERIES = [
+    "free parking",
+    "is wifi free",
+    "can I bring my dog",
+    "breakfast included",
+    "room service at night",
+    "how far is the train station",
+    "swimming pool",
+    "air conditioning in the rooms",
+    "luggage storage",
+    "late check out",
+    "the staff were friendly",
+    "noisy rooms",
+    "clean bathroom",
+    "gym",
+    "airport shuttle",
+    "smoking allowed",
+    "family rooms",
+    "restaurant on site",
+    "accessible for wheelchairs",
+    "the beds",
+]
 
 
 @pytest.fixture(scope="module")

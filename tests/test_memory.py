@@ -2,14 +2,32 @@ from augmenter.memory import Action, ActionRecord, Snippet, Utterance, WorkingMe
 
 
 def test_round_trips_through_json():
-    mem = WorkingMemory(q="Is there parking?",
-                        h_q=[Utterance(speaker="U", text="Hi"), Utterance(speaker="S", text="Hello")])
-    mem.e.append(Snippet(id="hotel:1:faq:0", text="Q: Parking? A: Free.", domain="hotel", entity_id=1,
-                         entity_name="X", doc_type="faq", doc_id=0, score=1.5))
+    mem = WorkingMemory(
+        q="Is there parking?", h_q=[Utterance(speaker="U", text="Hi"), Utterance(speaker="S", text="Hello")]
+    )
+    mem.e.append(
+        Snippet(
+            id="hotel:1:faq:0",
+            text="Q: Parking? A: Free.",
+            domain="hotel",
+            entity_id=1,
+            entity_name="X",
+            doc_type="faq",
+            doc_id=0,
+            score=1.5,
+        )
+    )
     mem.add_candidate("Yes, parking is free.")
     mem.add_verdict(0.4, None)
-    mem.trace.append(ActionRecord(action=Action.CALL_LLM, llm_calls=1, prompt_tokens=10, completion_tokens=5,
-                                  inputs={"messages": [{"role": "user", "content": "x"}]}))
+    mem.trace.append(
+        ActionRecord(
+            action=Action.CALL_LLM,
+            llm_calls=1,
+            prompt_tokens=10,
+            completion_tokens=5,
+            inputs={"messages": [{"role": "user", "content": "x"}]},
+        )
+    )
     mem.response = "Yes, parking is free."
     again = WorkingMemory.from_json(mem.to_json())
     assert again == mem

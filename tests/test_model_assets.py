@@ -27,9 +27,13 @@ def parted_model(tmp_path, monkeypatch):
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(chunk)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setenv("AUGMENTER_CACHE", str(tmp_path / "cache"))
-    entry = EmbeddedModel(name="fake-model", filename="fake.gguf",
-                          parts=tuple((f"fakepart{i}", f"data/part{i:02d}.bin") for i in range(1, 4)),
-                          sha256=hashlib.sha256(b"".join(CHUNKS)).hexdigest()[:8], install_hint="pip install fake")
+    entry = EmbeddedModel(
+        name="fake-model",
+        filename="fake.gguf",
+        parts=tuple((f"fakepart{i}", f"data/part{i:02d}.bin") for i in range(1, 4)),
+        sha256=hashlib.sha256(b"".join(CHUNKS)).hexdigest()[:8],
+        install_hint="pip install fake",
+    )
     monkeypatch.setitem(MODELS, "fake-model", entry)
     yield tmp_path
     for i in range(1, 4):
@@ -43,6 +47,7 @@ def test_parts_are_concatenated_in_order_checked_and_reused(parted_model, monkey
 
     def no_copy(*args, **kwargs):
         raise AssertionError("an assembled, stamped model is used as it is")
+
     monkeypatch.setattr(assets.hashlib, "sha256", no_copy)
     assert model_path("fake-model") == path
 
@@ -55,26 +60,43 @@ def test_a_damaged_part_is_a_clear_error_and_leaves_nothing_behind(parted_model)
 
 
 def test_a_missing_part_package_names_the_install_command(parted_model, monkeypatch):
-    monkeypatch.setitem(MODELS, "fake-model", EmbeddedModel(
-        name="fake-model", filename="fake.gguf", parts=(("fakepart_absent", "data/x.bin"),), sha256="00",
-        install_hint="pip install fake"))
+    monkeypatch.setitem(
+        MODELS,
+        "fake-model",
+        EmbeddedModel(
+            name="fake-model",
+            filename="fake.gguf",
+            parts=(("fakepart_absent", "data/x.bin"),),
+            sha256="00",
+            install_hint="pip install fake",
+        ),
+    )
     with pytest.raises(LLMError, match="not installed: pip install fake"):
         model_path("fake-model")
     with pytest.raises(LLMError, match="unknown embedded model 'nope'; known: .*qwen2.5-coder-1.5b-instruct"):
         model_path("nope")
 
 
-@pytest.mark.parametrize("extra, name", [("local", "qwen2.5-coder-1.5b-instruct"),
-                                         ("local-small", "qwen2.5-coder-0.5b-instruct")])
+@pytest.mark.parametrize(
+    "extra, name", [("local", "qwen2.5-coder-1.5b-instruct"), ("local-small", "qwen2.5-coder-0.5b-instruct")]
+)
 def test_each_extra_installs_exactly_its_models_parts(extra, name, pyproject):
-    packages = [r.split("==")[0].replace("-", "_") for r in pyproject["project"]["optional-dependencies"][extra]
-                if "==" in r and not r.startswith("llama")]
+    packages = [
+        r.split("==")[0].replace("-", "_")
+        for r in pyproject["project"]["optional-dependencies"][extra]
+        if "==" in r and not r.startswith("llama")
+    ]
     assert packages == [pkg for pkg, _ in MODELS[name].parts]
 
 
-@pytest.mark.parametrize("option, name", [("local", "qwen2.5-coder-1.5b-instruct"),
-                                          ("local_small", "qwen2.5-coder-0.5b-instruct"),
-                                          ("local_1_5b", "qwen2.5-coder-1.5b-instruct")])
+@pytest.mark.parametrize(
+    "option, name",
+    [
+        ("local", "qwen2.5-coder-1.5b-instruct"),
+        ("local_small", "qwen2.5-coder-0.5b-instruct"),
+        ("local_1_5b", "qwen2.5-coder-1.5b-instruct"),
+    ],
+)
 def test_llm_configs_name_registered_models(option, name):
     cfg = compose("chat", [f"llm={option}"]).llm
     assert cfg.model == name and len(MODELS[name].sha256) == 64

@@ -25,9 +25,19 @@ def small():
     questions = [q for q in load_questions(OTT)][:400]
     tables = load_tables(OTT, {_table(q) for q in questions})
     passages = load_passages(OTT, set(tables))
-    chosen = [q for q in questions if any(normalize_answer(q.references[0]) in normalize_answer(t) for t in
-                                          (passages[link] for r in range(len(tables[_table(q)].rows))
-                                           for link in tables[_table(q)].row_links(r) if link in passages))][:12]
+    chosen = [
+        q
+        for q in questions
+        if any(
+            normalize_answer(q.references[0]) in normalize_answer(t)
+            for t in (
+                passages[link]
+                for r in range(len(tables[_table(q)].rows))
+                for link in tables[_table(q)].row_links(r)
+                if link in passages
+            )
+        )
+    ][:12]
     ids = {_table(q) for q in chosen}
     tables = {k: v for k, v in tables.items() if k in ids}
     return chosen, TableTextCorpus(tables, load_passages(OTT, ids))
@@ -54,8 +64,9 @@ def test_chains_reach_answers_that_rows_alone_do_not(small):
     lexical = BM25sRetriever()
     lexical.index(corpus.texts)
     chainer = EvidenceChainer(corpus, lexical, lexical, k=5)  # BM25 stands in for the dense retriever here
-    rows_only = sum(answer_recall([corpus.units[c.row].text for c in chainer.chains(q.q)], q.references)
-                    for q in questions)
+    rows_only = sum(
+        answer_recall([corpus.units[c.row].text for c in chainer.chains(q.q)], q.references) for q in questions
+    )
     chained = sum(answer_recall([c.text for c in chainer.chains(q.q)], q.references) for q in questions)
     assert chained >= rows_only + 3  # 5 of 12 here, against 0 from the rows alone
     chains = [c for q in questions for c in chainer.chains(q.q)]
@@ -64,8 +75,9 @@ def test_chains_reach_answers_that_rows_alone_do_not(small):
     for c in chains:  # "<row> => <its linked passage, clipped>", or the row alone
         row = corpus.units[c.row]
         passage = corpus.units[c.passage].text if c.passage is not None else None
-        assert row.kind == "row" and c.text == row.text + ("" if passage is None else " => " + (
-            passage if len(passage) <= 400 else passage[:400] + "..."))
+        assert row.kind == "row" and c.text == row.text + (
+            "" if passage is None else " => " + (passage if len(passage) <= 400 else passage[:400] + "...")
+        )
     first = chainer.chains(questions[0].q)
     assert 0 < len(first) <= 5 and [c.score for c in first] == sorted((c.score for c in first), reverse=True)
 
@@ -82,8 +94,16 @@ def test_answer_metrics():
 
 def test_wiki_qa_eval_end_to_end_with_the_fake_llm(tmp_path):
     """`augmenter eval experiment=table5_*` on 3 dev questions (BM25 instead of the dense encoder, for speed)."""
-    common = [f"data_root={DATA}", "llm=fake", "llm.default=Lynda La Plante", "retriever=bm25s", "eval.limit=3",
-              f"eval.out_dir={tmp_path}", "eval.progress=false", "llm_cache.enabled=false"]
+    common = [
+        f"data_root={DATA}",
+        "llm=fake",
+        "llm.default=Lynda La Plante",
+        "retriever=bm25s",
+        "eval.limit=3",
+        f"eval.out_dir={tmp_path}",
+        "eval.progress=false",
+        "llm_cache.enabled=false",
+    ]
     for name in ("table5_closed_book", "table5_dpr", "table5_core", "table5_core_feedback"):
         assert main(["eval", f"experiment={name}", *common]) == 0
     runs = tmp_path / "ottqa-dev-n3-seed0"

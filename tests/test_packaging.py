@@ -6,9 +6,11 @@ from conftest import DSTC11
 
 
 def test_only_augmenter_is_a_top_level_package(tmp_path):
-    code = ("import importlib.util as u; "
-            "print([n for n in ('policies', 'envs', 'configs') if u.find_spec(n)]); "
-            "import augmenter.policies, augmenter.envs, augmenter.configs; print('ok')")
+    code = (
+        "import importlib.util as u; "
+        "print([n for n in ('policies', 'envs', 'configs') if u.find_spec(n)]); "
+        "import augmenter.policies, augmenter.envs, augmenter.configs; print('ok')"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["[]", "ok"], out.stderr
 

@@ -7,9 +7,14 @@ from augmenter.prompts import PromptEngine, PromptTemplate
 
 def test_response_prompt_has_instruction_history_evidence_and_feedback():
     engine = PromptEngine(max_history_turns=2)
-    mem = WorkingMemory(q="Is their beer good?", h_q=[Utterance(speaker="U", text="old turn"),
-                                                       Utterance(speaker="U", text="Find me food."),
-                                                       Utterance(speaker="S", text="Try The Nirala.")])
+    mem = WorkingMemory(
+        q="Is their beer good?",
+        h_q=[
+            Utterance(speaker="U", text="old turn"),
+            Utterance(speaker="U", text="Find me food."),
+            Utterance(speaker="S", text="Try The Nirala."),
+        ],
+    )
     mem.e = [Snippet(id="1", text="The drinks are priced well.", entity_name="THE NIRALA", doc_type="review")]
     first = engine.respond(mem)
     assert first[0]["role"] == "system" and "travel planning" in first[0]["content"]
@@ -33,8 +38,12 @@ def test_prompt_files_load_by_path_and_fail_clearly(tmp_path):
     good = tmp_path / "mine.yaml"
     good.write_text("instruction: Be brief.\ntemplate: 'Q: {{ q }}'\nfew_shot:\n  - {user: hi, assistant: hello}\n")
     messages = PromptTemplate.load(str(good)).render(q="why?")
-    assert messages == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"},
-                        {"role": "assistant", "content": "hello"}, {"role": "user", "content": "Q: why?"}]
+    assert messages == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "Q: why?"},
+    ]
     with pytest.raises(ConfigError, match="unknown prompt"):
         PromptTemplate.load("no_such_prompt")
     bad = tmp_path / "bad.yaml"
@@ -58,8 +67,9 @@ def test_the_agent_sends_the_cut_reply_and_keeps_the_raw_one_in_the_trace(make_a
     from augmenter.llm import FakeLLM
     from policies import LLMAugmenterPolicy
 
-    agent = make_agent(FakeLLM(default="Alpha Hotel has free parking.\nUser: thanks\nAssistant: bye"),
-                       LLMAugmenterPolicy())
+    agent = make_agent(
+        FakeLLM(default="Alpha Hotel has free parking.\nUser: thanks\nAssistant: bye"), LLMAugmenterPolicy()
+    )
     mem = agent.respond("Does Alpha Hotel have free parking?")
     assert mem.response == "Alpha Hotel has free parking."
     call = next(a for a in mem.trace if a.action.value == "call_llm")

@@ -10,7 +10,9 @@ def test_parse_queries():
     assert parse_queries("Grand Meridian Hotel pool hours") == ["Grand Meridian Hotel pool hours"]
     assert parse_queries("NONE") == [] and parse_queries(" none. ") == [] and parse_queries("") == []
     assert parse_queries('1. "hotel pool"\n2. Query: airport shuttle price\n- hotel pool') == [
-        "hotel pool", "airport shuttle price"]
+        "hotel pool",
+        "airport shuttle price",
+    ]
     assert len(parse_queries("\n".join(f"q{i}" for i in range(9)), limit=3)) == 3
 
 
@@ -23,8 +25,10 @@ def _agent(make_agent, reply):
 
 def test_the_generated_query_decides_the_evidence(make_agent):
     agent, fake = _agent(make_agent, "Grand Meridian Hotel airport shuttle")
-    history = [Utterance(speaker="U", text="I'm staying at the Grand Meridian Hotel."),
-               Utterance(speaker="S", text="Great choice!")]
+    history = [
+        Utterance(speaker="U", text="I'm staying at the Grand Meridian Hotel."),
+        Utterance(speaker="S", text="Great choice!"),
+    ]
     mem = agent.respond("How do I get there from the airport?", history)
     record = mem.trace[0]
     assert record.action == Action.CONSOLIDATE_KNOWLEDGE and record.llm_calls == 1

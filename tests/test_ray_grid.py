@@ -16,7 +16,13 @@ CASES = Path(__file__).resolve().parent / "ray_grid_cases.py"
 
 
 def test_the_ray_grid_cases_pass_in_a_process_of_their_own():
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES)],
-                         cwd=CASES.parents[1], env=dict(os.environ), capture_output=True, text=True, timeout=1800)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES)],
+        cwd=CASES.parents[1],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]

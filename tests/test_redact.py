@@ -37,22 +37,32 @@ def test_the_longest_secret_wins_and_short_or_empty_values_are_ignored():
     assert redact("abc is a word") == "abc is a word"
 
 
-@pytest.mark.parametrize("secret", [
-    "sk-proj-abcdefghijklmnop1234", "sk-abcdefghijklmnopqrstu", "hf_abcdefghijklmnopqrstuvwx",
-    "ghp_abcdefghijklmnopqrstuvwx", "AKIAABCDEFGHIJKLMNOP", "AIzaSyA-abcdefghijklmnopqrstuvwxyz12",
-    "xoxb-1234567890-abcdef",
-])
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-proj-abcdefghijklmnop1234",
+        "sk-abcdefghijklmnopqrstu",
+        "hf_abcdefghijklmnopqrstuvwx",
+        "ghp_abcdefghijklmnopqrstuvwx",
+        "AKIAABCDEFGHIJKLMNOP",
+        "AIzaSyA-abcdefghijklmnopqrstuvwxyz12",
+        "xoxb-1234567890-abcdef",
+    ],
+)
 def test_key_shaped_strings_are_masked_unregistered(secret):
     assert redact(f"the key {secret} was rejected") == f"the key {MASK} was rejected"
 
 
-@pytest.mark.parametrize("text, masked", [
-    ("Authorization: Bearer abc.def-ghi_123", f"Authorization: Bearer {MASK}"),
-    ('{"api_key": "zq81x9lmno"}', f'{{"api_key": "{MASK}"}}'),
-    ("x-api-key: zq81x9lmno", f"x-api-key: {MASK}"),
-    ("password=hunter22", f"password={MASK}"),
-    ("GET /v1/models?key=zq81x9lmno&alt=json", f"GET /v1/models?key={MASK}&alt=json"),
-])
+@pytest.mark.parametrize(
+    "text, masked",
+    [
+        ("Authorization: Bearer abc.def-ghi_123", f"Authorization: Bearer {MASK}"),
+        ('{"api_key": "zq81x9lmno"}', f'{{"api_key": "{MASK}"}}'),
+        ("x-api-key: zq81x9lmno", f"x-api-key: {MASK}"),
+        ("password=hunter22", f"password={MASK}"),
+        ("GET /v1/models?key=zq81x9lmno&alt=json", f"GET /v1/models?key={MASK}&alt=json"),
+    ],
+)
 def test_key_fields_are_masked(text, masked):
     assert redact(text) == masked
 

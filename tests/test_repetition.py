@@ -45,10 +45,14 @@ def test_the_issues_nine_times_repeated_sentence_fails_with_feedback():
 
 def test_kf1_lets_the_repetition_through_and_the_combination_does_not():
     # reviews that say the same thing in several snippets, as DSTC11's do: repeating matches more of their words
-    evidence = ["The restaurant has a large, open dining area.", "The open kitchen is large.",
-                "A large dining area and an open kitchen.", "The restaurant is large and open.",
-                "The dining area is open and large.",
-                "Guests said the restaurant has a large, open dining area with a large, open kitchen."]
+    evidence = [
+        "The restaurant has a large, open dining area.",
+        "The open kitchen is large.",
+        "A large dining area and an open kitchen.",
+        "The restaurant is large and open.",
+        "The dining area is open and large.",
+        "Guests said the restaurant has a large, open dining area with a large, open kitchen.",
+    ]
     mem = _memory("What is the restaurant like?", evidence=evidence)
     kf1 = KF1Utility(threshold=0.2)
     assert kf1(mem, NINE_TIMES).passed  # KF1 alone: the repeated answer passes, and scores higher than saying it once
@@ -60,10 +64,14 @@ def test_kf1_lets_the_repetition_through_and_the_combination_does_not():
 
 
 def test_repeating_an_earlier_answer_fails():
-    history = [("U", "Is there parking at the Ashley Hotel?"),
-               ("S", "Yes, the Ashley Hotel offers free parking for all guests."), ("U", "And wifi?")]
-    result = RepetitionUtility()(_memory("And wifi?", history), "Yes, the Ashley Hotel offers free parking for all "
-                                                                "guests.")
+    history = [
+        ("U", "Is there parking at the Ashley Hotel?"),
+        ("S", "Yes, the Ashley Hotel offers free parking for all guests."),
+        ("U", "And wifi?"),
+    ]
+    result = RepetitionUtility()(
+        _memory("And wifi?", history), "Yes, the Ashley Hotel offers free parking for all guests."
+    )
     assert not result.passed and "already said earlier" in result.feedback
     assert RepetitionUtility()(_memory("And wifi?", history), "Yes, wifi is free in every room.").passed
     # the user's own words are no repetition: answers echo questions
@@ -75,12 +83,19 @@ def test_dstc11_human_replies_do_not_repeat_themselves(dstc11_dev):
     logs, labels = dstc11_dev
     gold = [(log, label["response"]) for log, label in zip(logs, labels) if label.get("target")]
     assert len(gold) == 1569
-    flagged = [r for log, r in gold if RepetitionUtility().feedback(
-        RepetitionUtility().measure(r, [Utterance(**t) for t in log])) is not None]
+    flagged = [
+        r
+        for log, r in gold
+        if RepetitionUtility().feedback(RepetitionUtility().measure(r, [Utterance(**t) for t in log])) is not None
+    ]
     assert flagged == []
     # every system turn of the dev logs against its dialogue's earlier system turns: at most a handful repeat
-    turns = {(log[0]["text"], i): (t["text"], [u["text"] for u in log[:i] if u["speaker"] == "S"])
-             for log in logs for i, t in enumerate(log) if t["speaker"] == "S"}
+    turns = {
+        (log[0]["text"], i): (t["text"], [u["text"] for u in log[:i] if u["speaker"] == "S"])
+        for log in logs
+        for i, t in enumerate(log)
+        if t["speaker"] == "S"
+    }
     repeats = [text for text, before in turns.values() if measure(text, before).earlier > 0.5]
     assert len(turns) > 7000 and len(repeats) / len(turns) < 0.005
     assert all(measure(text).within <= 0.2 for text, _ in turns.values())
@@ -91,11 +106,15 @@ def test_the_issues_dodge_fails_when_the_place_was_named():
     result = DodgeUtility()(_memory("Is there an onsite pool at Ashley Hotel?"), DODGE)
     assert result.score == 0.0 and not result.passed
     assert "Ashley Hotel" in result.feedback and DODGE in result.feedback
-    named_before = _memory("Are their rooms clean?", [("U", "Tell me about Rosa's Bed and Breakfast."),
-                                                      ("S", "It is a guesthouse in the north.")])
+    named_before = _memory(
+        "Are their rooms clean?",
+        [("U", "Tell me about Rosa's Bed and Breakfast."), ("S", "It is a guesthouse in the north.")],
+    )
     assert "Rosa's Bed and Breakfast" in DodgeUtility()(named_before, DODGE).feedback
-    linked = _memory("Are the rooms clean?", entities=[EntityMention(entity_id=1, name="HOBSONS HOUSE",
-                                                                     surface="it", in_query=False)])
+    linked = _memory(
+        "Are the rooms clean?",
+        entities=[EntityMention(entity_id=1, name="HOBSONS HOUSE", surface="it", in_query=False)],
+    )
     assert "HOBSONS HOUSE" in DodgeUtility()(linked, DODGE).feedback
     assert DodgeUtility()(_memory("Is there an onsite pool at Ashley Hotel?"), "Yes, there is a pool.").passed
 
@@ -127,7 +146,7 @@ def test_dstc11_replies_rarely_dodge(dstc11_dev):
         for i, t in enumerate(log[1:], 1):
             if t["speaker"] == "S":
                 turns += 1
-                found += find_dodges(t["text"], log[i - 1]["text"], [u["text"] for u in log[:i - 1]])
+                found += find_dodges(t["text"], log[i - 1]["text"], [u["text"] for u in log[: i - 1]])
     assert turns > 10000 and len(found) / turns < 0.002
     # those found are real: e.g. "What day will you be checking in?" after "... beginning thursday ..."
     assert any(d.question == "What day will you be checking in?" and d.given == "thursday" for d in found)
@@ -138,14 +157,16 @@ def test_configs_compose_on_kf1_and_on_claims():
     repetition = compose("chat", ["llm=fake", "utility=repetition"])
     assert repetition.utility.base._target_ == "augmenter.utilities.KF1Utility"
     assert list(repetition.utility.checks) == ["repetition"]
-    on_claims = compose("chat", ["llm=fake", "utility=dodge", "utility@utility.base=claims",
-                                 "utility.checks=[dodge,repetition]"])
+    on_claims = compose(
+        "chat", ["llm=fake", "utility=dodge", "utility@utility.base=claims", "utility.checks=[dodge,repetition]"]
+    )
     agent = build_agent(on_claims)
     utility = agent.executor.utility
     assert isinstance(utility, CombinedUtility) and isinstance(utility.base, ClaimsUtility)
     assert utility.checks_claims and [type(c) for c in utility.checks] == [DodgeUtility, RepetitionUtility]
-    mem = _memory("Is there a pool at the Grand Meridian Hotel?",
-                  evidence=["The Grand Meridian Hotel has an indoor heated pool."])
+    mem = _memory(
+        "Is there a pool at the Grand Meridian Hotel?", evidence=["The Grand Meridian Hotel has an indoor heated pool."]
+    )
     result = utility(mem, "The Grand Meridian Hotel has an indoor heated pool. " * 3)
     assert result.claims and not result.passed and "3 times" in result.feedback
     alone = build_agent(compose("chat", ["llm=fake", "utility=repetition", "~utility@utility.base"]))
@@ -157,8 +178,16 @@ def test_configs_compose_on_kf1_and_on_claims():
 
 
 def test_the_agent_revises_a_repeated_answer():
-    cfg = compose("chat", ["llm=fake", "utility=repetition", "utility.base.threshold=0.0", "agent.max_llm_calls=2",
-                           f"llm.responses=['{NINE_TIMES}', 'Yes, it has a large open dining area.']"])
+    cfg = compose(
+        "chat",
+        [
+            "llm=fake",
+            "utility=repetition",
+            "utility.base.threshold=0.0",
+            "agent.max_llm_calls=2",
+            f"llm.responses=['{NINE_TIMES}', 'Yes, it has a large open dining area.']",
+        ],
+    )
     mem = build_agent(cfg).respond("Does the Grand Meridian Hotel have a pool?")
     assert mem.o[0] == NINE_TIMES and mem.f[0] and "9 times" in mem.f[0]
     assert mem.response == "Yes, it has a large open dining area." and mem.f[1] is None
@@ -201,6 +230,7 @@ def test_the_local_backend_passes_the_repeat_penalty_to_llama_cpp():
 def test_the_openai_backend_sends_it_only_when_set():
     llm = OpenAICompatLLM(model="m", base_url="http://127.0.0.1:9/v1")
     assert "extra_body" not in llm._kwargs([{"role": "user", "content": "hi"}], SamplingParams())
-    assert llm._kwargs([{"role": "user", "content": "hi"}], SamplingParams(repeat_penalty=1.1))["extra_body"] == \
-        {"repeat_penalty": 1.1}
+    assert llm._kwargs([{"role": "user", "content": "hi"}], SamplingParams(repeat_penalty=1.1))["extra_body"] == {
+        "repeat_penalty": 1.1
+    }
     assert FakeLLM().complete([{"role": "user", "content": "hi"}], SamplingParams(repeat_penalty=1.1)).text

@@ -114,7 +114,7 @@ def test_search_gives_the_same_top5_as_scores_and_top_k(name, built, cases):
 @pytest.mark.parametrize("name", BACKENDS)
 def test_a_batch_gives_what_one_query_at_a_time_gives(name, built, cases):
     retriever = built(name)
-    queries = [q for q, rows in cases if rows is None][:40 if name == "rank_bm25" else 150]
+    queries = [q for q, rows in cases if rows is None][: 40 if name == "rank_bm25" else 150]
     assert retriever.search(queries, K) == [retriever.search([q], K)[0] for q in queries]
     rows = next(rows for _, rows in cases if rows is not None)
     assert retriever.search(queries[:20], K, rows) == [retriever.search([q], K, rows)[0] for q in queries[:20]]
@@ -212,6 +212,8 @@ def test_maxscore_and_exhaustive_top_k_agree(built, cases, texts):
     mask = np.zeros(n, dtype=np.bool_)
     mask[::3] = True
     for rows in (None, mask):
-        runs = [csc_top_k(m["data"], m["indices"], m["indptr"], n, queries, 10, rows, prune=prune, jit=jit)
-                for prune, jit in ((float("inf"), True), (0, True), (0, False))]
+        runs = [
+            csc_top_k(m["data"], m["indices"], m["indptr"], n, queries, 10, rows, prune=prune, jit=jit)
+            for prune, jit in ((float("inf"), True), (0, True), (0, False))
+        ]
         assert runs[0] == runs[1] == runs[2]

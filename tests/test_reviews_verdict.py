@@ -14,21 +14,38 @@ from augmenter.reviews.verdict import answering_clause
 
 
 def review(text, stance, doc_id=1, domain="hotel", n=0):
-    return Snippet(id=f"{domain}:1:review:{doc_id}:{n}", text=text, domain=domain, entity_id=1,
-                   entity_name="Acorn Guest House", doc_type="review", doc_id=doc_id, stance=stance)
+    return Snippet(
+        id=f"{domain}:1:review:{doc_id}:{n}",
+        text=text,
+        domain=domain,
+        entity_id=1,
+        entity_name="Acorn Guest House",
+        doc_type="review",
+        doc_id=doc_id,
+        stance=stance,
+    )
 
 
 def judged(praise, complaint):
     """A scripted review judge's answer: the first token's log-probabilities."""
     import math
-    return Completion(text="Praise", top_logprobs=[{"Pr": math.log(praise), "Compl": math.log(complaint),
-                                                    "Un": math.log(max(1e-6, 1 - praise - complaint))}])
+
+    return Completion(
+        text="Praise",
+        top_logprobs=[
+            {"Pr": math.log(praise), "Compl": math.log(complaint), "Un": math.log(max(1e-6, 1 - praise - complaint))}
+        ],
+    )
 
 
-VIEWS = [review("The view from our room was stunning.", "positive", 1),
-         review("We loved the view over the river at sunset.", "positive", 2, n=1)]
-MIXED = [review("The room was very quiet at night.", "positive", 1),
-         review("Our room was noisy because of the street.", "negative", 2, n=1)]
+VIEWS = [
+    review("The view from our room was stunning.", "positive", 1),
+    review("We loved the view over the river at sunset.", "positive", 2, n=1),
+]
+MIXED = [
+    review("The room was very quiet at night.", "positive", 1),
+    review("Our room was noisy because of the street.", "negative", 2, n=1),
+]
 
 
 def test_who_wrote_the_reviews_follows_the_domain():
@@ -48,12 +65,15 @@ def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
     assert "Begin with Yes," in llm.calls[0][-1]["content"]
 
 
-@pytest.mark.parametrize("draft, problem", [
-    ("Yes, guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
-    ("Yes, 3 guests loved the view.", "a number"),
-    ("Yes, guests at Hilton loved the view.", "a name"),
-    ("Yes.", "does not say what the reviewers think"),
-])
+@pytest.mark.parametrize(
+    "draft, problem",
+    [
+        ("Yes, guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
+        ("Yes, 3 guests loved the view.", "a number"),
+        ("Yes, guests at Hilton loved the view.", "a name"),
+        ("Yes.", "does not say what the reviewers think"),
+    ],
+)
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and problem in verdict.problem
@@ -69,10 +89,13 @@ def test_a_verdict_on_the_other_side_is_replaced():
 WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "negative", domain="restaurant")]
 
 
-@pytest.mark.parametrize("draft, problem", [
-    ("Diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
-    ("No, diners complained about the alcoholic drink menu.", "a No"),
-])
+@pytest.mark.parametrize(
+    "draft, problem",
+    [
+        ("Diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
+        ("No, diners complained about the alcoholic drink menu.", "a No"),
+    ],
+)
 def test_complaints_are_no_no(draft, problem):
     """A complaint about the drinks does not say there are none: no "No", no negation the reviews lack."""
     llm = FakeLLM([draft, judged(0.05, 0.9)])
@@ -96,17 +119,22 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
     verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])).write(
-        "What do guests say about the view?", VIEWS)
+        "What do guests say about the view?", VIEWS
+    )
     assert not verdict.written and "asks neither" in verdict.problem
 
 
 def test_a_sentence_on_several_things_falls_into_fragments_words_unchanged():
     from augmenter.verification.lexical import fragments
 
-    assert fragments("Drinks are expensive here and the view is not much.") == ["Drinks are expensive here",
-                                                                              "the view is not much"]
+    assert fragments("Drinks are expensive here and the view is not much.") == [
+        "Drinks are expensive here",
+        "the view is not much",
+    ]
     assert fragments("The room was clean, quiet and spacious, and the staff were kind.") == [
-        "The room was clean, quiet and spacious", "the staff were kind"]
+        "The room was clean, quiet and spacious",
+        "the staff were kind",
+    ]
     assert fragments("Lots of drinks, but it's out of the way.") == ["Lots of drinks", "it's out of the way"]
 
 
@@ -120,32 +148,47 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
     writer = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]))
     verdict = writer.write("Is the room quiet?", MIXED)
     reply = verdict_first(verdict)
-    assert reply == ('Some guests found the room quiet, while others found it noisy. One guest wrote: "The room was '
-                     'very quiet at night"; another: "Our room was noisy because of the street".')
+    assert reply == (
+        'Some guests found the room quiet, while others found it noisy. One guest wrote: "The room was '
+        'very quiet at night"; another: "Our room was noisy because of the street".'
+    )
     restaurant = [review("The pasta was delicious.", "positive", domain="restaurant")]
     verdict = VerdictWriter(FakeLLM(["Diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
-        "Is the pasta good?", restaurant)
+        "Is the pasta good?", restaurant
+    )
     assert verdict_first(verdict).endswith('A diner wrote: "The pasta was delicious".')
 
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
-    digest = Snippet(id="opinions:hotel:1", text="Reviews that mention this: 2 (2 positive).", domain="hotel",
-                     entity_id=1, entity_name="Acorn Guest House", doc_type="opinions", stance="positive")
+    digest = Snippet(
+        id="opinions:hotel:1",
+        text="Reviews that mention this: 2 (2 positive).",
+        domain="hotel",
+        entity_id=1,
+        entity_name="Acorn Guest House",
+        doc_type="opinions",
+        stance="positive",
+    )
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest, *VIEWS])
     writer = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    assert reply == ('Yes, guests loved the view from the room. '
-                     'A guest wrote: "The view from our room was stunning".')
+    assert reply == ('Yes, guests loved the view from the room. A guest wrote: "The view from our room was stunning".')
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 
 def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes_the_side_of_its_clause():
-    mixed = [review("But if you can get past the mediocre service, this place offers really high quality dishes",
-                    "positive", domain="restaurant")]
+    mixed = [
+        review(
+            "But if you can get past the mediocre service, this place offers really high quality dishes",
+            "positive",
+            domain="restaurant",
+        )
+    ]
+
     def about(yes):
         return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
-    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.",
-                   judged(0.05, 0.9)])
+
+    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.", judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
     assert verdict.text == "Diners found the service mediocre."

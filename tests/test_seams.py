@@ -44,8 +44,14 @@ class Scripted:
 
     def __init__(self, answer=None, quote=None):
         self.answer_text, self.quote_text, self.asked = answer, quote, []
-        self.claims = [ClaimCheck(claim="own words", verdict=Verdict.SUPPORTED, p_supported=1.0,
-                                  evidence=[EvidenceRef(id="hotel:1:faq:0", text="own words")])]
+        self.claims = [
+            ClaimCheck(
+                claim="own words",
+                verdict=Verdict.SUPPORTED,
+                p_supported=1.0,
+                evidence=[EvidenceRef(id="hotel:1:faq:0", text="own words")],
+            )
+        ]
 
     def answers(self, mem):
         self.asked.append("answers")
@@ -62,8 +68,7 @@ class Scripted:
 
 def _agent(kb, reply, utility, replies=None, policy=None):
     llm = MeteredLLM(FakeLLM(default=reply))
-    executor = Executor(llm, PromptEngine(), utility, KnowledgeConsolidator(kb, BM25sRetriever(), k=3),
-                        replies=replies)
+    executor = Executor(llm, PromptEngine(), utility, KnowledgeConsolidator(kb, BM25sRetriever(), k=3), replies=replies)
     return Agent(policy or LLMAugmenterPolicy(), executor, max_llm_calls=2)
 
 
@@ -161,6 +166,15 @@ def test_documents_answer_through_their_own_composer_and_get_no_reviews_replies(
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "spa.md").write_text("# Spa Guide\n\n## Hours\n\nThe Spa opens at 9 am every day.\n")
-    executor = build_agent(compose("chat", ["llm=fake", "knowledge=docs", f"knowledge.path={tmp_path / 'docs'}",
-                                            f"knowledge.index_dir={tmp_path / 'index'}"])).executor
+    executor = build_agent(
+        compose(
+            "chat",
+            [
+                "llm=fake",
+                "knowledge=docs",
+                f"knowledge.path={tmp_path / 'docs'}",
+                f"knowledge.index_dir={tmp_path / 'index'}",
+            ],
+        )
+    ).executor
     assert executor.composer is not None and executor.replies is None

@@ -67,8 +67,12 @@ def test_the_openai_client_gets_the_checked_answer_with_sources_and_usage(client
 
 
 def test_the_openai_client_streams_the_draft_then_the_checked_answer(client):
-    stream = client.chat.completions.create(model="augmenter", stream=True, stream_options={"include_usage": True},
-                                            messages=[{"role": "user", "content": QUESTION}])
+    stream = client.chat.completions.create(
+        model="augmenter",
+        stream=True,
+        stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": QUESTION}],
+    )
     chunks = list(stream)
     content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert content == REPLY  # what any OpenAI client shows: the checked answer only
@@ -131,7 +135,7 @@ def _messages(n):
 
 BAD = [
     (b"", 400, "not valid JSON"),
-    (b"{\"messages\": [", 400, "not valid JSON"),
+    (b'{"messages": [', 400, "not valid JSON"),
     (b"\xff\xfe", 400, "not UTF-8"),
     (b"[1, 2]", 400, "JSON object"),
     (json.dumps({"model": "augmenter"}), 400, "`messages` must be a non-empty list"),
@@ -143,12 +147,18 @@ BAD = [
     (json.dumps({"messages": [{"role": "tool", "content": "42"}]}), 400, 'messages[0].role is "tool"'),
     (json.dumps({"messages": [{"role": "robot", "content": "hi"}]}), 400, 'messages[0].role is "robot"'),
     (json.dumps({"messages": [{"content": "hi"}]}), 400, "messages[0].role is null"),
-    (json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}), 400,
-     "must be the user's question"),
+    (
+        json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}),
+        400,
+        "must be the user's question",
+    ),
     (json.dumps({"messages": [{"role": "system", "content": "Be brief."}]}), 400, "must be the user's question"),
     (json.dumps({"messages": [{"role": "user", "content": None}]}), 400, "must be text"),
-    (json.dumps({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}), 400,
-     "not a text part"),
+    (
+        json.dumps({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}),
+        400,
+        "not a text part",
+    ),
     (json.dumps({"messages": _messages(43)}), 400, "42 earlier messages; the limit is 40"),
     (json.dumps(ask(stream="yes")), 400, "`stream` must be true or false"),
     (json.dumps(ask(n=3)), 400, "`n` must be 1"),
@@ -164,15 +174,20 @@ def test_bad_requests_get_a_4xx_with_a_clear_message(http, body, status, message
 
 
 def test_a_huge_body_is_refused_before_it_is_read(http):
-    response = http.post("/v1/chat/completions", content=b" " * 20_000_000,
-                         headers={"content-type": "application/json"})
+    response = http.post(
+        "/v1/chat/completions", content=b" " * 20_000_000, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 413 and "larger than" in response.json()["error"]["message"]
     assert http.post("/v1/chat/completions", json=ask()).status_code == 200  # and the server goes on
 
 
 def test_system_messages_and_content_parts_are_accepted(http):
-    body = {"messages": [{"role": "system", "content": "You are terse."},
-                         {"role": "user", "content": [{"type": "text", "text": QUESTION}]}]}
+    body = {
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": [{"type": "text", "text": QUESTION}]},
+        ]
+    }
     assert http.post("/v1/chat/completions", json=body).json()["choices"][0]["message"]["content"] == REPLY
 
 
@@ -214,8 +229,10 @@ def test_concurrent_sessions_do_not_mix():
             history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
 
     with Background(app) as url:
-        threads = [threading.Thread(target=session, args=("A", "Grand Meridian Hotel", True)),
-                   threading.Thread(target=session, args=("B", "Riverside Inn", False))]
+        threads = [
+            threading.Thread(target=session, args=("A", "Grand Meridian Hotel", True)),
+            threading.Thread(target=session, args=("B", "Riverside Inn", False)),
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -228,8 +245,11 @@ def test_concurrent_sessions_do_not_mix():
             if drafts:
                 assert drafts == "".join(c["text"] for c in summary["candidates"])
             # each turn's meter counts its own calls only, though two turns ran at once
-            assert summary["usage"]["llm_calls"] == len(summary["candidates"]) == sum(
-                a["llm_calls"] for a in summary["actions"])
+            assert (
+                summary["usage"]["llm_calls"]
+                == len(summary["candidates"])
+                == sum(a["llm_calls"] for a in summary["actions"])
+            )
 
 
 def test_requests_queue_for_the_one_agent_and_a_full_queue_is_429():
@@ -237,8 +257,9 @@ def test_requests_queue_for_the_one_agent_and_a_full_queue_is_429():
     statuses, lock = [], threading.Lock()
 
     def post(i):
-        r = httpx.post(f"{url}/v1/chat/completions", json=ask(f"Question {i} about the Grand Meridian Hotel?"),
-                       timeout=60)
+        r = httpx.post(
+            f"{url}/v1/chat/completions", json=ask(f"Question {i} about the Grand Meridian Hotel?"), timeout=60
+        )
         with lock:
             statuses.append((r.status_code, r.headers.get("retry-after"), r.json()))
 
@@ -309,8 +330,14 @@ def test_bearer_auth_and_the_key_never_comes_back(monkeypatch, caplog):
     shown = []
     with Background(make_app(llm=leaky, settings=settings)) as url:
         told = {}
-        for headers in ({}, {"Authorization": "Basic dXNlcjpwdw=="}, {"Authorization": "Bearer wrong-token-123"},
-                        {"Authorization": KEY}, {"Authorization": "Bearer " + KEY[:-1]}, {"Authorization": "Bearer"}):
+        for headers in (
+            {},
+            {"Authorization": "Basic dXNlcjpwdw=="},
+            {"Authorization": "Bearer wrong-token-123"},
+            {"Authorization": KEY},
+            {"Authorization": "Bearer " + KEY[:-1]},
+            {"Authorization": "Bearer"},
+        ):
             r = httpx.post(f"{url}/v1/chat/completions", json=ask(), headers=headers)
             assert r.status_code == 401 and "Authorization: Bearer" in r.json()["error"]["message"]
             assert r.headers["www-authenticate"] == "Bearer"
@@ -318,7 +345,10 @@ def test_bearer_auth_and_the_key_never_comes_back(monkeypatch, caplog):
             shown.append(r.text + str(r.headers))
         # a missing key, a header that is no bearer token and a wrong key are told apart; every wrong key alike
         assert {code: len(messages) for code, messages in told.items()} == {
-            "missing_api_key": 1, "invalid_authorization": 1, "invalid_api_key": 1}
+            "missing_api_key": 1,
+            "invalid_authorization": 1,
+            "invalid_api_key": 1,
+        }
         assert httpx.get(f"{url}/v1/models").status_code == 401
         for path in ("/healthz", "/readyz", "/"):
             r = httpx.get(url + path)
@@ -346,8 +376,11 @@ def test_a_missing_or_short_key_is_a_config_error(monkeypatch):
 
 
 def test_cors_is_off_by_default_and_on_for_the_listed_origins():
-    preflight = {"Origin": "http://app.test", "Access-Control-Request-Method": "POST",
-                 "Access-Control-Request-Headers": "authorization,content-type"}
+    preflight = {
+        "Origin": "http://app.test",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
     pool = pool_from_config(compose("serve", ["llm=fake"])).build()
     with TestClient(create_app(pool)) as http:
         assert "access-control-allow-origin" not in http.options("/v1/chat/completions", headers=preflight).headers
@@ -379,11 +412,14 @@ def test_serve_cfg_job_shows_the_serve_settings(capsys):
     assert "serve:" in shown and "port: 9001" in shown and "max_message_chars: 2000" in shown
 
 
-@pytest.mark.parametrize("override, message", [
-    ("serve.port=70000", "serve.port=70000 is invalid"),
-    ("serve.api_key_env=AUGMENTER_NO_SUCH_VARIABLE", "$AUGMENTER_NO_SUCH_VARIABLE is not set"),
-    ("serve.workers=0", "serve.workers=0 is invalid"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("serve.port=70000", "serve.port=70000 is invalid"),
+        ("serve.api_key_env=AUGMENTER_NO_SUCH_VARIABLE", "$AUGMENTER_NO_SUCH_VARIABLE is not set"),
+        ("serve.workers=0", "serve.workers=0 is invalid"),
+    ],
+)
 def test_serve_errors_are_one_line(override, message, capsys):
     assert main(["serve", "llm=fake", override]) == 2
     err = capsys.readouterr().err

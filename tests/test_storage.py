@@ -42,8 +42,18 @@ def test_atomic_open_takes_binary_writers(tmp_path):
 
 def test_read_jsonl_yields_objects_with_line_numbers_and_reports_every_other_line(tmp_path):
     path = tmp_path / "data.jsonl"
-    lines = [b'{"a": 1}', b"", b"  \r", b'{"a": 2}\r', b'{"a": "cut', b"[1, 2]", b'{"a": "caf\xe9"}',
-             b"[" * 100_000, json.dumps({"a": "x\u2028y"}, ensure_ascii=False).encode(), b'{"a": 3}']
+    lines = [
+        b'{"a": 1}',
+        b"",
+        b"  \r",
+        b'{"a": 2}\r',
+        b'{"a": "cut',
+        b"[1, 2]",
+        b'{"a": "caf\xe9"}',
+        b"[" * 100_000,
+        json.dumps({"a": "x\u2028y"}, ensure_ascii=False).encode(),
+        b'{"a": 3}',
+    ]
     path.write_bytes(b"\n".join(lines))  # no final newline
     bad = []
     rows = list(read_jsonl(path, lambda n, why: bad.append((n, why))))

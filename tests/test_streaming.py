@@ -76,8 +76,15 @@ class _Llama:
 
 def test_the_local_backend_streams_llama_cpp_chunks():
     llm = LocalLLM(n_ctx=512)
-    llm._llm = _Llama([({"role": "assistant"}, None), ({"content": " Yes,"}, None), ({"content": " there is"}, None),
-                       ({"content": " a pool."}, None), ({}, "stop")])
+    llm._llm = _Llama(
+        [
+            ({"role": "assistant"}, None),
+            ({"content": " Yes,"}, None),
+            ({"content": " there is"}, None),
+            ({"content": " a pool."}, None),
+            ({}, "stop"),
+        ]
+    )
     out, pieces = pieces_of(llm)
     assert llm._llm.kwargs["stream"] is True and pieces == ["Yes,", " there is", " a pool."]
     assert out.text == "Yes, there is a pool." and out.completion_tokens == 3 and out.prompt_tokens == 4
@@ -96,16 +103,26 @@ def _sse(*events: dict) -> bytes:
 
 def _chunk(content=None, finish=None, usage=None) -> dict:
     choices = [] if usage else [{"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}]
-    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices,
-            **({"usage": usage} if usage else {})}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": choices,
+        **({"usage": usage} if usage else {}),
+    }
 
 
 def openai_llm(handler, **kwargs) -> OpenAICompatLLM:
     from openai import OpenAI
 
     llm = OpenAICompatLLM(model="m", base_url="http://stub.test/v1", backoff=0, **kwargs)
-    llm._client = OpenAI(base_url=llm.base_url, api_key="k", max_retries=0,
-                         http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    llm._client = OpenAI(
+        base_url=llm.base_url,
+        api_key="k",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
     return llm
 
 
@@ -114,9 +131,16 @@ def test_the_openai_backend_streams_and_reads_the_usage_chunk():
 
     def handler(request):
         seen.append(json.loads(request.content))
-        return httpx.Response(200, content=_sse(_chunk(" Yes,"), _chunk(" a pool."), _chunk(finish="stop"),
-                                                _chunk(usage={"prompt_tokens": 7, "completion_tokens": 4})),
-                              headers={"content-type": "text/event-stream"})
+        return httpx.Response(
+            200,
+            content=_sse(
+                _chunk(" Yes,"),
+                _chunk(" a pool."),
+                _chunk(finish="stop"),
+                _chunk(usage={"prompt_tokens": 7, "completion_tokens": 4}),
+            ),
+            headers={"content-type": "text/event-stream"},
+        )
 
     out, pieces = pieces_of(openai_llm(handler))
     assert pieces == ["Yes,", " a pool."] and out.text == "Yes, a pool."
@@ -151,10 +175,15 @@ def test_the_openai_backend_retries_before_the_first_text_only():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("refusal", [
-    lambda: httpx.Response(400, json={"error": {"message": "stream_options is not supported"}}),
-    lambda: httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "x"}}]}),  # no events
-])
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        lambda: httpx.Response(400, json={"error": {"message": "stream_options is not supported"}}),
+        lambda: httpx.Response(
+            200, json={"choices": [{"message": {"role": "assistant", "content": "x"}}]}
+        ),  # no events
+    ],
+)
 def test_a_server_that_cannot_stream_is_asked_without_streaming(refusal):
     streamed = []
 
@@ -163,8 +192,13 @@ def test_a_server_that_cannot_stream_is_asked_without_streaming(refusal):
         streamed.append(body.get("stream", False))
         if body.get("stream"):
             return refusal()
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": REPLY}}],
-                                         "usage": {"prompt_tokens": 3, "completion_tokens": 6}})
+        return httpx.Response(
+            200,
+            json={
+                "choices": [{"message": {"role": "assistant", "content": REPLY}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 6},
+            },
+        )
 
     llm = openai_llm(handler)
     out, pieces = pieces_of(llm)
@@ -186,8 +220,15 @@ def test_agent_callbacks_with_on_text_get_the_draft_of_each_response_call():
 
     watcher = Watcher()
     assistant = Assistant.from_overrides(
-        ["llm=fake", "utility=kf1", "policy=llm_augmenter", "agent.max_llm_calls=3",  # the paper's loop: a revision
-         "llm.responses=[No idea at all., There is a pool.]"], callbacks=[watcher])
+        [
+            "llm=fake",
+            "utility=kf1",
+            "policy=llm_augmenter",
+            "agent.max_llm_calls=3",  # the paper's loop: a revision
+            "llm.responses=[No idea at all., There is a pool.]",
+        ],
+        callbacks=[watcher],
+    )
     memory = assistant.ask("Does the Grand Meridian Hotel have a pool?")
     assert {i: "".join(p) for i, p in watcher.drafts.items()} == dict(enumerate(memory.o))
     assert watcher.actions.count("call_llm") == len(memory.o) >= 2
@@ -200,8 +241,10 @@ def test_chat_prints_the_draft_before_the_checked_answer(tmp_path, capsys):
     script.write_text("Does the Grand Meridian Hotel have a pool?\n")
     reply = "Yes, there is an indoor heated pool open from 7 am to 10 pm."
     # a draft: with the demo's pool review gathered, the knowledge's own words would answer without one
-    assert main(["chat", "--script", str(script), "llm=fake", f"llm.default='{reply}'",
-                 "consolidator.opinions=false"]) == 0
+    assert (
+        main(["chat", "--script", str(script), "llm=fake", f"llm.default='{reply}'", "consolidator.opinions=false"])
+        == 0
+    )
     shown = capsys.readouterr().out
     draft = shown.index("draft (checking...)> " + reply)
     assert draft < shown.index("assistant> " + reply) < shown.index("sources:")

@@ -41,8 +41,10 @@ def _train_toward(rewarded: Action, updates=30):
     policy = _tiny_policy()
     optimizer = torch.optim.Adam(policy.net.parameters(), lr=1e-2)
     target = ACTIONS.index(rewarded)
+
     def prob():
         return float(torch.softmax(policy.logits([_obs(0)]), -1)[0, target].detach())
+
     before, baseline = prob(), 0.0
     for _ in range(updates):
         batch = []
@@ -63,14 +65,14 @@ def test_reinforce_makes_the_rewarded_action_more_likely():
 def test_the_entropy_bonus_alone_keeps_the_policy_spread():
     policy = _tiny_policy()
     optimizer = torch.optim.Adam(policy.net.parameters(), lr=1e-2)
-    entropies = [reinforce_update(policy, optimizer, [([_obs(0)], [0], [0.0])], 0.0, entropy_coef=1.0)[1]
-                 for _ in range(20)]
+    entropies = [
+        reinforce_update(policy, optimizer, [([_obs(0)], [0], [0.0])], 0.0, entropy_coef=1.0)[1] for _ in range(20)
+    ]
     assert entropies[-1] >= entropies[0] - 1e-4 and entropies[-1] > 0.95 * np.log(len(ACTIONS))
 
 
 def test_precompute_leaves_nothing_for_training_to_ask_the_model(tmp_path):
-    overrides = [*FAKE, f"llm_cache.dir={tmp_path}", "env.train_limit=4", "env.heldout_limit=2",
-                 "train.progress=false"]
+    overrides = [*FAKE, f"llm_cache.dir={tmp_path}", "env.train_limit=4", "env.heldout_limit=2", "train.progress=false"]
     summary = precompute(compose("train", overrides))
     assert summary["parts"]["train"]["walked_now"] == 4 and summary["parts"]["train"]["new_llm_calls"] > 4
     again = precompute(compose("train", overrides))  # resumes from its log: nothing left to walk
@@ -85,10 +87,25 @@ def test_precompute_leaves_nothing_for_training_to_ask_the_model(tmp_path):
     assert cache.hits > 100 and cache.misses == 0
 
 
-TRAIN = [*FAKE, "llm_cache.enabled=false", "env.train_limit=12", "env.heldout_limit=6", "train.bc_episodes=12",
-         "train.bc_epochs=2", "train.episodes=60", "train.batch_episodes=5", "train.eval_every=20",
-         "train.checkpoint_every=20", "model.d_model=32", "model.d_ff=64", "model.num_layers=1", "model.num_heads=2",
-         "model.max_tokens=64", "model.vocab_size=300", "train.progress=false"]
+TRAIN = [
+    *FAKE,
+    "llm_cache.enabled=false",
+    "env.train_limit=12",
+    "env.heldout_limit=6",
+    "train.bc_episodes=12",
+    "train.bc_epochs=2",
+    "train.episodes=60",
+    "train.batch_episodes=5",
+    "train.eval_every=20",
+    "train.checkpoint_every=20",
+    "model.d_model=32",
+    "model.d_ff=64",
+    "model.num_layers=1",
+    "model.num_heads=2",
+    "model.max_tokens=64",
+    "model.vocab_size=300",
+    "train.progress=false",
+]
 
 
 def _rows(run_dir):
@@ -159,8 +176,20 @@ def test_the_trained_policy_plugs_into_chat_and_eval(trained, tmp_path):
     assert main(["chat", "--script", str(script), "--output", str(transcript), *common]) == 0
     turns = [json.loads(line) for line in transcript.read_text().splitlines()]
     assert len(turns) == 2 and all(t["memory"]["response"] for t in turns)
-    assert main(["eval", *common, "eval.limit=3", f"eval.out_dir={tmp_path}", "eval.progress=false",
-                 "name=trained", "llm_cache.enabled=false"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                *common,
+                "eval.limit=3",
+                f"eval.out_dir={tmp_path}",
+                "eval.progress=false",
+                "name=trained",
+                "llm_cache.enabled=false",
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in next(tmp_path.glob("*/trained/records.jsonl")).read_text().splitlines()]
     assert len(records) == 3
     chosen = {r["action"] for rec in records for r in rec["memory"]["trace"]}

@@ -71,10 +71,25 @@ def test_rollouts_on_a_vector_env_play_each_seed_as_run_episode(mode, single):
     assert [p[0] for p in again] == [p[0] for p in played[:3]]
 
 
-TRAIN = [*FAKE, "env.train_limit=12", "env.heldout_limit=4", "train.bc_episodes=6", "train.bc_epochs=1",
-         "train.episodes=20", "train.batch_episodes=5", "train.eval_every=10", "train.checkpoint_every=10",
-         "model.d_model=32", "model.d_ff=64", "model.num_layers=1", "model.num_heads=2", "model.max_tokens=64",
-         "model.vocab_size=300", "train.progress=false", "train.baselines=[]"]
+TRAIN = [
+    *FAKE,
+    "env.train_limit=12",
+    "env.heldout_limit=4",
+    "train.bc_episodes=6",
+    "train.bc_epochs=1",
+    "train.episodes=20",
+    "train.batch_episodes=5",
+    "train.eval_every=10",
+    "train.checkpoint_every=10",
+    "model.d_model=32",
+    "model.d_ff=64",
+    "model.num_layers=1",
+    "model.num_heads=2",
+    "model.max_tokens=64",
+    "model.vocab_size=300",
+    "train.progress=false",
+    "train.baselines=[]",
+]
 
 
 def test_training_rollouts_on_async_sub_environments(tmp_path):

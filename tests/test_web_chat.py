@@ -19,16 +19,23 @@ pytestmark = pytest.mark.skipif(not CHROMIUM, reason="no chromium: `make setup` 
 
 REPLY = "Yes, there is an indoor heated pool open from 7 am to 10 pm."
 QUESTION = "Does the Grand Meridian Hotel have a pool?"
-PROBE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> xss-probe: any pool?"
+PROBE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> xss-probe: any pool?'
 MODEL_MARKUP = "<img src=x onerror=window.__pwned=3> <b>bold</b>"
 SCREEN = {"width": 1100, "height": 1000}
 
 
 @pytest.fixture(scope="module")
 def url():
-    cfg = compose("serve", ["llm=fake", f"llm.default='{REPLY}'", "consolidator.opinions=false",  # a draft streams
-                            "llm.stream_delay=0.12",
-                            f"+llm.rules={{xss-probe: '{MODEL_MARKUP}'}}"])
+    cfg = compose(
+        "serve",
+        [
+            "llm=fake",
+            f"llm.default='{REPLY}'",
+            "consolidator.opinions=false",  # a draft streams
+            "llm.stream_delay=0.12",
+            f"+llm.rules={{xss-probe: '{MODEL_MARKUP}'}}",
+        ],
+    )
     warm_up(cfg)
     with Background(create_app(pool_from_config(cfg, workers=2).build())) as base:
         yield base
@@ -38,8 +45,9 @@ def url():
 def browser():
     with playwright.sync_playwright() as p:
         # a test browser on 127.0.0.1: no sandbox (root and containers lack it), /tmp instead of a small /dev/shm
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"],
-                                     headless=True)
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"], headless=True
+        )
         yield chromium
         chromium.close()
 
@@ -63,8 +71,9 @@ def test_the_draft_streams_in_then_the_checked_answer_with_sources_and_trace(bro
     send(page, QUESTION)
     assert page.locator(".msg.user").last.text_content() == QUESTION
     # the draft, marked as being checked, grows word by word
-    page.wait_for_function("(document.querySelector('.msg.assistant.draft .text') || {}).textContent?.split(' ')"
-                           ".length >= 3")
+    page.wait_for_function(
+        "(document.querySelector('.msg.assistant.draft .text') || {}).textContent?.split(' ').length >= 3"
+    )
     draft = page.locator(".msg.assistant.draft")
     assert "checking…" in draft.locator(".badge").text_content()
     partial = draft.locator(".text").text_content()

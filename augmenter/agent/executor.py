@@ -79,12 +79,23 @@ class Executor:
     prompt engine's response prompt, the utility and the replies above.
     """
 
-    def __init__(self, llm: MeteredLLM, prompts: PromptEngine, utility: Utility,
-                 consolidator: Consolidator | None = None, params: SamplingParams | None = None,
-                 retry_temperature: float = 0.7, feedback_in_prompt: bool = True, select: str | Select = Select.BEST,
-                 query_generation: bool = False, max_queries: int = 3, unsupported: str = "supported_part",
-                 fewshot_guard: bool = True, composer: Composer | None = None,
-                 replies: ReplyComposer | None = None):
+    def __init__(
+        self,
+        llm: MeteredLLM,
+        prompts: PromptEngine,
+        utility: Utility,
+        consolidator: Consolidator | None = None,
+        params: SamplingParams | None = None,
+        retry_temperature: float = 0.7,
+        feedback_in_prompt: bool = True,
+        select: str | Select = Select.BEST,
+        query_generation: bool = False,
+        max_queries: int = 3,
+        unsupported: str = "supported_part",
+        fewshot_guard: bool = True,
+        composer: Composer | None = None,
+        replies: ReplyComposer | None = None,
+    ):
         try:
             select = Select(select)
         except ValueError:
@@ -103,9 +114,13 @@ class Executor:
         self.params = params or llm.params
         self.retry_temperature = retry_temperature
         self.composer, self.replies = composer, replies
-        self.actions = {Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge, Action.CALL_LLM: self._call_llm,
-                        Action.VERIFY_UTILITY: self._verify_utility, Action.SEND: self._send,
-                        Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge}
+        self.actions = {
+            Action.CONSOLIDATE_KNOWLEDGE: self._consolidate_knowledge,
+            Action.CALL_LLM: self._call_llm,
+            Action.VERIFY_UTILITY: self._verify_utility,
+            Action.SEND: self._send,
+            Action.ASK_NEED_KNOWLEDGE: self._ask_need_knowledge,
+        }
 
     def _response_params(self, mem: WorkingMemory) -> SamplingParams:
         """First candidate: the configured sampling. Revisions: `retry_temperature` with a per-attempt seed,
@@ -197,8 +212,10 @@ class Executor:
             if leaks:
                 candidate = candidate or ABSTAIN_REPLY
                 record.outputs["fewshot_leaks"] = leaks
-                mem.warnings.append(f"candidate {len(mem.o) + 1} copied the prompt's examples "
-                                    f"({'; '.join(leaks)}): those sentences were dropped")
+                mem.warnings.append(
+                    f"candidate {len(mem.o) + 1} copied the prompt's examples "
+                    f"({'; '.join(leaks)}): those sentences were dropped"
+                )
         mem.add_candidate(candidate)
         record.outputs["candidate"] = candidate
         if candidate != raw:
@@ -223,8 +240,12 @@ class Executor:
     def _send(self, mem: WorkingMemory, record: ActionRecord) -> None:
         if self.composer is not None:
             reply = self.composer.reply(mem)
-            mem.response, mem.outcome, mem.sent_index, mem.sent_claims = (reply.text, reply.outcome, reply.index,
-                                                                         reply.claims)
+            mem.response, mem.outcome, mem.sent_index, mem.sent_claims = (
+                reply.text,
+                reply.outcome,
+                reply.index,
+                reply.claims,
+            )
             record.outputs = {"response": mem.response, "outcome": mem.outcome}
             return
         index = mem.best_index(self.select)
@@ -237,8 +258,10 @@ class Executor:
                 index = None
         if index is None:
             self._answer_from_knowledge(mem, record)
-        elif self.replies is not None and (quoting := self.replies.quote(
-                mem, mem.checks[index] if index < len(mem.checks) else [])) is not None:
+        elif (
+            self.replies is not None
+            and (quoting := self.replies.quote(mem, mem.checks[index] if index < len(mem.checks) else [])) is not None
+        ):
             mem.response, mem.sent_claims, mem.outcome = quoting.text, quoting.claims, "quoted"
             record.note = quoting.note
         else:
@@ -261,19 +284,25 @@ class Executor:
         if composed is not None:
             mem.response, mem.outcome, mem.sent_claims = composed.text, "quoted", composed.claims
             record.outputs.update(composed.outputs)
-            record.note = ("no candidate passed: answered in the knowledge's own words" if mem.o else
-                           "the knowledge answers the question: its own words, no draft")
+            record.note = (
+                "no candidate passed: answered in the knowledge's own words"
+                if mem.o
+                else "the knowledge answers the question: its own words, no draft"
+            )
             return
         supported = [[c for c in checks if c.supported and self.check.on_topic(mem, c.claim)] for checks in mem.checks]
         best = max(range(len(supported)), key=lambda i: (len(supported[i]), mem.u[i]), default=None)
         if best is not None and supported[best]:
             mem.sent_claims = supported[best]
             mem.response, mem.outcome = " ".join(c.claim for c in supported[best]), "partial"
-            record.note = (f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate "
-                           f"{best + 1}")
+            record.note = (
+                f"no candidate passed: sent the {len(supported[best])} supported claim(s) of candidate {best + 1}"
+            )
             return
-        refuting = next((c.evidence[0] for checks in mem.checks for c in checks
-                         if c.verdict == Verdict.REFUTED and c.evidence), None)
+        refuting = next(
+            (c.evidence[0] for checks in mem.checks for c in checks if c.verdict == Verdict.REFUTED and c.evidence),
+            None,
+        )
         if refuting is not None:
             # what answers the question best (the top evidence) first, then what refuted the candidate
             quotes = [mem.e[0].render()] if mem.e and mem.e[0].id != refuting.id else []

@@ -30,8 +30,15 @@ class Agent:
     gets each response call's reply piece by piece while it is generated (the draft, before any check).
     """
 
-    def __init__(self, policy: Any, executor: Executor, max_llm_calls: int = 3, max_steps: int = 12,
-                 max_query_chars: int = 2000, callbacks: Sequence[Callback] = ()):
+    def __init__(
+        self,
+        policy: Any,
+        executor: Executor,
+        max_llm_calls: int = 3,
+        max_steps: int = 12,
+        max_query_chars: int = 2000,
+        callbacks: Sequence[Callback] = (),
+    ):
         if max_llm_calls < 1:
             raise ValueError(f"max_llm_calls must be at least 1, got {max_llm_calls}")
         self.policy: Policy = as_policy(policy)
@@ -55,8 +62,9 @@ class Agent:
                 return Action.CALL_LLM, f"LLM-call budget ({self.max_llm_calls}) reached: answered directly"
         return action, None
 
-    def respond(self, q: str, history: Sequence[Utterance] = (),
-                given: Sequence[Snippet] | None = None) -> WorkingMemory:
+    def respond(
+        self, q: str, history: Sequence[Utterance] = (), given: Sequence[Snippet] | None = None
+    ) -> WorkingMemory:
         """Answer `q`. `given` hands in the turn's knowledge (gold knowledge): consolidating then uses it
         instead of retrieval (an empty list: no knowledge)."""
         mem = self.begin(q, history, given)
@@ -66,8 +74,7 @@ class Agent:
             self.act(mem, requested, policy_seconds=time.perf_counter() - start)
         return mem
 
-    def begin(self, q: str, history: Sequence[Utterance] = (),
-              given: Sequence[Snippet] | None = None) -> WorkingMemory:
+    def begin(self, q: str, history: Sequence[Utterance] = (), given: Sequence[Snippet] | None = None) -> WorkingMemory:
         """A new turn's Working Memory, observed (entities linked). An empty `q` is answered at once."""
         text = (q or "").strip()
         mem = WorkingMemory(q=text, h_q=list(history), given=None if given is None else list(given))
@@ -97,8 +104,14 @@ class Agent:
             self._step(mem, Action.SEND, note)
         return mem.sent
 
-    def _step(self, mem: WorkingMemory, action: Action, note: str | None = None,
-              requested: Action | None = None, policy_seconds: float = 0.0) -> bool:
+    def _step(
+        self,
+        mem: WorkingMemory,
+        action: Action,
+        note: str | None = None,
+        requested: Action | None = None,
+        policy_seconds: float = 0.0,
+    ) -> bool:
         """Execute one action and record it; True once the turn is over (sent, or the LLM failed)."""
         try:
             sink = self._text_sink(mem) if action == Action.CALL_LLM else None

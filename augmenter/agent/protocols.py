@@ -39,8 +39,9 @@ class Consolidator(Protocol):
 
     def link(self, q: str, history: Sequence[Utterance]) -> list[EntityMention]: ...
 
-    def retrieve(self, q: str, history: Sequence[Utterance],
-                 entities: Sequence[EntityMention]) -> tuple[str, list[Snippet]]: ...
+    def retrieve(
+        self, q: str, history: Sequence[Utterance], entities: Sequence[EntityMention]
+    ) -> tuple[str, list[Snippet]]: ...
 
 
 class ComposedReply(Protocol):
@@ -109,8 +110,9 @@ class FunctionPolicy:
         try:
             return Action(choice)
         except ValueError:
-            raise ValueError(f"policy function returned {choice!r}; actions: "
-                             f"{', '.join(a.value for a in Action)}") from None
+            raise ValueError(
+                f"policy function returned {choice!r}; actions: {', '.join(a.value for a in Action)}"
+            ) from None
 
 
 def as_policy(policy: Any) -> Policy:

@@ -40,15 +40,31 @@ class Assistant:
         self.config = config
 
     @classmethod
-    def from_overrides(cls, overrides: Sequence[str] = (), config_name: str = "chat", *, llm: Any = None,
-                       policy: Any = None, utility: Any = None, callbacks: Sequence[Callback] = ()) -> Assistant:
+    def from_overrides(
+        cls,
+        overrides: Sequence[str] = (),
+        config_name: str = "chat",
+        *,
+        llm: Any = None,
+        policy: Any = None,
+        utility: Any = None,
+        callbacks: Sequence[Callback] = (),
+    ) -> Assistant:
         """Compose `configs/<config_name>.yaml` with Hydra overrides (as on the command line) and build it."""
-        return cls.from_config(compose(config_name, overrides), llm=llm, policy=policy, utility=utility,
-                               callbacks=callbacks)
+        return cls.from_config(
+            compose(config_name, overrides), llm=llm, policy=policy, utility=utility, callbacks=callbacks
+        )
 
     @classmethod
-    def from_config(cls, config: DictConfig | Mapping, *, llm: Any = None, policy: Any = None, utility: Any = None,
-                    callbacks: Sequence[Callback] = ()) -> Assistant:
+    def from_config(
+        cls,
+        config: DictConfig | Mapping,
+        *,
+        llm: Any = None,
+        policy: Any = None,
+        utility: Any = None,
+        callbacks: Sequence[Callback] = (),
+    ) -> Assistant:
         """Build from a whole composed config (a DictConfig or a plain dict, e.g. one saved by `--cfg job`),
         checked by the same schema as a composed one."""
         from augmenter.config_schema import validate
@@ -67,7 +83,8 @@ class Assistant:
         """A new conversation (optionally continuing `history`); `session.say(text)` answers one turn."""
         return Session(self.agent, history)
 
-    def ask(self, question: str, history: Sequence[Utterance] = (),
-            knowledge: Sequence[Snippet] | None = None) -> WorkingMemory:
+    def ask(
+        self, question: str, history: Sequence[Utterance] = (), knowledge: Sequence[Snippet] | None = None
+    ) -> WorkingMemory:
         """Answer one question outside any session; `knowledge` hands in the evidence instead of retrieving it."""
         return self.agent.respond(question, history, given=knowledge)

@@ -59,13 +59,30 @@ def converse(overrides: Sequence[str] = ()) -> dict:
     llm = build_llm(cfg)
     user = cfg.user_simulator
     # the simulator gets a model instance of its own: each side keeps its own KV cache between its calls
-    simulator = LLMUserSimulator(build_llm(cfg), [[u.text for u in s.opening] for s in seeds], prompt=user.prompt,
-                                 max_turns=cv.turns, temperature=user.temperature, max_tokens=user.max_tokens,
-                                 retries=user.retries)
-    runner = ConversationRunner(lambda: build_agent(cfg, llm=llm), simulator, seeds, cv.turns, converse_run_dir(cfg),
-                                str(cfg.name), conversation_fingerprint(cfg), knowledge=cfg.eval.knowledge,
-                                seed=cv.seed, restart=cv.restart, max_failed=cv.max_failed, progress=cv.progress,
-                                goals=user.goals)
+    simulator = LLMUserSimulator(
+        build_llm(cfg),
+        [[u.text for u in s.opening] for s in seeds],
+        prompt=user.prompt,
+        max_turns=cv.turns,
+        temperature=user.temperature,
+        max_tokens=user.max_tokens,
+        retries=user.retries,
+    )
+    runner = ConversationRunner(
+        lambda: build_agent(cfg, llm=llm),
+        simulator,
+        seeds,
+        cv.turns,
+        converse_run_dir(cfg),
+        str(cfg.name),
+        conversation_fingerprint(cfg),
+        knowledge=cfg.eval.knowledge,
+        seed=cv.seed,
+        restart=cv.restart,
+        max_failed=cv.max_failed,
+        progress=cv.progress,
+        goals=user.goals,
+    )
     return runner.run()
 
 
@@ -90,22 +107,41 @@ def judge(runs: Sequence[str], overrides: Sequence[str] = (), command: str | Non
     cfg = compose("judge", overrides)
     jc = cfg.judge
     elo = _elo_settings(cfg)
-    systems = first_dialogues(load_systems([Path(r) for r in runs], human=jc.human, history=jc.history),
-                              jc.get("limit"))
+    systems = first_dialogues(
+        load_systems([Path(r) for r in runs], human=jc.human, history=jc.history), jc.get("limit")
+    )
     if sum(1 for ds in systems.values() if ds) < 1:
         raise ConfigError("no ok conversations in the runs given")
     known = known_orderings(list(jc.get("known") or []), list(systems), jc.human)
     llm = build_llm(cfg)
-    judges = make_judges(llm, list(jc.judges), prompts=dict(jc.prompts or {}), history=jc.history,
-                         max_tokens=jc.max_tokens, temperature=jc.temperature, max_chars=jc.max_chars)
+    judges = make_judges(
+        llm,
+        list(jc.judges),
+        prompts=dict(jc.prompts or {}),
+        history=jc.history,
+        max_tokens=jc.max_tokens,
+        temperature=jc.temperature,
+        max_chars=jc.max_chars,
+    )
     first = Path(runs[0])
     sample = first.parent if (first / "records.jsonl").is_file() else first
     out = Path(jc.out) if jc.out else sample / f"judge-{_slug(llm.identity)}"
-    records = JudgeRun(judges, systems, out, list(jc.seeds), _judge_fingerprint(jc, llm.identity), jc.restart,
-                       jc.progress).run()
-    results = summarize(records, list(systems), list(jc.seeds), elo, list(jc.pass_at), known,
-                        {name: [str(s.get("assistant", "")) for s in j.prompt.few_shot] for name, j in judges.items()
-                         if hasattr(j, "prompt")})
+    records = JudgeRun(
+        judges, systems, out, list(jc.seeds), _judge_fingerprint(jc, llm.identity), jc.restart, jc.progress
+    ).run()
+    results = summarize(
+        records,
+        list(systems),
+        list(jc.seeds),
+        elo,
+        list(jc.pass_at),
+        known,
+        {
+            name: [str(s.get("assistant", "")) for s in j.prompt.few_shot]
+            for name, j in judges.items()
+            if hasattr(j, "prompt")
+        },
+    )
     command = command or shlex.join(["augmenter", "judge", *map(str, runs), *overrides])
     report = write_results(results, out, command, llm.identity if set(jc.judges) & set(LLM_JUDGES) else "")
     return Judged(results, len(records), report)
@@ -127,10 +163,17 @@ def _judge_fingerprint(jc, identity: str) -> dict:
     from augmenter.prompts import PromptTemplate
     from augmenter.storage import content_hash
 
-    return {"judge_model": identity, "temperature": jc.temperature, "max_tokens": jc.max_tokens,
-            "max_chars": jc.max_chars, "history": jc.history,
-            "prompts": {name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
-                        for name in LLM_JUDGES}}
+    return {
+        "judge_model": identity,
+        "temperature": jc.temperature,
+        "max_tokens": jc.max_tokens,
+        "max_chars": jc.max_chars,
+        "history": jc.history,
+        "prompts": {
+            name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
+            for name in LLM_JUDGES
+        },
+    }
 
 
 def _slug(text: str) -> str:

@@ -36,8 +36,9 @@ def grid_jobs(names: Sequence[str], overrides: Sequence[str] = ()) -> list[Job]:
         config = OmegaConf.to_container(cfg, resolve=True)
         assert isinstance(config, dict)  # a DictConfig's container is a dict
         ev = config["eval"]
-        key = json.dumps([ev["dataset"], ev["split"], config["data_root"], config["knowledge"]], sort_keys=True,
-                         default=str)
+        key = json.dumps(
+            [ev["dataset"], ev["split"], config["data_root"], config["knowledge"]], sort_keys=True, default=str
+        )
         task = tasks[key] = tasks.get(key) or build_task(cfg)
         jobs.append(Job(Evaluator(cfg, partial(build_agent, cfg), task), config))
     return jobs

@@ -59,8 +59,14 @@ def grid(names: Sequence[str], overrides: Sequence[str] = ()) -> Iterator[Experi
         yield run
 
 
-def ray_grid(names: Sequence[str], overrides: Sequence[str] = (), address: str | None = None,
-             shard_size: int = 20, retries: int = 2, runtime_env: dict | None = None) -> list:
+def ray_grid(
+    names: Sequence[str],
+    overrides: Sequence[str] = (),
+    address: str | None = None,
+    shard_size: int = 20,
+    retries: int = 2,
+    runtime_env: dict | None = None,
+) -> list:
     """Every experiment's shards of turns as Ray tasks (`augmenter.eval.distributed`), on the cluster at `address`
     (None or "local": a local instance started and stopped here); the Outcome of each experiment."""
     from augmenter.api.distributed import grid_jobs, worker_evaluator
@@ -70,15 +76,21 @@ def ray_grid(names: Sequence[str], overrides: Sequence[str] = (), address: str |
     jobs = grid_jobs(names, overrides)
     started = connect(address, runtime_env)
     try:
-        return run_grid(jobs, worker_evaluator, shard_size=shard_size, retries=retries,
-                        progress=all(job.evaluator.cfg.eval.progress for job in jobs))
+        return run_grid(
+            jobs,
+            worker_evaluator,
+            shard_size=shard_size,
+            retries=retries,
+            progress=all(job.evaluator.cfg.eval.progress for job in jobs),
+        )
     finally:
         if started:
             ray_module().shutdown()
 
 
-def ground(runs: Sequence[str | Path], verifier: str = "fast", only: Sequence[str] | None = None,
-           overrides: Sequence[str] = ()) -> Iterator[tuple[Path, dict]]:
+def ground(
+    runs: Sequence[str | Path], verifier: str = "fast", only: Sequence[str] | None = None, overrides: Sequence[str] = ()
+) -> Iterator[tuple[Path, dict]]:
     """Every sent response's claims judged against the gold knowledge by `verifier` (fast, llm or combined), run by
     run: `runs` are run directories or sample directories (their runs named in `only`, or all). Yields each run's
     directory and result (grounding-<verifier>.json is written beside its records)."""

@@ -72,6 +72,7 @@ class Training:
         name_dir = Path(self.cfg.train.out_dir) / self.cfg.train.name
         names = list(self.cfg.train.baselines)
         key = fingerprint(self.cfg, (*CALL_SHAPING, "env")) + str(names)  # the held-out scores of these baselines
-        baselines(self.heldout_env, {name: named_policy(name, name) for name in names}, name_dir / "baselines.json",
-                  key)
+        baselines(
+            self.heldout_env, {name: named_policy(name, name) for name in names}, name_dir / "baselines.json", key
+        )
         return write_curve(name_dir) / "fig3.png"

@@ -51,8 +51,10 @@ class AnswerLabel:
         return bool({"off_topic", "idk_wrong"} & set(self.flags))
 
     def to_json(self) -> dict:
-        out = {"claims": [{"text": c.text, "label": c.label, "why": c.why} for c in self.claims],
-               "flags": list(self.flags)}
+        out = {
+            "claims": [{"text": c.text, "label": c.label, "why": c.why} for c in self.claims],
+            "flags": list(self.flags),
+        }
         return {**out, **{k: v for k, v in (("answers", self.answers), ("natural", self.natural)) if v is not None}}
 
 
@@ -129,11 +131,22 @@ def read_labels(path: str | Path, expected: Iterable[Key] | None = None) -> dict
         want = set(expected)
         missing, extra = sorted(want - set(out)), sorted(set(out) - want)
         if missing or extra:
+
             def show(keys):
                 return ", ".join(f"{i}/{r}" for i, r in keys[:8]) + (" ..." if len(keys) > 8 else "")
-            raise InputError(f"{path}: " + "; ".join(filter(None, [
-                f"{len(missing)} answer(s) not labelled ({show(missing)})" if missing else "",
-                f"{len(extra)} not on the sheets ({show(extra)})" if extra else ""])))
+
+            raise InputError(
+                f"{path}: "
+                + "; ".join(
+                    filter(
+                        None,
+                        [
+                            f"{len(missing)} answer(s) not labelled ({show(missing)})" if missing else "",
+                            f"{len(extra)} not on the sheets ({show(extra)})" if extra else "",
+                        ],
+                    )
+                )
+            )
     return out
 
 
@@ -144,12 +157,13 @@ def _overlap(a: str, b: str) -> float:
     return len(wa & wb) / min(len(wa), len(wb))
 
 
-def align_claims(a: Sequence[ClaimLabel], b: Sequence[ClaimLabel], threshold: float = 0.6
-                 ) -> list[tuple[int, int]]:
+def align_claims(a: Sequence[ClaimLabel], b: Sequence[ClaimLabel], threshold: float = 0.6) -> list[tuple[int, int]]:
     """Pairs (i, j) of claims that two labellers split alike: greedily the pairs with the highest content-word
     overlap (shared words over the shorter claim's), at least `threshold`, each claim used once."""
-    scored = sorted(((_overlap(x.text, y.text), i, j) for i, x in enumerate(a) for j, y in enumerate(b)),
-                    key=lambda t: (-t[0], t[1], t[2]))
+    scored = sorted(
+        ((_overlap(x.text, y.text), i, j) for i, x in enumerate(a) for j, y in enumerate(b)),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
     used_a, used_b, pairs = set(), set(), []
     for score, i, j in scored:
         if score < threshold:
@@ -208,9 +222,17 @@ class Agreement:
     def to_json(self) -> dict:
         def r(v):
             return None if v is None else round(v, 3)
-        return {"answers": self.answers, "disputed": self.disputed, "flawed_kappa": r(self.flawed_kappa),
-                "claims_labeller_1": self.claims_a, "claims_labeller_2": self.claims_b, "claims_matched": self.matched,
-                "claim_kappa": r(self.claim_kappa), "claim_kappa_supported_vs_not": r(self.claim_kappa_binary)}
+
+        return {
+            "answers": self.answers,
+            "disputed": self.disputed,
+            "flawed_kappa": r(self.flawed_kappa),
+            "claims_labeller_1": self.claims_a,
+            "claims_labeller_2": self.claims_b,
+            "claims_matched": self.matched,
+            "claim_kappa": r(self.claim_kappa),
+            "claim_kappa_supported_vs_not": r(self.claim_kappa_binary),
+        }
 
 
 def agreement(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel]) -> Agreement:
@@ -223,15 +245,25 @@ def agreement(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel
         for i, j in align_claims(a.claims, b.claims):
             la.append(a.claims[i].label)
             lb.append(b.claims[j].label)
+
     def binary(labels):
         return [lab == "S" for lab in labels]
-    return Agreement(len(keys), sum(bool(disagree(first[k], second[k])) for k in keys),
-                     cohen_kappa([first[k].flawed for k in keys], [second[k].flawed for k in keys]),
-                     ca, cb, len(la), cohen_kappa(la, lb), cohen_kappa(binary(la), binary(lb)))
+
+    return Agreement(
+        len(keys),
+        sum(bool(disagree(first[k], second[k])) for k in keys),
+        cohen_kappa([first[k].flawed for k in keys], [second[k].flawed for k in keys]),
+        ca,
+        cb,
+        len(la),
+        cohen_kappa(la, lb),
+        cohen_kappa(binary(la), binary(lb)),
+    )
 
 
-def settle(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel],
-           third: Mapping[Key, AnswerLabel]) -> tuple[dict[Key, AnswerLabel], list[Key]]:
+def settle(
+    first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel], third: Mapping[Key, AnswerLabel]
+) -> tuple[dict[Key, AnswerLabel], list[Key]]:
     """The settled labels: the first labeller's where the two agree, the third's where they disagree. Returns them
     and the disputed answers the third has not labelled yet (settle again once they are)."""
     settled, waiting = {}, []
@@ -248,6 +280,8 @@ def settle(first: Mapping[Key, AnswerLabel], second: Mapping[Key, AnswerLabel],
 
 
 def write_labels(path: str | Path, labels: Mapping[Key, AnswerLabel]) -> None:
-    rows = [json.dumps({"item": i, "response": r, **labels[(i, r)].to_json()}, ensure_ascii=False) + "\n"
-            for i, r in sorted(labels)]
+    rows = [
+        json.dumps({"item": i, "response": r, **labels[(i, r)].to_json()}, ensure_ascii=False) + "\n"
+        for i, r in sorted(labels)
+    ]
     write_atomic(path, "".join(rows))

@@ -55,8 +55,9 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int = 4,
-                limit: int | None = None) -> list[Item]:
+def build_items(
+    runs: Mapping[str, str | Path], seed: int = 0, max_entities: int = 4, limit: int | None = None
+) -> list[Item]:
     """Items of the turns every run answered (status ok), by dialogue id; `runs`: system name -> records.jsonl;
     `limit`: a seeded sample of that many of those turns (the same for every system). Entities shown: the gold
     knowledge's, then the ones linked in the turn (up to `max_entities`)."""
@@ -94,8 +95,18 @@ def build_items(runs: Mapping[str, str | Path], seed: int = 0, max_entities: int
         shuffled = list(texts.items())
         rng.shuffle(shuffled)
         answers = [Answer(f"R{i}", text, systems) for i, (text, systems) in enumerate(shuffled, start=1)]
-        items.append(Item(n, did, dialogue_key(history, memory.get("q", "")), memory.get("q", ""), history,
-                          list(first.get("gold_ids", [])), [list(e) for e in entities[:max_entities]], answers))
+        items.append(
+            Item(
+                n,
+                did,
+                dialogue_key(history, memory.get("q", "")),
+                memory.get("q", ""),
+                history,
+                list(first.get("gold_ids", [])),
+                [list(e) for e in entities[:max_entities]],
+                answers,
+            )
+        )
     return items
 
 
@@ -141,11 +152,13 @@ def write_sheets(items: Sequence[Item], kb: KnowledgeBase, out: str | Path, per_
     out.mkdir(parents=True, exist_ok=True)
     sheets = []
     for start in range(0, len(items), per_sheet):
-        chunk = items[start: start + per_sheet]
+        chunk = items[start : start + per_sheet]
         path = out / f"sheet-{start // per_sheet + 1:02d}.md"
-        head = (f"# Labelling sheet {start // per_sheet + 1:02d}: items {chunk[0].item}-{chunk[-1].item}\n\n"
-                "Label every answer of every item under the labelling rules (rules.md). Answers are in random "
-                "order and come from different systems; identical answers are shown once.\n\n")
+        head = (
+            f"# Labelling sheet {start // per_sheet + 1:02d}: items {chunk[0].item}-{chunk[-1].item}\n\n"
+            "Label every answer of every item under the labelling rules (rules.md). Answers are in random "
+            "order and come from different systems; identical answers are shown once.\n\n"
+        )
         write_atomic(path, head + "\n".join(render_item(item, kb) for item in chunk))
         sheets.append(path)
     write_atomic(out / "items.jsonl", "".join(json.dumps(i.public(), ensure_ascii=False) + "\n" for i in items))
@@ -161,4 +174,3 @@ def read_items(path: str | Path) -> list[dict]:
         raise InputError(f"{path}:{n}: {why}")
 
     return [row for _, row in read_jsonl(Path(path), bad)]
-

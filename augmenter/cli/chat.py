@@ -37,8 +37,9 @@ def read_script(path: str | Path) -> list[str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
-                         "save the script as UTF-8") from None
+        raise InputError(
+            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); save the script as UTF-8"
+        ) from None
     lines = (ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
@@ -90,8 +91,12 @@ def _record(session_id: str, turn: int, mem) -> dict:
     record = {"session": session_id, "turn": turn, "status": "failed" if mem.outcome == "failed" else "ok"}
     if mem.outcome == "failed":
         record["reason"] = _reason(mem)
-    return {**record, "outcome": mem.outcome, "citations": mem.citation_records(),
-            "memory": mem.model_dump(mode="json")}
+    return {
+        **record,
+        "outcome": mem.outcome,
+        "citations": mem.citation_records(),
+        "memory": mem.model_dump(mode="json"),
+    }
 
 
 def _write(sink: TextIO | None, record: dict) -> None:

@@ -20,8 +20,11 @@ def group_defaults(config_name: str) -> dict[str, str]:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         choices = compose(config_name=config_name, return_hydra_config=True).hydra.runtime.choices
-    return {group: option for group, option in reversed(choices.items())  # not a group's own nested choice
-            if not group.startswith("hydra/") and "@" not in group}   # (utility@utility.base: the checks' base)
+    return {
+        group: option
+        for group, option in reversed(choices.items())  # not a group's own nested choice
+        if not group.startswith("hydra/") and "@" not in group
+    }  # (utility@utility.base: the checks' base)
 
 
 def groups_help(config_name: str, width: int = 100) -> str:
@@ -30,8 +33,11 @@ def groups_help(config_name: str, width: int = 100) -> str:
     for group, default in group_defaults(config_name).items():
         options = ", ".join(o + ("*" if o == default else "") for o in group_options(group))
         lines.append(textwrap.fill(options, width, initial_indent=f"  {group:<12} ", subsequent_indent=" " * 15))
-    lines += ["", "overrides: group=option swaps a group, key=value sets any setting (e.g. agent.max_llm_calls=5,",
-              "llm.model=my-model); flags and overrides go in any order."]
+    lines += [
+        "",
+        "overrides: group=option swaps a group, key=value sets any setting (e.g. agent.max_llm_calls=5,",
+        "llm.model=my-model); flags and overrides go in any order.",
+    ]
     return "\n".join(lines)
 
 

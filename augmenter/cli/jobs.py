@@ -23,8 +23,9 @@ def evaluate(args: argparse.Namespace) -> int:
 def print_summary(summary: dict) -> None:
     """One line per run, every figure with its unit; a run with failed or missing turns says so."""
     units = {"length": "words", "answer_recall@5": "%"}  # every other metric is a percentage
-    metrics = ", ".join(f"{k} {v:.2f} ({units.get(k, '%')})" for k, v in summary.get("metrics", {}).items()
-                        if v is not None)
+    metrics = ", ".join(
+        f"{k} {v:.2f} ({units.get(k, '%')})" for k, v in summary.get("metrics", {}).items() if v is not None
+    )
     cost = summary.get("cost", {})
     failed, pending = summary.get("failed", 0), summary.get("pending", 0)
     counts = f"{summary.get('ok', summary['turns'])} of {summary['turns']} turns scored"
@@ -32,8 +33,14 @@ def print_summary(summary: dict) -> None:
         counts += f", {failed} failed (most common: {next(iter(summary['failure_reasons']))})"
     if pending:
         counts += f", {pending} not run"
-    figures = (f"{metrics}; LLM calls {cost.get('llm_calls', 0):.2f} (per turn), "
-               f"wall time {cost.get('turn_seconds', 0):.2f} (s per turn)") if metrics else "nothing scored"
+    figures = (
+        (
+            f"{metrics}; LLM calls {cost.get('llm_calls', 0):.2f} (per turn), "
+            f"wall time {cost.get('turn_seconds', 0):.2f} (s per turn)"
+        )
+        if metrics
+        else "nothing scored"
+    )
     print(f"{summary['name']}: {counts}; {figures} -> {summary['run_dir']}")
 
 
@@ -54,8 +61,10 @@ def run_grid(args: argparse.Namespace) -> int:
             print(f"augmenter: {run.error}", file=sys.stderr)
             failed.append(run.name)
     if failed:
-        raise EvalFailed(f"{len(failed)} of {len(chosen)} experiments have more failed turns than eval.max_failed "
-                         f"allows: {', '.join(failed)}; run the grid again to retry their failed turns")
+        raise EvalFailed(
+            f"{len(failed)} of {len(chosen)} experiments have more failed turns than eval.max_failed "
+            f"allows: {', '.join(failed)}; run the grid again to retry their failed turns"
+        )
     return 0
 
 
@@ -64,9 +73,14 @@ def _grid_on_ray(args: argparse.Namespace, chosen: list[str]) -> int:
     from augmenter.api.jobs import ray_grid
     from augmenter.eval.runner import EvalFailed
 
-    outcomes = ray_grid(chosen, args.overrides, args.ray, args.shard_size, args.retries,
-                        {"worker_process_setup_hook": RAY_WORKER_SETUP,
-                         "env_vars": {"AUGMENTER_VERBOSITY": str(args.verbosity)}})
+    outcomes = ray_grid(
+        chosen,
+        args.overrides,
+        args.ray,
+        args.shard_size,
+        args.retries,
+        {"worker_process_setup_hook": RAY_WORKER_SETUP, "env_vars": {"AUGMENTER_VERBOSITY": str(args.verbosity)}},
+    )
     for outcome in outcomes:
         print_summary(outcome.summary)
         if outcome.error:
@@ -74,8 +88,10 @@ def _grid_on_ray(args: argparse.Namespace, chosen: list[str]) -> int:
     print(f"ray: {sum(o.answered for o in outcomes)} turns answered in this run", file=sys.stderr)
     failed = [o.name for o in outcomes if o.error]
     if failed:
-        raise EvalFailed(f"{len(failed)} of {len(outcomes)} experiments need another run (failed or unanswered "
-                         f"turns): {', '.join(failed)}; run the grid again to retry them")
+        raise EvalFailed(
+            f"{len(failed)} of {len(outcomes)} experiments need another run (failed or unanswered "
+            f"turns): {', '.join(failed)}; run the grid again to retry them"
+        )
     return 0
 
 
@@ -108,9 +124,11 @@ def ground(args: argparse.Namespace) -> int:
         if not result["turns"]:
             print(f"{directory.name}: no records")
             continue
-        print(f"{directory.name}: {result['unsupported_response_rate']:.1f}% of {result['turns']} responses carry an "
-              f"unsupported claim; {result['idk_rate']:.1f}% say the knowledge does not answer; "
-              f"{result['claims_per_response']:.2f} claims per response")
+        print(
+            f"{directory.name}: {result['unsupported_response_rate']:.1f}% of {result['turns']} responses carry an "
+            f"unsupported claim; {result['idk_rate']:.1f}% say the knowledge does not answer; "
+            f"{result['claims_per_response']:.2f} claims per response"
+        )
     return 0
 
 
@@ -120,12 +138,16 @@ def run_precompute(args: argparse.Namespace) -> int:
 
     summary = precompute(compose("train", args.overrides))
     for part, info in summary["parts"].items():
-        print(f"{part}: {info['turns']} turns ({info['walked_now']} walked now, {info['new_llm_calls']} new LLM calls, "
-              f"{info['seconds']} s)")
+        print(
+            f"{part}: {info['turns']} turns ({info['walked_now']} walked now, {info['new_llm_calls']} new LLM calls, "
+            f"{info['seconds']} s)"
+        )
     totals = summary.get("log_totals")
     if totals:
-        print(f"all {totals['turns']} turns of the log: {totals['states_per_turn']:.0f} states and "
-              f"{totals['model_calls_per_turn']:.1f} model calls per turn, {totals['hours']:.2f} h in all")
+        print(
+            f"all {totals['turns']} turns of the log: {totals['states_per_turn']:.0f} states and "
+            f"{totals['model_calls_per_turn']:.1f} model calls per turn, {totals['hours']:.2f} h in all"
+        )
     print(f"turns done are listed in {summary['log']}")
     return 0
 
@@ -139,9 +161,11 @@ def run_train(args: argparse.Namespace) -> int:
     with training:
         for seed in training.seeds:
             info = training.train(seed)
-            print(f"seed {seed}: {info['episodes']} episodes"
-                  + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
-                  + f" -> {info['run_dir']}/policy.pt")
+            print(
+                f"seed {seed}: {info['episodes']} episodes"
+                + (f" (resumed from {info['resumed_from']})" if info["resumed_from"] is not None else "")
+                + f" -> {info['run_dir']}/policy.pt"
+            )
     print(f"learning curve: {training.finish()}")
     return 0
 

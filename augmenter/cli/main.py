@@ -79,28 +79,41 @@ def _version() -> str:
 
 def _add_verbosity(parser: argparse.ArgumentParser, default) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=1, default=default,
-                       help="show augmenter's debug log lines")
-    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=default,
-                       help="show only errors")
+    group.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbosity",
+        action="store_const",
+        const=1,
+        default=default,
+        help="show augmenter's debug log lines",
+    )
+    group.add_argument(
+        "-q", "--quiet", dest="verbosity", action="store_const", const=-1, default=default, help="show only errors"
+    )
 
 
 def _add_command(sub, command: Command) -> argparse.ArgumentParser:
     """A command's parser: -v/-q (after the command too; unset: the top level's), --cfg, then its own arguments."""
-    parser = sub.add_parser(command.name, help=command.help, description=command.help, config_name=command.config,
-                            settings=command.settings)
+    parser = sub.add_parser(
+        command.name, help=command.help, description=command.help, config_name=command.config, settings=command.settings
+    )
     _add_verbosity(parser, argparse.SUPPRESS)
     if command.takes_cfg:
-        parser.add_argument("--cfg", choices=["job"],
-                            help="print the composed config (YAML) and exit, loading no model")
+        parser.add_argument(
+            "--cfg", choices=["job"], help="print the composed config (YAML) and exit, loading no model"
+        )
     command.arguments(parser)
     return parser
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The top-level parser and each command's, from `COMMANDS`."""
-    parser = _Parser(prog="augmenter", description=__doc__.split("\n\n")[0],
-                     epilog="augmenter COMMAND --help lists the command's config groups, options and settings.")
+    parser = _Parser(
+        prog="augmenter",
+        description=__doc__.split("\n\n")[0],
+        epilog="augmenter COMMAND --help lists the command's config groups, options and settings.",
+    )
     parser.add_argument("--version", action="version", version=f"augmenter {_version()}")
     _add_verbosity(parser, 0)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
@@ -115,7 +128,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `grid --ray key=value`: an override after --ray is not the cluster's address
     if "grid" in argv:
-        argv = ["--ray=local" if a == "--ray" and "=" in (argv[i + 1:] or [""])[0] else a for i, a in enumerate(argv)]
+        argv = ["--ray=local" if a == "--ray" and "=" in (argv[i + 1 :] or [""])[0] else a for i, a in enumerate(argv)]
     args, rest = parser.parse_known_args(argv)
     if getattr(args, "demo", None) and args.demo not in DEMOS:  # `--demo key=value`: an override, not a demo's name
         if "=" not in args.demo:

@@ -27,11 +27,16 @@ def _detail(r) -> str:
 def show_trace(mem: WorkingMemory, console: Console) -> None:
     actions = Table(title="actions", show_edge=False, pad_edge=False)
     for col in ("#", "action", "detail", "ms", "LLM calls", "tokens in/out"):
-        actions.add_column(col, justify="right" if col in ("#", "ms", "LLM calls") else "left",
-                           no_wrap=col != "detail")
+        actions.add_column(col, justify="right" if col in ("#", "ms", "LLM calls") else "left", no_wrap=col != "detail")
     for i, r in enumerate(mem.trace, 1):
-        actions.add_row(str(i), r.action.value, safe(_detail(r)), f"{1000 * (r.seconds + r.policy_seconds):.0f}",
-                        str(r.llm_calls), f"{r.prompt_tokens}/{r.completion_tokens}" if r.llm_calls else "")
+        actions.add_row(
+            str(i),
+            r.action.value,
+            safe(_detail(r)),
+            f"{1000 * (r.seconds + r.policy_seconds):.0f}",
+            str(r.llm_calls),
+            f"{r.prompt_tokens}/{r.completion_tokens}" if r.llm_calls else "",
+        )
     console.print(actions)
     if mem.entities:
         names = ", ".join(f"{m.name} ({'q' if m.in_query else 'h_q'})" for m in mem.entities)
@@ -46,16 +51,19 @@ def show_trace(mem: WorkingMemory, console: Console) -> None:
         if i < len(mem.u):
             verdict = f"u={mem.u[i]:.3f} " + (f"f={mem.f[i]!r}" if mem.f[i] else "pass")
         console.print(safe((f"candidate {i + 1}: ", "bold"), cand, "  ", (verdict, "cyan")))
-        for check in (mem.checks[i] if i < len(mem.checks) else []):
+        for check in mem.checks[i] if i < len(mem.checks) else []:
             where = f" <- {check.evidence[0].id}" if check.evidence else ""
             why = f" ({check.reason})" if check.reason else ""
-            console.print(safe("    ", (check.verdict.value, "magenta"), f" p={check.p_supported:.2f} ",
-                               check.claim, why, where))
+            console.print(
+                safe("    ", (check.verdict.value, "magenta"), f" p={check.p_supported:.2f} ", check.claim, why, where)
+            )
     for w in mem.warnings:
         console.print(safe(("warning: ", "yellow"), one_line(w)))
     s = mem.summary()
-    console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion "
-                  f"tokens, {s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]")
+    console.print(
+        f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + {s['completion_tokens']} completion "
+        f"tokens, {s['wall_seconds']:.2f} s ({1000 * s['non_llm_seconds']:.1f} ms outside the LLM)[/dim]"
+    )
 
 
 OUTCOME_NOTES = {

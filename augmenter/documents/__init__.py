@@ -10,5 +10,17 @@ from augmenter.documents.readers import read_document
 from augmenter.documents.splitter import Chunk, split_document
 from augmenter.documents.store import IndexStore, default_index_dir
 
-__all__ = ["Block", "Chunk", "Document", "DocumentKnowledge", "IndexStore", "Report", "Unreadable",
-           "default_index_dir", "load_documents", "read_document", "split_document", "update_index"]
+__all__ = [
+    "Block",
+    "Chunk",
+    "Document",
+    "DocumentKnowledge",
+    "IndexStore",
+    "Report",
+    "Unreadable",
+    "default_index_dir",
+    "load_documents",
+    "read_document",
+    "split_document",
+    "update_index",
+]

@@ -34,8 +34,11 @@ class Terms:
 
     @classmethod
     def load(cls, directory: Path) -> Terms:
-        return cls(json.loads((directory / "terms.json").read_text(encoding="utf-8")),
-                   np.load(directory / "term_ids.npy"), np.load(directory / "term_offsets.npy"))
+        return cls(
+            json.loads((directory / "terms.json").read_text(encoding="utf-8")),
+            np.load(directory / "term_ids.npy"),
+            np.load(directory / "term_offsets.npy"),
+        )
 
 
 class TermsBuilder:
@@ -52,7 +55,7 @@ class TermsBuilder:
     def keep(self, first: int, last: int) -> None:
         """Chunks first..last-1 of the old terms, unchanged."""
         offsets = self._old.offsets
-        self._pieces.append(self._old.ids[offsets[first]:offsets[last]])
+        self._pieces.append(self._old.ids[offsets[first] : offsets[last]])
         self._lengths.append(self._old_lengths[first:last])
 
     def add(self, texts: Sequence[str]) -> None:
@@ -96,8 +99,12 @@ def score_matrix(terms: Terms, k1: float, b: float) -> dict:
     tfc = tf / (k1 * (1 - b + b * lengths[doc] / avg) + tf) if n else tf
     indptr = np.zeros(vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    return {"data": (idf[term] * tfc).astype(np.float32), "indices": doc.astype(np.int32), "indptr": indptr,
-            "num_docs": n}
+    return {
+        "data": (idf[term] * tfc).astype(np.float32),
+        "indices": doc.astype(np.int32),
+        "indptr": indptr,
+        "num_docs": n,
+    }
 
 
 def save_bm25(directory: Path, terms: Terms, k1: float, b: float) -> None:

@@ -31,8 +31,10 @@ _MARK = re.compile(r"\b(?:not|no)\s+(?:found|in\s+the\s+(?:passages?|documents?|
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
 _TOKEN = re.compile(r"\S+")
-_CODE = re.compile(r"(?:^-{1,2}[A-Za-z]|[A-Za-z0-9][_=()\[\]/\\<>.][A-Za-z0-9_(\[\"'/-]|^[A-Za-z]+[a-z][A-Z]\w*$|"
-                   r"^[A-Z]{2,}\w*[a-z])")
+_CODE = re.compile(
+    r"(?:^-{1,2}[A-Za-z]|[A-Za-z0-9][_=()\[\]/\\<>.][A-Za-z0-9_(\[\"'/-]|^[A-Za-z]+[a-z][A-Z]\w*$|"
+    r"^[A-Z]{2,}\w*[a-z])"
+)
 _PARTS = re.compile(r"[\s(),\[\]{}'\"“”‘’]+")
 _YES_NO = re.compile(r"^\s*(yes|no)\b", re.IGNORECASE)
 
@@ -64,8 +66,11 @@ def code_terms(text: str) -> list[str]:
     parts = []
     for span in spans:
         parts += [p.strip(".:;") for p in _PARTS.split(span)]
-    return list(dict.fromkeys(p for p in parts if len(p) > 1 and any(c.isalnum() for c in p)
-                              and p.lower() not in ("the", "and", "or")))
+    return list(
+        dict.fromkeys(
+            p for p in parts if len(p) > 1 and any(c.isalnum() for c in p) and p.lower() not in ("the", "and", "or")
+        )
+    )
 
 
 @dataclass
@@ -112,8 +117,9 @@ class DocumentCheck:
         if refuses(draft):
             return DraftCheck(refused=True)
         passages = list(mem.e)
-        shown = "\n".join([mem.q, *(s.text for s in passages), *(" ".join(s.location.heading) for s in passages
-                                                                  if s.location)])
+        shown = "\n".join(
+            [mem.q, *(s.text for s in passages), *(" ".join(s.location.heading) for s in passages if s.location)]
+        )
         found = DraftCheck(missing=self.missing(draft, shown), min_support=self.min_support)
         found.coverage = self.coverage(mem.q, draft, passages)
         found.support = self.support(draft, passages)
@@ -163,13 +169,18 @@ class DocumentCheck:
         """Why the draft's polarity does not match the passage's ("" when it does): a "No" or a negation the
         passage does not have, or a bare "Yes" where the passage says not."""
         lead = _YES_NO.match(draft)
-        body = draft[lead.end():] if lead else draft
+        body = draft[lead.end() :] if lead else draft
         says_no = (lead is not None and lead.group(1).lower() == "no") or negated(body)
         passage_no = negated(passage)
         if says_no and not passage_no and not negated(question):
             return "the draft says no or not, the passage does not"
-        if lead is not None and lead.group(1).lower() == "yes" and passage_no and not negated(body) \
-                and not negated(question):
+        if (
+            lead is not None
+            and lead.group(1).lower() == "yes"
+            and passage_no
+            and not negated(body)
+            and not negated(question)
+        ):
             return "the draft says yes, the passage says not"
         return ""
 

@@ -34,8 +34,11 @@ from augmenter.memory import ClaimCheck, Outcome, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.text import is_yes_no
 
-_PARTS = re.compile(r"\?\s+|;\s+|,?\s+(?:and|or|also)\s+(?=(?:what|how|which|where|when|who|why|is|are|does|do|can|"
-                    r"should|will|would|could|must)\b)", re.IGNORECASE)
+_PARTS = re.compile(
+    r"\?\s+|;\s+|,?\s+(?:and|or|also)\s+(?=(?:what|how|which|where|when|who|why|is|are|does|do|can|"
+    r"should|will|would|could|must)\b)",
+    re.IGNORECASE,
+)
 
 
 def question_parts(question: str, min_words: int = 3) -> list[str]:
@@ -60,10 +63,20 @@ class DocumentComposer:
 
     refusal_marker = ("NOT", "Not")  # the first tokens of the prompt's "NOT FOUND"
 
-    def __init__(self, idf: Idf | None = None, prompt: str = "documents", chunks: int = 6, passages: int = 3,
-                 max_passage_words: int = 160, split_questions: bool = True, focus_titles: bool = False,
-                 min_quote_score: float | None = None, quote_words: int = 60, max_refusal: float = 0.8,
-                 yes_no_quoted: bool = True):
+    def __init__(
+        self,
+        idf: Idf | None = None,
+        prompt: str = "documents",
+        chunks: int = 6,
+        passages: int = 3,
+        max_passage_words: int = 160,
+        split_questions: bool = True,
+        focus_titles: bool = False,
+        min_quote_score: float | None = None,
+        quote_words: int = 60,
+        max_refusal: float = 0.8,
+        yes_no_quoted: bool = True,
+    ):
         self.prompt = PromptTemplate.load(prompt)
         self.selector = PassageSelector(idf, passages=passages, max_words=max_passage_words)
         self.chunks, self.split_questions, self.focus_titles = chunks, split_questions, focus_titles
@@ -89,16 +102,29 @@ class DocumentComposer:
     def gather(self, mem: WorkingMemory, consolidator) -> tuple[str, list[Snippet]]:
         """(the query, the passages for the prompt) of the turn."""
         passages = self.selector.select(mem.q, self.retrieve(mem, consolidator))
-        return " | ".join(self.queries(mem.q)), [Snippet(id=p.snippet.id, text=p.text, entity_id=p.snippet.entity_id,
-                                             entity_name=p.snippet.entity_name, doc_type="passage",
-                                             doc_id=p.snippet.doc_id, score=round(p.score, 4),
-                                             location=p.snippet.location) for p in passages]
+        return " | ".join(self.queries(mem.q)), [
+            Snippet(
+                id=p.snippet.id,
+                text=p.text,
+                entity_id=p.snippet.entity_id,
+                entity_name=p.snippet.entity_name,
+                doc_type="passage",
+                doc_id=p.snippet.doc_id,
+                score=round(p.score, 4),
+                location=p.snippet.location,
+            )
+            for p in passages
+        ]
 
     def messages(self, mem: WorkingMemory, max_history_turns: int = 2, max_chars: int = 300):
-        history = [{"speaker": t.speaker, "text": t.text[:max_chars]} for t in mem.h_q[-max_history_turns:]] \
-            if max_history_turns > 0 else []
-        return self.prompt.render(q=mem.q, history=history, evidence=[s.render() for s in mem.e], feedback=None,
-                                  previous=None)
+        history = (
+            [{"speaker": t.speaker, "text": t.text[:max_chars]} for t in mem.h_q[-max_history_turns:]]
+            if max_history_turns > 0
+            else []
+        )
+        return self.prompt.render(
+            q=mem.q, history=history, evidence=[s.render() for s in mem.e], feedback=None, previous=None
+        )
 
     def reply(self, mem: WorkingMemory) -> Reply:
         """What is sent (see the module docstring, step 5)."""
@@ -114,8 +140,12 @@ class DocumentComposer:
             index = max(passing, key=lambda i: (mem.u[i], i))
             passage = mem.e[max(0, self.check.support(mem.o[index], mem.e))]
             draft = plain(mem.o[index])
-            return Reply(answered(draft, passage, self.quote_words), "answered", index,
-                         [cited(draft, passage, self.quote_words, draft)])
+            return Reply(
+                answered(draft, passage, self.quote_words),
+                "answered",
+                index,
+                [cited(draft, passage, self.quote_words, draft)],
+            )
         drafts = [d for d in mem.o if not refuses(plain(d))]
         if drafts and self.min_quote_score is not None:  # the model answered, not in the passages' terms
             passage = mem.e[max(0, self.check.support(drafts[-1], mem.e))]
@@ -125,5 +155,9 @@ class DocumentComposer:
 
     def _quoted(self, passage: Snippet, question: str) -> Reply:
         said = quote(passage.text, self.quote_words, question)
-        return Reply(from_passage(passage, question, self.quote_words), "quoted", None,
-                     [cited(said, passage, self.quote_words, question)])
+        return Reply(
+            from_passage(passage, question, self.quote_words),
+            "quoted",
+            None,
+            [cited(said, passage, self.quote_words, question)],
+        )

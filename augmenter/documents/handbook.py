@@ -16,86 +16,183 @@ from typing import Any
 
 TITLE_PDF = "Travel and Expenses Policy"
 PDF_PAGES = [  # one page each: (section title, paragraphs)
-    ("Booking travel", [
-        "Book all business travel through Nordic Trips, our travel agency, at least 14 days before you leave. "
-        "Trains are the first choice for journeys shorter than four hours.",
-        "Flights are booked in economy class. Business class is allowed only for flights longer than 6 hours, "
-        "and it needs your manager's approval when you book.",
-    ]),
-    ("Hotels and daily allowance", [
-        "Hotel rooms may cost up to 140 euros per night. In London, Paris and Zurich the limit is 210 euros per "
-        "night.",
-        "On business trips abroad you receive a daily allowance of 45 euros for meals. Within Estonia the daily "
-        "allowance is 25 euros.",
-    ]),
-    ("Claiming expenses", [
-        "Submit your expense claims in Ledgerly within 30 days of the expense. Attach a receipt for every expense "
-        "over 20 euros.",
-        "Your line manager approves expense claims. A claim of more than 1,000 euros also needs the approval of the "
-        "Finance Director.",
-        "Approved expenses are paid with your next monthly salary.",
-    ]),
+    (
+        "Booking travel",
+        [
+            "Book all business travel through Nordic Trips, our travel agency, at least 14 days before you leave. "
+            "Trains are the first choice for journeys shorter than four hours.",
+            "Flights are booked in economy class. Business class is allowed only for flights longer than 6 hours, "
+            "and it needs your manager's approval when you book.",
+        ],
+    ),
+    (
+        "Hotels and daily allowance",
+        [
+            "Hotel rooms may cost up to 140 euros per night. In London, Paris and Zurich the limit is 210 euros per "
+            "night.",
+            "On business trips abroad you receive a daily allowance of 45 euros for meals. Within Estonia the daily "
+            "allowance is 25 euros.",
+        ],
+    ),
+    (
+        "Claiming expenses",
+        [
+            "Submit your expense claims in Ledgerly within 30 days of the expense. Attach a receipt for every expense "
+            "over 20 euros.",
+            "Your line manager approves expense claims. A claim of more than 1,000 euros also needs the approval of "
+            "the Finance Director.",
+            "Approved expenses are paid with your next monthly salary.",
+        ],
+    ),
 ]
 
 TITLE_DOCX = "Onboarding Checklist"
 DOCX_SECTIONS = [  # (heading, paragraphs, bullet points)
-    ("Before your first day", [
-        "The IT helpdesk prepares your laptop and your accounts. Your manager names a buddy, a colleague who "
-        "answers your questions during the first month."], []),
-    ("Your first day", [
-        "Arrive at 9:30. Pick up your badge at reception, then meet your buddy, who shows you around the office."],
-     ["Set up two-factor authentication for email and Slack.",
-      "Log in to Timeflow, where you book leave and record sick days.",
-      "Log in to Ledgerly, where you claim expenses."]),
-    ("Your first week", [
-        "Take the security awareness training and read the IT security rules.",
-        "Meet the People team for a welcome session about leave, benefits and the remote work policy."], []),
-    ("Probation", [
-        "Your probation period lasts 4 months. It ends with a review meeting with your manager."], []),
+    (
+        "Before your first day",
+        [
+            "The IT helpdesk prepares your laptop and your accounts. Your manager names a buddy, a colleague who "
+            "answers your questions during the first month."
+        ],
+        [],
+    ),
+    (
+        "Your first day",
+        ["Arrive at 9:30. Pick up your badge at reception, then meet your buddy, who shows you around the office."],
+        [
+            "Set up two-factor authentication for email and Slack.",
+            "Log in to Timeflow, where you book leave and record sick days.",
+            "Log in to Ledgerly, where you claim expenses.",
+        ],
+    ),
+    (
+        "Your first week",
+        [
+            "Take the security awareness training and read the IT security rules.",
+            "Meet the People team for a welcome session about leave, benefits and the remote work policy.",
+        ],
+        [],
+    ),
+    ("Probation", ["Your probation period lasts 4 months. It ends with a review meeting with your manager."], []),
 ]
-DOCX_TABLE = [("Day", "Who you meet"), ("Monday", "Your buddy and your manager"),
-              ("Tuesday", "The IT helpdesk"), ("Wednesday", "The People team")]
+DOCX_TABLE = [
+    ("Day", "Who you meet"),
+    ("Monday", "Your buddy and your manager"),
+    ("Tuesday", "The IT helpdesk"),
+    ("Wednesday", "The People team"),
+]
 
 # kind: "single" (one file answers), "cross" (two files together), "none" (not in the handbook).
 # answer: alternatives, any of which in the reply counts as right; sources: (file, page) that hold the answer.
 QUESTIONS: list[dict[str, Any]] = [
-    {"q": "How many days of annual leave do full-time employees get?", "kind": "single", "answer": ["27"],
-     "sources": [["people/leave.md", None]]},
-    {"q": "Until when can I use leave days carried over from last year?", "kind": "single",
-     "answer": ["31 March", "March 31"], "sources": [["people/leave.md", None]]},
-    {"q": "From which day of sickness do I need a doctor's certificate?", "kind": "single",
-     "answer": ["fourth", "4th", "day 4"], "sources": [["people/leave.md", None]]},
-    {"q": "How long is the parental leave of the birth parent?", "kind": "single", "answer": ["16 weeks"],
-     "sources": [["people/leave.md", None]]},
-    {"q": "How big is the learning budget per year?", "kind": "single", "answer": ["800"],
-     "sources": [["people/benefits.md", None]]},
-    {"q": "What are the core hours when working from home?", "kind": "single", "answer": ["10:00", "10 am"],
-     "sources": [["ways-of-working/remote-work.md", None]]},
-    {"q": "How much is the home office allowance?", "kind": "single", "answer": ["400"],
-     "sources": [["ways-of-working/remote-work.md", None]]},
-    {"q": "What is the hotel limit per night in London?", "kind": "single", "answer": ["210"],
-     "sources": [["travel-and-expenses.pdf", 2]]},
-    {"q": "When is business class allowed on a flight?", "kind": "single", "answer": ["6 hours", "six hours"],
-     "sources": [["travel-and-expenses.pdf", 1]]},
-    {"q": "Within how many days must I submit an expense claim?", "kind": "single", "answer": ["30 days"],
-     "sources": [["travel-and-expenses.pdf", 3]]},
-    {"q": "What are the opening hours of the Tallinn office?", "kind": "single", "answer": ["7:00", "7 am"],
-     "sources": [["office-guide.html", None]]},
-    {"q": "Where is the fire assembly point?", "kind": "single", "answer": ["car park"],
-     "sources": [["office-guide.html", None]]},
-    {"q": "How long does the probation period last?", "kind": "single", "answer": ["4 months", "four months"],
-     "sources": [["onboarding.docx", None]]},
-    {"q": "How long must a password be?", "kind": "single", "answer": ["14"],
-     "sources": [["ways-of-working/it-security.md", None]]},
-    {"q": "How many months after joining does the health insurance start?", "kind": "cross",
-     "answer": ["4 months", "four months"], "sources": [["people/benefits.md", None], ["onboarding.docx", None]]},
-    {"q": "Who must approve an expense claim of 1,500 euros?", "kind": "cross", "answer": ["Marta Kask"],
-     "sources": [["travel-and-expenses.pdf", 3], ["welcome.md", None]]},
-    {"q": "What email address do I write to for approval to work from abroad?", "kind": "cross",
-     "answer": ["people@larkspur.example"],
-     "sources": [["ways-of-working/remote-work.md", None], ["welcome.md", None]]},
-    {"q": "On which floor do new employees pick up their badge?", "kind": "cross", "answer": ["second floor"],
-     "sources": [["onboarding.docx", None], ["office-guide.html", None]]},
+    {
+        "q": "How many days of annual leave do full-time employees get?",
+        "kind": "single",
+        "answer": ["27"],
+        "sources": [["people/leave.md", None]],
+    },
+    {
+        "q": "Until when can I use leave days carried over from last year?",
+        "kind": "single",
+        "answer": ["31 March", "March 31"],
+        "sources": [["people/leave.md", None]],
+    },
+    {
+        "q": "From which day of sickness do I need a doctor's certificate?",
+        "kind": "single",
+        "answer": ["fourth", "4th", "day 4"],
+        "sources": [["people/leave.md", None]],
+    },
+    {
+        "q": "How long is the parental leave of the birth parent?",
+        "kind": "single",
+        "answer": ["16 weeks"],
+        "sources": [["people/leave.md", None]],
+    },
+    {
+        "q": "How big is the learning budget per year?",
+        "kind": "single",
+        "answer": ["800"],
+        "sources": [["people/benefits.md", None]],
+    },
+    {
+        "q": "What are the core hours when working from home?",
+        "kind": "single",
+        "answer": ["10:00", "10 am"],
+        "sources": [["ways-of-working/remote-work.md", None]],
+    },
+    {
+        "q": "How much is the home office allowance?",
+        "kind": "single",
+        "answer": ["400"],
+        "sources": [["ways-of-working/remote-work.md", None]],
+    },
+    {
+        "q": "What is the hotel limit per night in London?",
+        "kind": "single",
+        "answer": ["210"],
+        "sources": [["travel-and-expenses.pdf", 2]],
+    },
+    {
+        "q": "When is business class allowed on a flight?",
+        "kind": "single",
+        "answer": ["6 hours", "six hours"],
+        "sources": [["travel-and-expenses.pdf", 1]],
+    },
+    {
+        "q": "Within how many days must I submit an expense claim?",
+        "kind": "single",
+        "answer": ["30 days"],
+        "sources": [["travel-and-expenses.pdf", 3]],
+    },
+    {
+        "q": "What are the opening hours of the Tallinn office?",
+        "kind": "single",
+        "answer": ["7:00", "7 am"],
+        "sources": [["office-guide.html", None]],
+    },
+    {
+        "q": "Where is the fire assembly point?",
+        "kind": "single",
+        "answer": ["car park"],
+        "sources": [["office-guide.html", None]],
+    },
+    {
+        "q": "How long does the probation period last?",
+        "kind": "single",
+        "answer": ["4 months", "four months"],
+        "sources": [["onboarding.docx", None]],
+    },
+    {
+        "q": "How long must a password be?",
+        "kind": "single",
+        "answer": ["14"],
+        "sources": [["ways-of-working/it-security.md", None]],
+    },
+    {
+        "q": "How many months after joining does the health insurance start?",
+        "kind": "cross",
+        "answer": ["4 months", "four months"],
+        "sources": [["people/benefits.md", None], ["onboarding.docx", None]],
+    },
+    {
+        "q": "Who must approve an expense claim of 1,500 euros?",
+        "kind": "cross",
+        "answer": ["Marta Kask"],
+        "sources": [["travel-and-expenses.pdf", 3], ["welcome.md", None]],
+    },
+    {
+        "q": "What email address do I write to for approval to work from abroad?",
+        "kind": "cross",
+        "answer": ["people@larkspur.example"],
+        "sources": [["ways-of-working/remote-work.md", None], ["welcome.md", None]],
+    },
+    {
+        "q": "On which floor do new employees pick up their badge?",
+        "kind": "cross",
+        "answer": ["second floor"],
+        "sources": [["onboarding.docx", None], ["office-guide.html", None]],
+    },
     {"q": "Does Larkspur provide company cars?", "kind": "none", "answer": [], "sources": []},
     {"q": "What is the dress code in the office?", "kind": "none", "answer": [], "sources": []},
     {"q": "How many vacation days do interns get?", "kind": "none", "answer": [], "sources": []},
@@ -122,12 +219,18 @@ def judge_answer(question: dict, memory) -> dict:
     wanted = [tuple(s) for s in question["sources"]]
     answerable = question["kind"] != "none"
     correct = answerable and not refused and any(a.lower() in reply.lower() for a in question["answer"])
-    right_place = any(path == w_path and (w_page is None or page == w_page)
-                      for path, page in cited for w_path, w_page in wanted)
-    return {"answerable": answerable, "correct": correct, "cited": right_place, "refused": refused,
-            "cited_files": [p + (f", page {pg}" if pg else "") for p, pg in cited],
-            "cites_both_files": len({w[0] for w in wanted} & {c[0] for c in cited}) == 2 if len(wanted) == 2 else None,
-            "handled": (correct and right_place) if answerable else refused}
+    right_place = any(
+        path == w_path and (w_page is None or page == w_page) for path, page in cited for w_path, w_page in wanted
+    )
+    return {
+        "answerable": answerable,
+        "correct": correct,
+        "cited": right_place,
+        "refused": refused,
+        "cited_files": [p + (f", page {pg}" if pg else "") for p, pg in cited],
+        "cites_both_files": len({w[0] for w in wanted} & {c[0] for c in cited}) == 2 if len(wanted) == 2 else None,
+        "handled": (correct and right_place) if answerable else refused,
+    }
 
 
 def handbook_dir() -> Path:

@@ -61,8 +61,12 @@ class Report:
 
     def summary(self) -> str:
         parts = [f"{self.documents} documents, {self.chunks} chunks"]
-        done = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.deleted)} deleted",
-                f"{self.unchanged} unchanged"]
+        done = [
+            f"{len(self.added)} added",
+            f"{len(self.changed)} changed",
+            f"{len(self.deleted)} deleted",
+            f"{self.unchanged} unchanged",
+        ]
         parts.append(", ".join(done))
         if self.noted:
             decoded = [n for notes in self.noted.values() for n in notes if n.startswith("not UTF-8")]
@@ -79,9 +83,18 @@ class Report:
 
 
 def _chunk_records(rel: str, document, words: int, overlap: int, text: str | None = None) -> list[dict]:
-    return [{"id": f"{rel}#{n}", "file": rel, "text": c.text, "heading": list(c.heading), "page": c.page,
-             "start": c.start, "end": c.end}
-            for n, c in enumerate(split_document(document, words, overlap, text), 1)]
+    return [
+        {
+            "id": f"{rel}#{n}",
+            "file": rel,
+            "text": c.text,
+            "heading": list(c.heading),
+            "page": c.page,
+            "start": c.start,
+            "end": c.end,
+        }
+        for n, c in enumerate(split_document(document, words, overlap, text), 1)
+    ]
 
 
 def search_text(chunk: dict, title: str) -> str:
@@ -89,11 +102,21 @@ def search_text(chunk: dict, title: str) -> str:
     return " ".join([title, *chunk["heading"], chunk["text"]])
 
 
-def update_index(paths: Sequence[str | Path], index_dir: str | Path | None = None, words: int | None = None,
-                 overlap: int | None = None, include: Sequence[str] | None = None,
-                 exclude: Sequence[str] | None = None,
-                 max_file_mb: float = DEFAULT_MAX_FILE_MB, rebuild: bool = False, progress: bool = True,
-                 warn: Warn = warn_to_stderr, k1: float = 1.5, b: float = 0.75, wait: bool = True) -> Report:
+def update_index(
+    paths: Sequence[str | Path],
+    index_dir: str | Path | None = None,
+    words: int | None = None,
+    overlap: int | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    rebuild: bool = False,
+    progress: bool = True,
+    warn: Warn = warn_to_stderr,
+    k1: float = 1.5,
+    b: float = 0.75,
+    wait: bool = True,
+) -> Report:
     """Bring the index of `paths` (folders, files, globs) up to date; see the module docstring. Settings left
     None (words, overlap, include, exclude) are the index's, or the defaults for a new one."""
     start = time.perf_counter()
@@ -169,9 +192,19 @@ def plan(previous: Generation | None, request: Request) -> Plan:
     rebuild = request.rebuild or settings != old.settings
     indexed = {} if rebuild else {**old.documents, **old.skipped}
     kept = {c.rel: indexed[c.rel] for c in found.files if c.rel in indexed and _unchanged(indexed[c.rel], c)}
-    return Plan(request, previous, old, found, settings, include, exclude, rebuild, kept,
-                to_read=[c for c in found.files if c.rel not in kept],
-                removed=sorted(set(old.documents) - {c.rel for c in found.files}))
+    return Plan(
+        request,
+        previous,
+        old,
+        found,
+        settings,
+        include,
+        exclude,
+        rebuild,
+        kept,
+        to_read=[c for c in found.files if c.rel not in kept],
+        removed=sorted(set(old.documents) - {c.rel for c in found.files}),
+    )
 
 
 def _settings(old: Settings, words: int | None, overlap: int | None) -> Settings:
@@ -226,8 +259,7 @@ def read(plan: Plan, progress: bool = True) -> Contents:
     return contents
 
 
-def _process(candidate: Candidate, settings: Settings, before: Entry | None
-             ) -> tuple[Entry, list[dict] | None]:
+def _process(candidate: Candidate, settings: Settings, before: Entry | None) -> tuple[Entry, list[dict] | None]:
     """The file's new entry and its chunks; never raises. The chunks are None when the content hash is that of the
     indexed document `before` (the file was touched, not changed: its chunks are kept); a SkippedEntry says why
     the file is not indexed."""
@@ -250,24 +282,43 @@ def _process(candidate: Candidate, settings: Settings, before: Entry | None
         return SkippedEntry(size, mtime_ns, sha, reason=str(exc)), []
     except MemoryError:
         return SkippedEntry(size, mtime_ns, sha, reason="too large to read in memory"), []
-    return DocumentEntry(size, mtime_ns, sha, document.format, document.title, document.pages, len(chunks),
-                         document.words, list(document.notes)), chunks
+    return DocumentEntry(
+        size,
+        mtime_ns,
+        sha,
+        document.format,
+        document.title,
+        document.pages,
+        len(chunks),
+        document.words,
+        list(document.notes),
+    ), chunks
 
 
 def _skipped_again(before: Entry | None, entry: Entry) -> bool:
     """Whether a file is skipped for the reason it was skipped before, its content unchanged: not a change."""
-    return isinstance(before, SkippedEntry) and isinstance(entry, SkippedEntry) \
+    return (
+        isinstance(before, SkippedEntry)
+        and isinstance(entry, SkippedEntry)
         and (before.sha, before.reason) == (entry.sha, entry.reason)
+    )
 
 
 def _report(directory: Path, plan: Plan, contents: Contents, warn: Warn) -> Report:
     """What the update found and did, with one warning line per skipped file and per note on a document."""
     found = plan.found
     skipped = {**found.skipped, **{rel: entry.reason for rel, entry in contents.skipped.items()}}
-    report = Report(directory, documents=len(contents.documents),
-                    chunks=sum(entry.chunks for entry in contents.documents.values()), added=contents.added,
-                    changed=contents.changed, deleted=plan.removed, skipped=skipped, unsupported=found.unsupported,
-                    hidden=found.hidden)
+    report = Report(
+        directory,
+        documents=len(contents.documents),
+        chunks=sum(entry.chunks for entry in contents.documents.values()),
+        added=contents.added,
+        changed=contents.changed,
+        deleted=plan.removed,
+        skipped=skipped,
+        unsupported=found.unsupported,
+        hidden=found.hidden,
+    )
     report.unchanged = len(contents.documents) + len(contents.skipped) - len(report.added) - len(report.changed)
     for rel in sorted(report.skipped):
         warn(f"{found.root / rel}: {report.skipped[rel]}; skipped")
@@ -296,11 +347,20 @@ def write(store: IndexStore, plan: Plan, contents: Contents, k1: float = 1.5, b:
     """The new generation (chunks, their terms, the BM25 index and the manifest), written aside and made current;
     its name."""
     found = plan.found
-    manifest = Manifest(root=str(found.root), sources=[str(p) for p in plan.request.paths], settings=plan.settings,
-                        include=plan.include, exclude=plan.exclude, documents=dict(sorted(contents.documents.items())),
-                        skipped=dict(sorted(contents.skipped.items())), scan_skipped=found.skipped,
-                        unsupported=found.unsupported, hidden=found.hidden,
-                        built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), bm25={"k1": k1, "b": b})
+    manifest = Manifest(
+        root=str(found.root),
+        sources=[str(p) for p in plan.request.paths],
+        settings=plan.settings,
+        include=plan.include,
+        exclude=plan.exclude,
+        documents=dict(sorted(contents.documents.items())),
+        skipped=dict(sorted(contents.skipped.items())),
+        scan_skipped=found.skipped,
+        unsupported=found.unsupported,
+        hidden=found.hidden,
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        bm25={"k1": k1, "b": b},
+    )
     lines, terms = _assemble(None if plan.rebuild else plan.previous, plan.old.documents, contents)
 
     def extra(directory: Path) -> None:  # the terms of every chunk, and bm25s's index built from them
@@ -311,8 +371,9 @@ def write(store: IndexStore, plan: Plan, contents: Contents, k1: float = 1.5, b:
     return store.write(manifest.to_json(), lines, extra).directory.name
 
 
-def _assemble(previous: Generation | None, old_docs: dict[str, DocumentEntry], contents: Contents
-              ) -> tuple[list[str], Terms]:
+def _assemble(
+    previous: Generation | None, old_docs: dict[str, DocumentEntry], contents: Contents
+) -> tuple[list[str], Terms]:
     """The new state's chunk lines (JSON) and terms, in file order: a kept file's lines and term ids are copied
     from the previous generation as they are; only new chunks are encoded and tokenised."""
     old_lines: list[str] = []

@@ -44,11 +44,19 @@ class DocumentKnowledge(KnowledgeBase):
             if rel not in entities:
                 entities[rel] = Entity(rel, title, None, [])
             heading = [title, *(strip_markup(h) for h in chunk["heading"])]
-            snippets.append(Snippet(
-                id=chunk["id"], text=strip_markup(chunk["text"]), entity_id=rel, entity_name=" > ".join(heading),
-                doc_type=documents[rel].get("format") or "document", doc_id=rel,
-                location=Location(path=rel, page=chunk["page"], heading=heading, start=chunk["start"],
-                                  end=chunk["end"])))
+            snippets.append(
+                Snippet(
+                    id=chunk["id"],
+                    text=strip_markup(chunk["text"]),
+                    entity_id=rel,
+                    entity_name=" > ".join(heading),
+                    doc_type=documents[rel].get("format") or "document",
+                    doc_id=rel,
+                    location=Location(
+                        path=rel, page=chunk["page"], heading=heading, start=chunk["start"], end=chunk["end"]
+                    ),
+                )
+            )
             texts.append(search_text(chunk, title))
         super().__init__(snippets, list(entities.values()), source=generation.manifest.get("root", ""))
         self.generation = generation
@@ -82,8 +90,9 @@ class DocumentKnowledge(KnowledgeBase):
             if saved is None or not retriever.load(saved, len(self.search_texts)):
                 retriever.index(self.search_texts)
         elif isinstance(retriever, DenseRetriever) and self.search_texts:
-            retriever.use_embeddings(EmbeddingCache(self.generation.directory.parent / "embeddings").get(
-                retriever, self.search_texts))
+            retriever.use_embeddings(
+                EmbeddingCache(self.generation.directory.parent / "embeddings").get(retriever, self.search_texts)
+            )
         else:
             retriever.index(self.search_texts)
 
@@ -134,11 +143,17 @@ class EmbeddingCache:
         return matrix[[keys[h] for h in hashes]]
 
 
-def load_documents(path: str | Sequence[str], index_dir: str | None = None, words: int | None = None,
-                   overlap: int | None = None, include: Sequence[str] | None = None,
-                   exclude: Sequence[str] | None = None,
-                   max_file_mb: float = DEFAULT_MAX_FILE_MB, update: bool = True,
-                   answer: Mapping | None = None) -> DocumentKnowledge:
+def load_documents(
+    path: str | Sequence[str],
+    index_dir: str | None = None,
+    words: int | None = None,
+    overlap: int | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    update: bool = True,
+    answer: Mapping | None = None,
+) -> DocumentKnowledge:
     """The documents under `path` (a folder, a file, a glob, or a list of them) as a knowledge base. With `update`
     the index is brought up to date first (only changed files are read); without, the index as last built.
     `answer`: the composer's settings (see `DocumentKnowledge`)."""
@@ -148,8 +163,18 @@ def load_documents(path: str | Sequence[str], index_dir: str | None = None, word
     store = IndexStore(index_dir or default_index_dir(paths))
     if update:
         try:
-            report = update_index(paths, store.directory, words, overlap, include, exclude, max_file_mb,
-                                  progress=sys.stderr.isatty(), warn=warn_to_stderr, wait=False)
+            report = update_index(
+                paths,
+                store.directory,
+                words,
+                overlap,
+                include,
+                exclude,
+                max_file_mb,
+                progress=sys.stderr.isatty(),
+                warn=warn_to_stderr,
+                wait=False,
+            )
             log.info("documents: %s", report.summary())
         except IndexBusy:
             log.warning("another augmenter is updating %s: using the index as it is", store.directory)
@@ -157,7 +182,8 @@ def load_documents(path: str | Sequence[str], index_dir: str | None = None, word
     if generation is None:
         raise InputError(f"no document index at {store.directory}: run augmenter index {' '.join(map(str, paths))}")
     if not generation.chunks:
-        raise InputError(f"the documents under {' '.join(map(str, paths))} hold no text augmenter can read "
-                         "(augmenter index --status lists what was skipped and why)")
+        raise InputError(
+            f"the documents under {' '.join(map(str, paths))} hold no text augmenter can read "
+            "(augmenter index --status lists what was skipped and why)"
+        )
     return DocumentKnowledge(generation, answer)
-

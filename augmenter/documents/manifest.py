@@ -90,18 +90,34 @@ class Manifest:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         """A manifest as read from manifest.json (keys it does not know, e.g. the store's format, are ignored)."""
-        return cls(**{**_known(cls, data),
-                      "settings": Settings(**_known(Settings, data.get("settings") or {})),
-                      "documents": {rel: DocumentEntry(**_known(DocumentEntry, entry))
-                                    for rel, entry in (data.get("documents") or {}).items()},
-                      "skipped": {rel: SkippedEntry(**_known(SkippedEntry, entry))
-                                  for rel, entry in (data.get("skipped") or {}).items()}})
+        return cls(
+            **{
+                **_known(cls, data),
+                "settings": Settings(**_known(Settings, data.get("settings") or {})),
+                "documents": {
+                    rel: DocumentEntry(**_known(DocumentEntry, entry))
+                    for rel, entry in (data.get("documents") or {}).items()
+                },
+                "skipped": {
+                    rel: SkippedEntry(**_known(SkippedEntry, entry))
+                    for rel, entry in (data.get("skipped") or {}).items()
+                },
+            }
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The manifest as manifest.json holds it."""
-        return {"root": self.root, "sources": list(self.sources), "settings": asdict(self.settings),
-                "include": list(self.include), "exclude": list(self.exclude),
-                "documents": {rel: entry.to_json() for rel, entry in self.documents.items()},
-                "skipped": {rel: entry.to_json() for rel, entry in self.skipped.items()},
-                "scan_skipped": dict(self.scan_skipped), "unsupported": dict(self.unsupported), "hidden": self.hidden,
-                "built_at": self.built_at, "bm25": dict(self.bm25)}
+        return {
+            "root": self.root,
+            "sources": list(self.sources),
+            "settings": asdict(self.settings),
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "documents": {rel: entry.to_json() for rel, entry in self.documents.items()},
+            "skipped": {rel: entry.to_json() for rel, entry in self.skipped.items()},
+            "scan_skipped": dict(self.scan_skipped),
+            "unsupported": dict(self.unsupported),
+            "hidden": self.hidden,
+            "built_at": self.built_at,
+            "bm25": dict(self.bm25),
+        }

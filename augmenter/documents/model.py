@@ -60,17 +60,26 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
-_MARKUP = re.compile("|".join([
-    r"\{\s*[#.:][^{}\n]*\}",            # attribute lists and heading ids: { #anchor }, {: .class }
-    r"\{\*.*?\*\}", r"\{!.*?!\}",           # include directives: {* docs_src/x.py hl[3] *}, {!> file !}
-    r"\{%.*?%\}", r"\{\{.*?\}\}",           # template tags: {% alert %}, {{ site.url }}
-    r"^[ \t]*/{3,}[ \t]*(?:[\w-]+)?(?:[ \t]*\|[^\n]*)?$",  # block markers: /// tip | Title, ///
-    r"!!![ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # admonitions: !!! note "Title" (also mid-line: a PDF's text)
-    r"^[ \t]*\?\?\?\+?[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # collapsible ones: ??? tip
-    r"^[ \t]*-{2}8<-{2}.*$",          # snippets: --8<-- "file.md"
-    r"(?<!\S):[a-z][a-z0-9_+-]*:(?![\w:])",  # emoji shortcodes: :rocket:
-    r"</?(?:b|i|u|em|strong|font|span|div|kbd|sup|sub|br)(?:\s[^<>\n]*)?/?>",  # inline HTML (a terminal's colours)
-]), re.MULTILINE)
+_MARKUP = re.compile(
+    "|".join(
+        [
+            r"\{\s*[#.:][^{}\n]*\}",  # attribute lists and heading ids: { #anchor }, {: .class }
+            r"\{\*.*?\*\}",
+            r"\{!.*?!\}",  # include directives: {* docs_src/x.py hl[3] *}, {!> file !}
+            r"\{%.*?%\}",
+            r"\{\{.*?\}\}",  # template tags: {% alert %}, {{ site.url }}
+            r"^[ \t]*/{3,}[ \t]*(?:[\w-]+)?(?:[ \t]*\|[^\n]*)?$",  # block markers: /// tip | Title, ///
+            # admonitions: !!! note "Title" (also mid-line: a PDF's text)
+            r"!!![ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",
+            r"^[ \t]*\?\?\?\+?[ \t]*[\w-]+(?:[ \t]+\"[^\"\n]*\")?[ \t]*",  # collapsible ones: ??? tip
+            r"^[ \t]*-{2}8<-{2}.*$",  # snippets: --8<-- "file.md"
+            r"(?<!\S):[a-z][a-z0-9_+-]*:(?![\w:])",  # emoji shortcodes: :rocket:
+            # inline HTML (a terminal's colours)
+            r"</?(?:b|i|u|em|strong|font|span|div|kbd|sup|sub|br)(?:\s[^<>\n]*)?/?>",
+        ]
+    ),
+    re.MULTILINE,
+)
 
 
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{2,5}|#x[0-9a-fA-F]{2,4});")
@@ -89,8 +98,10 @@ def strip_markup(text: str) -> str:
         out = html.unescape(out)
     if out == text:
         return text
-    lines = [line[:len(line) - len(line.lstrip())] + " ".join(line.split()) if line.strip() else ""
-             for line in out.split("\n")]
+    lines = [
+        line[: len(line) - len(line.lstrip())] + " ".join(line.split()) if line.strip() else ""
+        for line in out.split("\n")
+    ]
     return "\n".join(lines).strip("\n ")
 
 

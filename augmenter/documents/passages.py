@@ -45,8 +45,12 @@ def is_code(line: str) -> bool:
         return True
     words = stripped.split()
     letters = sum(c.isalpha() or c.isspace() for c in stripped) / len(stripped)
-    return letters < 0.75 or (len(words) < 5 and not _PROSE_END.search(stripped)) or "=" in stripped and \
-        not _PROSE_END.search(stripped)
+    return (
+        letters < 0.75
+        or (len(words) < 5 and not _PROSE_END.search(stripped))
+        or "=" in stripped
+        and not _PROSE_END.search(stripped)
+    )
 
 
 def units(text: str, chunk: int = 0) -> list[Unit]:
@@ -93,8 +97,16 @@ class PassageSelector:
     `max_words` words in all (the first passage always). A passage is its best unit with `before` units before it
     and `after` after it in its chunk (the answer is often the sentence after the one that names the topic)."""
 
-    def __init__(self, idf: Idf | None = None, passages: int = 3, max_words: int = 160,
-                 similarity_weight: float = 0.7, rank_weight: float = 0.05, before: int = 1, after: int = 2):
+    def __init__(
+        self,
+        idf: Idf | None = None,
+        passages: int = 3,
+        max_words: int = 160,
+        similarity_weight: float = 0.7,
+        rank_weight: float = 0.05,
+        before: int = 1,
+        after: int = 2,
+    ):
         self.idf = idf or Idf([])
         self.passages, self.max_words = passages, max_words
         self.similarity_weight, self.rank_weight = similarity_weight, rank_weight
@@ -112,9 +124,21 @@ class PassageSelector:
         cosine = vectors[1:] @ vectors[0]
         terms = set(tokenize(question))
         total = sum(self.idf(t) for t in terms) or 1.0
-        words = np.array([sum(self.idf(t) for t in terms & set(tokenize(" ".join(
-            [u.text, *(chunks[u.chunk].location.heading if chunks[u.chunk].location else [])])))) / total
-            for u in found])
+        words = np.array(
+            [
+                sum(
+                    self.idf(t)
+                    for t in terms
+                    & set(
+                        tokenize(
+                            " ".join([u.text, *(chunks[u.chunk].location.heading if chunks[u.chunk].location else [])])
+                        )
+                    )
+                )
+                / total
+                for u in found
+            ]
+        )
         rank = np.array([1.0 / (u.chunk + 1) for u in found])
         w = self.similarity_weight
         return found, w * cosine + (1 - w) * words + self.rank_weight * rank
@@ -130,15 +154,17 @@ class PassageSelector:
             span = self._expand(found, int(i))
             if taken & set(span):
                 continue
-            text = "\n".join(found[j].text for j in span) if any(found[j].code for j in span) else \
-                " ".join(found[j].text for j in span)
+            text = (
+                "\n".join(found[j].text for j in span)
+                if any(found[j].code for j in span)
+                else " ".join(found[j].text for j in span)
+            )
             size = len(text.split())
             if out and words + size > self.max_words:
                 continue
             taken.update(span)
             words += size
-            out.append(Passage(text, chunks[found[int(i)].chunk], float(scores[i]),
-                               any(found[j].code for j in span)))
+            out.append(Passage(text, chunks[found[int(i)].chunk], float(scores[i]), any(found[j].code for j in span)))
         return out
 
     def _expand(self, found: list[Unit], i: int) -> list[int]:
@@ -146,8 +172,10 @@ class PassageSelector:
         alone: a code block with the sentence before it, a sentence that introduces something (ends with ':') or
         is followed by code with the code after it."""
         chunk = found[i].chunk
+
         def same(j):
             return 0 <= j < len(found) and found[j].chunk == chunk
+
         first, last = i, i
         if found[i].code and same(i - 1) and not found[i - 1].code:
             first = i - 1

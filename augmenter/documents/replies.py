@@ -11,9 +11,14 @@ from augmenter.knowledge.retrievers import tokenize
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict
 
 NOT_FOUND = "I could not find the answer to that in the documents."
-_MARKDOWN = [(re.compile(r"\*\*(.+?)\*\*|__(.+?)__"), r"\1\2"), (re.compile(r"(?m)^\s{0,3}#{1,6}\s+"), ""),
-             (re.compile(r"(?m)^\s*```\w*\s*$\n?"), ""), (re.compile(r"`([^`\n]+)`"), r"\1"),
-             (re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]"), ""), (re.compile(r"^\s*(?:Answer|A)\s*:\s*", re.I), "")]
+_MARKDOWN = [
+    (re.compile(r"\*\*(.+?)\*\*|__(.+?)__"), r"\1\2"),
+    (re.compile(r"(?m)^\s{0,3}#{1,6}\s+"), ""),
+    (re.compile(r"(?m)^\s*```\w*\s*$\n?"), ""),
+    (re.compile(r"`([^`\n]+)`"), r"\1"),
+    (re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]"), ""),
+    (re.compile(r"^\s*(?:Answer|A)\s*:\s*", re.I), ""),
+]
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9`])")
 
 
@@ -65,8 +70,13 @@ def quote(text: str, words: int = 60, about: str = "") -> str:
         size += n
     joined = ""
     for piece in out:  # sentences of one line joined by a space, code on lines of its own
-        joined += ("\n" if joined and (is_code(piece) or joined.endswith(":") or "\n" + piece in text) else
-                   " " if joined else "") + piece
+        joined += (
+            "\n"
+            if joined and (is_code(piece) or joined.endswith(":") or "\n" + piece in text)
+            else " "
+            if joined
+            else ""
+        ) + piece
     return joined
 
 
@@ -76,8 +86,13 @@ def quoted(snippet: Snippet, words: int = 60, about: str = "") -> str:
 
 def cited(claim: str, snippet: Snippet, words: int = 60, about: str = "") -> ClaimCheck:
     """The citation of a reply resting on `snippet`: what the reply quotes of it, the whole passage, where it is."""
-    ref = EvidenceRef(id=snippet.id, text=quote(snippet.text, words, about), similarity=snippet.score,
-                      location=snippet.location, passage=snippet.text)
+    ref = EvidenceRef(
+        id=snippet.id,
+        text=quote(snippet.text, words, about),
+        similarity=snippet.score,
+        location=snippet.location,
+        passage=snippet.text,
+    )
     return ClaimCheck(claim=claim, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
 
 

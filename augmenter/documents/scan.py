@@ -19,10 +19,29 @@ from augmenter.documents.readers import supported
 from augmenter.errors import InputError
 
 # matched whatever their case (Windows' recycle bin is "$Recycle.Bin", its thumbnails "Thumbs.db" or "THUMBS.DB")
-JUNK_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "__macosx", "$recycle.bin", "recycler",
-             "system volume information"}
-JUNK_FILES = ("~$*", "*~", "*.bak", "*.tmp", "*.swp", "*.orig", "*.part", "*.crdownload", "thumbs.db", "desktop.ini",
-              "#*#")
+JUNK_DIRS = {
+    "node_modules",
+    "__pycache__",
+    "venv",
+    "site-packages",
+    "__macosx",
+    "$recycle.bin",
+    "recycler",
+    "system volume information",
+}
+JUNK_FILES = (
+    "~$*",
+    "*~",
+    "*.bak",
+    "*.tmp",
+    "*.swp",
+    "*.orig",
+    "*.part",
+    "*.crdownload",
+    "thumbs.db",
+    "desktop.ini",
+    "#*#",
+)
 
 
 @dataclass
@@ -87,8 +106,9 @@ def common_root(paths: Sequence[Path]) -> Path:
     return Path(os.path.commonpath([p if p.is_dir() else p.parent for p in absolute]))
 
 
-def scan(paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = (),
-         max_bytes: int | None = None) -> Scan:
+def scan(
+    paths: Sequence[str | Path], include: Sequence[str] = (), exclude: Sequence[str] = (), max_bytes: int | None = None
+) -> Scan:
     """The files to index under `paths`, sorted by relative path."""
     given = expand(paths)
     root = common_root([p for p, _ in given])

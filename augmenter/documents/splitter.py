@@ -56,8 +56,9 @@ class _Piece:  # a sentence (or a window of a long one, or lines of code) of a b
     code: bool = False
 
 
-def _pieces(numbered: list[tuple[int, Block]], words: int, overlap: int,
-            spans: dict[int, list[tuple[int, int]]]) -> list[_Piece]:
+def _pieces(
+    numbered: list[tuple[int, Block]], words: int, overlap: int, spans: dict[int, list[tuple[int, int]]]
+) -> list[_Piece]:
     out = []
     step = max(1, words - overlap)
     for n, block in numbered:
@@ -66,8 +67,11 @@ def _pieces(numbered: list[tuple[int, Block]], words: int, overlap: int,
         if block.code:
             out += _code_pieces(n, block.text, words)
             continue
-        ends = [k + 1 for k in range(len(tokens) - 1)
-                if _SENTENCE_END.search(tokens[k]) and _SENTENCE_START.match(tokens[k + 1])]
+        ends = [
+            k + 1
+            for k in range(len(tokens) - 1)
+            if _SENTENCE_END.search(tokens[k]) and _SENTENCE_START.match(tokens[k + 1])
+        ]
         for a, b in zip([0, *ends], [*ends, len(tokens)]):
             if b - a <= words:
                 if b > a:
@@ -125,8 +129,11 @@ def _align(words: list[str], source: str, offset: int) -> list[tuple[int, int]]:
             if first is None:
                 span = (position, position)
             else:
-                last = re.compile(rf"(?<!\w){re.escape(cores[-1])}(?!\w)").search(source, first.end()) \
-                    if len(cores) > 1 else None
+                last = (
+                    re.compile(rf"(?<!\w){re.escape(cores[-1])}(?!\w)").search(source, first.end())
+                    if len(cores) > 1
+                    else None
+                )
                 span = (first.start(), (last or first).end())
         out.append((offset + span[0], offset + span[1]))
         position = span[1]
@@ -146,12 +153,14 @@ class _Spans:
             block = self.blocks[n]
             source = self.text.get(block.page) if isinstance(self.text, Mapping) else self.text
             if source is not None and 0 <= block.start <= block.end <= len(source):
-                placed = _align([block.text[a:b] for a, b in self.words[n]], source[block.start:block.end],
-                                block.start)
+                placed = _align(
+                    [block.text[a:b] for a, b in self.words[n]], source[block.start : block.end], block.start
+                )
             else:
                 placed = [(block.start + a, block.start + b) for a, b in self.words[n]]
-            self._placed[n] = [(min(max(a, block.start), block.end), min(max(b, block.start), block.end))
-                               for a, b in placed]
+            self._placed[n] = [
+                (min(max(a, block.start), block.end), min(max(b, block.start), block.end)) for a, b in placed
+            ]
         return self._placed[n]
 
     def start(self, n: int, word: int) -> int:
@@ -161,8 +170,9 @@ class _Spans:
         return self.blocks[n].end if word == len(self.words[n]) - 1 else self._place(n)[word][1]
 
 
-def split_document(document: Document, words: int = DEFAULT_WORDS, overlap: int = DEFAULT_OVERLAP,
-                   text: Source = None) -> list[Chunk]:
+def split_document(
+    document: Document, words: int = DEFAULT_WORDS, overlap: int = DEFAULT_OVERLAP, text: Source = None
+) -> list[Chunk]:
     """The document's chunks in reading order. `text`, when given, is what the blocks' spans refer to: the file's
     text (a str) for a document without pages, or each page's text by page number; it places each chunk's span
     exactly (see the module docstring)."""
@@ -179,13 +189,23 @@ def split_document(document: Document, words: int = DEFAULT_WORDS, overlap: int 
                 size += pieces[j].words
                 j += 1
             first, last = pieces[i], pieces[j - 1]
-            chunks.append(Chunk(_join(pieces[i:j]), heading, page, spans.start(first.block, first.first),
-                                spans.end(last.block, last.last)))
+            chunks.append(
+                Chunk(
+                    _join(pieces[i:j]),
+                    heading,
+                    page,
+                    spans.start(first.block, first.first),
+                    spans.end(last.block, last.last),
+                )
+            )
             if j >= len(pieces):
                 break
             back, kept = j, 0  # the next chunk repeats the last whole sentences that fit in `overlap` words,
-            while (back - 1 > i and kept + pieces[back - 1].words <= overlap  # and still brings one of its own
-                   and kept + pieces[back - 1].words + pieces[j].words <= words):
+            while (
+                back - 1 > i
+                and kept + pieces[back - 1].words <= overlap  # and still brings one of its own
+                and kept + pieces[back - 1].words + pieces[j].words <= words
+            ):
                 back -= 1
                 kept += pieces[back].words
             i = back

@@ -102,8 +102,9 @@ class IndexStore:
                 with open(directory / "chunks.jsonl", encoding="utf-8") as source:
                     chunks = [json.loads(line) for line in source]
         except (OSError, ValueError) as exc:
-            raise InputError(f"the document index {directory} is damaged ({type(exc).__name__}): run augmenter "
-                             "index --rebuild") from None
+            raise InputError(
+                f"the document index {directory} is damaged ({type(exc).__name__}): run augmenter index --rebuild"
+            ) from None
         return Generation(directory, manifest, chunks)
 
     # ---- writing (under the lock) ------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ class IndexStore:
             current = self.current_name()
             generations = sorted(p.name for p in self.directory.iterdir() if _GENERATION.match(p.name))
             at = generations.index(current) if current in generations else len(generations) - 1
-            keep = set(generations[max(0, at - 1):at + 1])
+            keep = set(generations[max(0, at - 1) : at + 1])
         for path in self.directory.iterdir():
             stale = (_GENERATION.match(path.name) and path.name not in keep) or path.name.endswith(".tmp")
             if stale:

@@ -55,7 +55,7 @@ class ConversationSeed:
     @property
     def goals(self) -> list[str]:
         """What the human user said after the opening, message by message (the user simulator's hints)."""
-        return [u.text for u in self.ground_truth[len(self.opening):] if u.speaker == "U"]
+        return [u.text for u in self.ground_truth[len(self.opening) :] if u.speaker == "U"]
 
 
 def _in_turn(texts: Sequence[str], opening: int) -> list[Utterance]:
@@ -106,8 +106,9 @@ def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSe
     """DSTC11 dialogues (`logs.json` of a split; each dialogue once, its longest log plus the gold reply), opened by
     their first `opening` utterances (even: the user speaks first in DSTC11)."""
     if opening % 2:
-        raise InputError(f"DSTC11 openings end with the assistant's utterance: converse.opening must be even, "
-                         f"got {opening}")
+        raise InputError(
+            f"DSTC11 openings end with the assistant's utterance: converse.opening must be even, got {opening}"
+        )
     path, labels_path = Path(split_dir) / "logs.json", Path(split_dir) / "labels.json"
     logs = _read_json(path)
     labels = _read_json(labels_path) if labels_path.exists() else [{}] * len(logs)
@@ -124,15 +125,19 @@ def dstc11_seeds(split_dir: str | Path, opening: int = 2) -> list[ConversationSe
         key = dialogue[0].text.strip().lower()
         if key not in longest or len(dialogue) > len(longest[key][1]):
             longest[key] = (i, dialogue)
-    seeds = [ConversationSeed(f"dstc11-{Path(split_dir).name}-{i}", d[:opening], d)
-             for i, d in sorted(longest.values(), key=lambda x: x[0]) if len(d) >= opening]
+    seeds = [
+        ConversationSeed(f"dstc11-{Path(split_dir).name}-{i}", d[:opening], d)
+        for i, d in sorted(longest.values(), key=lambda x: x[0])
+        if len(d) >= opening
+    ]
     if not seeds:
         raise InputError(f"{path}: no dialogue with {opening} utterances")
     return seeds
 
 
-def sample_seeds(seeds: Sequence[ConversationSeed], n: int, seed: int = 0,
-                 min_goals: int = 0) -> list[ConversationSeed]:
+def sample_seeds(
+    seeds: Sequence[ConversationSeed], n: int, seed: int = 0, min_goals: int = 0
+) -> list[ConversationSeed]:
     """The first `n` of a seeded shuffle (a larger n keeps the smaller one's conversations) of the seeds whose human
     user speaks at least `min_goals` more times after the opening."""
     order = [s for s in seeds if len(s.goals) >= min_goals]
@@ -176,19 +181,34 @@ class ConversationRunner:
     (the system consolidates as configured) or "none" (no knowledge given); `max_failed`: a count, or a share
     below 1, of failed conversations allowed before the run ends with EvalFailed."""
 
-    def __init__(self, agent: Agent | Callable[[], Agent], simulator: LLMUserSimulator,
-                 seeds: Sequence[ConversationSeed], turns: int, run_dir: Path, name: str = "system",
-                 fingerprint: dict | None = None, knowledge: str = "retrieved", seed: int = 0,
-                 restart: bool = False, max_failed: int | float = 0, progress: bool = True,
-                 goals: bool = True):
+    def __init__(
+        self,
+        agent: Agent | Callable[[], Agent],
+        simulator: LLMUserSimulator,
+        seeds: Sequence[ConversationSeed],
+        turns: int,
+        run_dir: Path,
+        name: str = "system",
+        fingerprint: dict | None = None,
+        knowledge: str = "retrieved",
+        seed: int = 0,
+        restart: bool = False,
+        max_failed: int | float = 0,
+        progress: bool = True,
+        goals: bool = True,
+    ):
         if turns < 1:
             raise InputError(f"a conversation needs at least one turn, got {turns}")
         if knowledge not in ("retrieved", "none"):
-            raise ConfigError(f"simulated conversations have no gold knowledge: eval.knowledge must be retrieved or "
-                              f"none, got {knowledge!r}")
+            raise ConfigError(
+                f"simulated conversations have no gold knowledge: eval.knowledge must be retrieved or "
+                f"none, got {knowledge!r}"
+            )
         if not ((type(max_failed) is int and max_failed >= 0) or (type(max_failed) is float and 0 < max_failed < 1)):
-            raise ConfigError(f"converse.max_failed must be a count (an int >= 0) or a share (a float between 0 "
-                              f"and 1), got {max_failed!r}")
+            raise ConfigError(
+                f"converse.max_failed must be a count (an int >= 0) or a share (a float between 0 "
+                f"and 1), got {max_failed!r}"
+            )
         self.agent, self.simulator, self.seeds, self.turns = agent, simulator, list(seeds), turns
         self.dir, self.name, self.fingerprint = Path(run_dir), name, redact_data(fingerprint or {})
         self.given: list[Snippet] | None = [] if knowledge == "none" else None
@@ -205,8 +225,11 @@ class ConversationRunner:
         bad: list[int] = []
         records = {}
         for n, row in read_jsonl(self.records_path, lambda n, why: bad.append(n)):
-            if isinstance(row.get("conversation_id"), str) and isinstance(row.get("turns"), list) \
-                    and isinstance(row.get("cost"), dict):
+            if (
+                isinstance(row.get("conversation_id"), str)
+                and isinstance(row.get("turns"), list)
+                and isinstance(row.get("cost"), dict)
+            ):
                 records[row["conversation_id"]] = row
             else:
                 bad.append(n)
@@ -223,22 +246,28 @@ class ConversationRunner:
     # -- running ---------------------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         with run_lock(self.dir, "converse.out_dir"):
-            check_config(self.dir, self.records_path, self.fingerprint, self.restart,
-                         "set name=... or converse.restart=true")
+            check_config(
+                self.dir, self.records_path, self.fingerprint, self.restart, "set name=... or converse.restart=true"
+            )
             records = self.read()
             if records:
                 self._save(records)
-            todo = [s for s in self.seeds if s.conversation_id not in records
-                    or records[s.conversation_id].get("status") != "ok"]
+            todo = [
+                s
+                for s in self.seeds
+                if s.conversation_id not in records or records[s.conversation_id].get("status") != "ok"
+            ]
             try:
                 if todo:
                     agent = self.agent if hasattr(self.agent, "respond") else self.agent()
                     self._converse(agent, todo, records)
             except (CircuitOpenError, LLMFatalError) as exc:
                 summary = self._finish(records)
-                raise type(exc)(f"{exc}; {self.name}: stopped, {summary['ok'] + summary['failed']} of "
-                                f"{len(self.seeds)} conversations recorded in {self.dir}: run the same command again "
-                                "to resume") from exc
+                raise type(exc)(
+                    f"{exc}; {self.name}: stopped, {summary['ok'] + summary['failed']} of "
+                    f"{len(self.seeds)} conversations recorded in {self.dir}: run the same command again "
+                    "to resume"
+                ) from exc
             except KeyboardInterrupt:  # stopped by hand: the summary still says what is recorded and what is pending
                 self._finish(records)
                 raise
@@ -246,15 +275,24 @@ class ConversationRunner:
         allowed = self.max_failed if type(self.max_failed) is int else self.max_failed * len(self.seeds)
         if summary["failed"] > allowed:
             reason = next(iter(summary["failure_reasons"]))
-            raise EvalFailed(f"{self.name}: {summary['failed']} of {len(self.seeds)} conversations failed "
-                             f"(converse.max_failed={self.max_failed}); most common reason: {reason}; they are "
-                             f"recorded in {self.dir}: run the same command again to retry them", summary)
+            raise EvalFailed(
+                f"{self.name}: {summary['failed']} of {len(self.seeds)} conversations failed "
+                f"(converse.max_failed={self.max_failed}); most common reason: {reason}; they are "
+                f"recorded in {self.dir}: run the same command again to retry them",
+                summary,
+            )
         return summary
 
     def _converse(self, agent, todo: Sequence[ConversationSeed], records: dict[str, dict]) -> None:
         failed = 0
-        bar = tqdm(total=len(self.seeds), initial=len(self.seeds) - len(todo), desc=self.name, unit="conversation",
-                   disable=not self.progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=len(self.seeds),
+            initial=len(self.seeds) - len(todo),
+            desc=self.name,
+            unit="conversation",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
         with bar, open(self.records_path, "a", encoding="utf-8") as sink:
             for seed in todo:
                 record = self.conversation(agent, seed)
@@ -271,18 +309,26 @@ class ConversationRunner:
         turns: list[dict] = []
         user_cost = [0, 0, 0]
         sim_seed = int(content_hash(f"{self.seed}:{seed.conversation_id}", 8), 16)
-        conversation = LLMConversation(self.simulator, seed.conversation_id, list(seed.opening), sim_seed,
-                                       seed.goals if self.goals else ())
+        conversation = LLMConversation(
+            self.simulator, seed.conversation_id, list(seed.opening), sim_seed, seed.goals if self.goals else ()
+        )
         error = None
         try:
             user = self._user(conversation.first, user_cost)
             while user is not None:
                 mem = agent.respond(user.q, user.history, given=self.given)
                 error = _error(mem)
-                turns.append({"user": user.q, "user_source": conversation.sources[len(turns)],
-                              "response": mem.response or "", "outcome": mem.outcome,
-                              "status": "failed" if error else "ok", "cost": mem.summary(),
-                              "memory": mem.model_dump(mode="json")})
+                turns.append(
+                    {
+                        "user": user.q,
+                        "user_source": conversation.sources[len(turns)],
+                        "response": mem.response or "",
+                        "outcome": mem.outcome,
+                        "status": "failed" if error else "ok",
+                        "cost": mem.summary(),
+                        "memory": mem.model_dump(mode="json"),
+                    }
+                )
                 if error or len(turns) >= self.turns:
                     break
                 user = self._user(lambda response=mem.response: conversation.next(response), user_cost)
@@ -309,53 +355,76 @@ class ConversationRunner:
             for i in range(3):
                 cost[i] += after[i] - before[i]
 
-    def _record(self, seed: ConversationSeed, turns: list[dict], error: str | None, user_cost: list[int],
-                seconds: float) -> dict[str, Any]:
+    def _record(
+        self, seed: ConversationSeed, turns: list[dict], error: str | None, user_cost: list[int], seconds: float
+    ) -> dict[str, Any]:
         dialogue = [u.model_dump() for u in seed.opening]
         for t in turns:
             dialogue += [{"speaker": "U", "text": t["user"]}, {"speaker": "S", "text": t["response"]}]
-        assistant = {k: sum(t["cost"].get(k, 0) for t in turns) for k in ("llm_calls", "prompt_tokens",
-                                                                            "completion_tokens")}
-        return redact_data({
-            "conversation_id": seed.conversation_id,
-            "system": self.name,
-            "status": "failed" if error else "ok",
-            "error": one_line(error, 500) if error else None,
-            "opening": [u.model_dump() for u in seed.opening],
-            "ground_truth": [u.model_dump() for u in seed.ground_truth],
-            "utterances": dialogue,
-            "turns": turns,
-            "ended_early": not error and len(turns) < self.turns,  # the simulator had nothing more to say
-            "cost": {"assistant_" + k: v for k, v in assistant.items()}
-                    | {"user_llm_calls": user_cost[0], "user_prompt_tokens": user_cost[1],
-                       "user_completion_tokens": user_cost[2], "seconds": round(seconds, 3)},
-        })
+        assistant = {
+            k: sum(t["cost"].get(k, 0) for t in turns) for k in ("llm_calls", "prompt_tokens", "completion_tokens")
+        }
+        return redact_data(
+            {
+                "conversation_id": seed.conversation_id,
+                "system": self.name,
+                "status": "failed" if error else "ok",
+                "error": one_line(error, 500) if error else None,
+                "opening": [u.model_dump() for u in seed.opening],
+                "ground_truth": [u.model_dump() for u in seed.ground_truth],
+                "utterances": dialogue,
+                "turns": turns,
+                "ended_early": not error and len(turns) < self.turns,  # the simulator had nothing more to say
+                "cost": {"assistant_" + k: v for k, v in assistant.items()}
+                | {
+                    "user_llm_calls": user_cost[0],
+                    "user_prompt_tokens": user_cost[1],
+                    "user_completion_tokens": user_cost[2],
+                    "seconds": round(seconds, 3),
+                },
+            }
+        )
 
     def _finish(self, records: dict[str, dict]) -> dict[str, Any]:
         rows = self._save(records)
         ok = [r for r in rows if r.get("status") == "ok"]
         reasons = Counter(str(r.get("error") or "unknown") for r in rows if r.get("status") != "ok")
         # (reply, its Working Memory, the user's message)
-        replies = [(str(t.get("response") or ""), self._memory(t.get("memory") or {}), str(t.get("user") or ""))
-                   for r in ok for t in r["turns"] if isinstance(t, dict)]
+        replies = [
+            (str(t.get("response") or ""), self._memory(t.get("memory") or {}), str(t.get("user") or ""))
+            for r in ok
+            for t in r["turns"]
+            if isinstance(t, dict)
+        ]
         summary: dict[str, Any] = {
-            "name": self.name, "run_dir": str(self.dir), "conversations": len(self.seeds), "ok": len(ok),
-            "failed": len(rows) - len(ok), "pending": len(self.seeds) - len(rows),
+            "name": self.name,
+            "run_dir": str(self.dir),
+            "conversations": len(self.seeds),
+            "ok": len(ok),
+            "failed": len(rows) - len(ok),
+            "pending": len(self.seeds) - len(rows),
             "failure_reasons": dict(reasons.most_common()),
         }
         if ok:
             costs = [r["cost"] for r in ok]
             summary["turns_per_conversation"] = mean(len(r["turns"]) for r in ok)
-            summary["user_messages"] = dict(Counter(t.get("user_source", "llm") for r in ok for t in r["turns"]
-                                                    if isinstance(t, dict)).most_common())
+            summary["user_messages"] = dict(
+                Counter(
+                    t.get("user_source", "llm") for r in ok for t in r["turns"] if isinstance(t, dict)
+                ).most_common()
+            )
             summary["cost_per_conversation"] = {k: mean(c.get(k, 0) for c in costs) for k in costs[0]}
+
             def percent(flags):
                 return 100.0 * mean(flags) if replies else None
-            summary["replies_repeating_percent"] = percent(self.repetition.repeats(text, mem.h_q)
-                                                           for text, mem, _ in replies)
+
+            summary["replies_repeating_percent"] = percent(
+                self.repetition.repeats(text, mem.h_q) for text, mem, _ in replies
+            )
             summary["replies_dodging_percent"] = percent(not self.dodge(mem, text).passed for text, mem, _ in replies)
-            summary["replies_echoing_user_percent"] = percent(bool(user) and self.repetition.copies(text, [user])
-                                                              for text, _, user in replies)
+            summary["replies_echoing_user_percent"] = percent(
+                bool(user) and self.repetition.copies(text, [user]) for text, _, user in replies
+            )
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 

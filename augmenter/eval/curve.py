@@ -13,9 +13,11 @@ from omegaconf import OmegaConf
 from augmenter.errors import InputError
 from augmenter.storage import write_atomic
 
-PANELS = [("heldout_reward", "reward", "held-out reward", 1.0),
-          ("heldout_kf1", "kf1", "held-out KF1 in % (knowledge-seeking turns)", 100.0),
-          ("heldout_llm_calls", "llm_calls", "LLM calls per turn", 1.0)]
+PANELS = [
+    ("heldout_reward", "reward", "held-out reward", 1.0),
+    ("heldout_kf1", "kf1", "held-out KF1 in % (knowledge-seeking turns)", 100.0),
+    ("heldout_llm_calls", "llm_calls", "LLM calls per turn", 1.0),
+]
 LINE_STYLES = {"random": ":", "no_knowledge": "--"}
 
 
@@ -23,8 +25,10 @@ def read_runs(name_dir: Path) -> dict[str, list[dict]]:
     runs = {}
     for path in sorted(name_dir.glob("seed*/metrics.csv")):
         with path.open(newline="", encoding="utf-8") as source:
-            rows = [{k: (v if k == "stage" else float(v) if v not in ("", "nan") else float("nan"))
-                     for k, v in r.items()} for r in csv.DictReader(source)]
+            rows = [
+                {k: (v if k == "stage" else float(v) if v not in ("", "nan") else float("nan")) for k, v in r.items()}
+                for r in csv.DictReader(source)
+            ]
         if rows:
             runs[path.parent.name] = rows
     if not runs:
@@ -80,35 +84,48 @@ def write_curve(name_dir: str | Path, out: str | Path | None = None) -> Path:
     fig.savefig(out / "fig3.png", dpi=120)
     plt.close(fig)
 
-    lines = [f"# Learning curve: {name_dir.name} ({len(runs)} seeds: {', '.join(runs)})", "",
-             "Held-out turns, greedy policy. KF1: mean utility against the gold knowledge on knowledge-seeking turns.",
-             ""]
+    lines = [
+        f"# Learning curve: {name_dir.name} ({len(runs)} seeds: {', '.join(runs)})",
+        "",
+        "Held-out turns, greedy policy. KF1: mean utility against the gold knowledge on knowledge-seeking turns.",
+        "",
+    ]
     episodes, reward = _aligned(runs, "heldout_reward")
     if "random" in baselines:
         first = first_surpassing(episodes, reward.mean(0), baselines["random"]["reward"])
-        lines.append(f"Mean held-out reward first above random's ({baselines['random']['reward']:.4f}): "
-                     + ("never" if first is None else f"after {first:.0f} episodes") + ".")
+        lines.append(
+            f"Mean held-out reward first above random's ({baselines['random']['reward']:.4f}): "
+            + ("never" if first is None else f"after {first:.0f} episodes")
+            + "."
+        )
         lines.append("")
-    lines += ["| policy | reward | KF1 | LLM calls/turn | consolidates (seeking) | consolidates (other) |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "| policy | reward | KF1 | LLM calls/turn | consolidates (seeking) | consolidates (other) |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, s in baselines.items():
-        lines.append(f"| {name} | {s['reward']:.4f} | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | "
-                     f"{s['consolidate_seeking']:.2f} | {s['consolidate_other']:.2f} |")
+        lines.append(
+            f"| {name} | {s['reward']:.4f} | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | "
+            f"{s['consolidate_seeking']:.2f} | {s['consolidate_other']:.2f} |"
+        )
     finals = [rows[-1] for rows in runs.values()]
     starts = [rows[0] for rows in runs.values()]
     start_label = "T5, after behaviour cloning" if starts[0]["stage"] == "cloned" else "T5, random init"
     for label, pick in ((start_label, starts), ("T5, final", finals)):
+
         def get(k, xs=pick):
             return np.array([r[k] for r in xs])
-        lines.append(f"| {label} (mean [min, max] of {len(pick)}) | {get('heldout_reward').mean():.4f} "
-                     f"[{get('heldout_reward').min():.4f}, {get('heldout_reward').max():.4f}] | "
-                     f"{100 * get('heldout_kf1').mean():.2f} [{100 * get('heldout_kf1').min():.2f}, "
-                     f"{100 * get('heldout_kf1').max():.2f}] | {get('heldout_llm_calls').mean():.2f} | "
-                     f"{get('heldout_consolidate_seeking').mean():.2f} | "
-                     f"{get('heldout_consolidate_other').mean():.2f} |")
+
+        lines.append(
+            f"| {label} (mean [min, max] of {len(pick)}) | {get('heldout_reward').mean():.4f} "
+            f"[{get('heldout_reward').min():.4f}, {get('heldout_reward').max():.4f}] | "
+            f"{100 * get('heldout_kf1').mean():.2f} [{100 * get('heldout_kf1').min():.2f}, "
+            f"{100 * get('heldout_kf1').max():.2f}] | {get('heldout_llm_calls').mean():.2f} | "
+            f"{get('heldout_consolidate_seeking').mean():.2f} | "
+            f"{get('heldout_consolidate_other').mean():.2f} |"
+        )
     last = ", ".join(f"{k}: {int(v[-1]['episode'])}" for k, v in runs.items())
-    lines += ["", f"Final episode per seed: {last}.",
-              "", "![learning curve](fig3.png)", ""]
+    lines += ["", f"Final episode per seed: {last}.", "", "![learning curve](fig3.png)", ""]
     write_atomic(out / "curve.md", "\n".join(lines))
     return out
 
@@ -120,9 +137,12 @@ def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    lines = ["# KF1 against LLM calls: the cost term's trade-off", "",
-             "| run | cost per LLM call / consolidation | seeds | KF1 (mean [min, max]) | LLM calls / turn | reward |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# KF1 against LLM calls: the cost term's trade-off",
+        "",
+        "| run | cost per LLM call / consolidation | seeds | KF1 (mean [min, max]) | LLM calls / turn | reward |",
+        "|---|---|---|---|---|---|",
+    ]
     baselines: dict = {}
     for i, name_dir in enumerate(Path(d) for d in name_dirs):
         runs = read_runs(name_dir)
@@ -134,15 +154,23 @@ def write_tradeoff(name_dirs: list[str | Path], out: str | Path) -> Path:
         label = f"{name_dir.name} (costs {env.llm_call_cost} / {env.consolidation_cost})"
         ax.scatter(calls, kf1, color=f"C{i}", alpha=0.4, s=20)
         ax.scatter([calls.mean()], [kf1.mean()], color=f"C{i}", s=90, marker="D", label=label)
-        lines.append(f"| {name_dir.name} | {env.llm_call_cost} / {env.consolidation_cost} | {len(finals)} | "
-                     f"{kf1.mean():.2f} [{kf1.min():.2f}, {kf1.max():.2f}] | {calls.mean():.2f} | "
-                     f"{reward.mean():.4f} |")
+        lines.append(
+            f"| {name_dir.name} | {env.llm_call_cost} / {env.consolidation_cost} | {len(finals)} | "
+            f"{kf1.mean():.2f} [{kf1.min():.2f}, {kf1.max():.2f}] | {calls.mean():.2f} | "
+            f"{reward.mean():.4f} |"
+        )
         path = name_dir / "baselines.json"
         if path.exists() and not baselines:
             baselines = json.loads(path.read_text())["scores"]
     for j, (name, s) in enumerate(baselines.items()):
-        ax.scatter([s["llm_calls"]], [100 * s["kf1"]], marker="x", s=70, color="black" if j == 0 else f"C{j + 4}",
-                   label=f"{name} (rule)" if name != "random" else "random")
+        ax.scatter(
+            [s["llm_calls"]],
+            [100 * s["kf1"]],
+            marker="x",
+            s=70,
+            color="black" if j == 0 else f"C{j + 4}",
+            label=f"{name} (rule)" if name != "random" else "random",
+        )
         lines.append(f"| {name} (reference) | - | - | {100 * s['kf1']:.2f} | {s['llm_calls']:.2f} | - |")
     ax.set_xlabel("LLM calls per turn (held-out)")
     ax.set_ylabel("KF1 in % (held-out, knowledge-seeking turns)")

@@ -66,8 +66,9 @@ def ray_module():
     try:
         import ray
     except ImportError:
-        raise ConfigError("augmenter grid --ray needs Ray: install the distributed extra "
-                          "(pip install 'augmenter[distributed]')") from None
+        raise ConfigError(
+            "augmenter grid --ray needs Ray: install the distributed extra (pip install 'augmenter[distributed]')"
+        ) from None
     return ray
 
 
@@ -107,16 +108,19 @@ def answer_shard(build: Builder, config: dict, turns: list[Turn]) -> list[dict]:
 
 def _stopped(run: _Run, exc: AugmenterError, done: int, total: int) -> AugmenterError:
     """`exc` (raised in a task) with the experiment's name and what is kept."""
-    message = (f"{run.job.evaluator.cfg.name}: {exc}; the grid stopped with {done} of {total} turns recorded: "
-               "run the same command again to resume")
+    message = (
+        f"{run.job.evaluator.cfg.name}: {exc}; the grid stopped with {done} of {total} turns recorded: "
+        "run the same command again to resume"
+    )
     try:
         return type(exc)(message)
     except TypeError:  # an error class with another signature
         return AugmenterError(message)
 
 
-def run_grid(jobs: list[Job], build: Builder, shard_size: int = 20, retries: int = 2,
-             progress: bool = True) -> list[Outcome]:
+def run_grid(
+    jobs: list[Job], build: Builder, shard_size: int = 20, retries: int = 2, progress: bool = True
+) -> list[Outcome]:
     """Answer every job's pending turns on the connected Ray cluster (`connect`), `shard_size` turns per task,
     and write each run directory as `augmenter eval` would; one tqdm bar over all turns."""
     if not isinstance(shard_size, int) or shard_size < 1:
@@ -136,8 +140,9 @@ def run_grid(jobs: list[Job], build: Builder, shard_size: int = 20, retries: int
         configs = {id(run): ray.put(run.job.config) for run in runs}
 
         def submit(run: _Run, shard: list[Turn], attempt: int) -> None:
-            ref = remote.options(name=f"{run.job.evaluator.cfg.name}:{shard[0].id}").remote(build, configs[id(run)],
-                                                                                            shard)
+            ref = remote.options(name=f"{run.job.evaluator.cfg.name}:{shard[0].id}").remote(
+                build, configs[id(run)], shard
+            )
             tasks[ref] = (run, shard, attempt)
 
         todo = 0
@@ -145,11 +150,12 @@ def run_grid(jobs: list[Job], build: Builder, shard_size: int = 20, retries: int
             pending = Evaluator.pending(run.items, run.records)
             todo += len(pending)
             for start in range(0, len(pending), shard_size):
-                submit(run, pending[start:start + shard_size], 0)
+                submit(run, pending[start : start + shard_size], 0)
         total = sum(len(run.items) for run in runs)
         failed = 0
-        bar = tqdm(total=total, initial=total - todo, desc="grid on ray", unit="turn", disable=not progress,
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=total, initial=total - todo, desc="grid on ray", unit="turn", disable=not progress, dynamic_ncols=True
+        )
         try:
             while tasks:
                 [ref], _ = ray.wait(list(tasks), num_returns=1)
@@ -163,8 +169,12 @@ def run_grid(jobs: list[Job], build: Builder, shard_size: int = 20, retries: int
                     cause = getattr(exc, "cause", None) or exc
                     reason = one_line(f"{type(cause).__name__}: {cause}", 300)
                     if attempt < retries:
-                        log.warning("%s: a shard of %d turns failed (%s); sending it again", run.job.evaluator.cfg.name,
-                                    len(shard), reason)
+                        log.warning(
+                            "%s: a shard of %d turns failed (%s); sending it again",
+                            run.job.evaluator.cfg.name,
+                            len(shard),
+                            reason,
+                        )
                         submit(run, shard, attempt + 1)
                     else:
                         run.lost.append(reason)
@@ -195,7 +205,9 @@ def _outcome(run: _Run, retries: int) -> Outcome:
     except EvalFailed as exc:
         summary, error = exc.summary, str(exc)
     if run.lost:
-        lost = (f"{name}: {len(run.lost)} shard(s) not answered after {retries} retries ({run.lost[-1]}); "
-                f"{summary['pending']} turns pending: run the same command again to answer them")
+        lost = (
+            f"{name}: {len(run.lost)} shard(s) not answered after {retries} retries ({run.lost[-1]}); "
+            f"{summary['pending']} turns pending: run the same command again to answer them"
+        )
         error = f"{error}; {lost}" if error else lost
     return Outcome(name, summary, run.answered, error)

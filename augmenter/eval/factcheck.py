@@ -96,8 +96,9 @@ def fit_pipeline(X: np.ndarray, factual):
     y = _labels(factual, len(X))
     if y.all() or not y.any():
         raise InputError("both factual and non-factual items are needed to fit a verifier")
-    pipe = Pipeline([("scale", StandardScaler()),
-                     ("logreg", LogisticRegression(class_weight="balanced", max_iter=1000))])
+    pipe = Pipeline(
+        [("scale", StandardScaler()), ("logreg", LogisticRegression(class_weight="balanced", max_iter=1000))]
+    )
     return pipe.fit(X, y)
 
 
@@ -202,8 +203,9 @@ class Fitted:
     payload: dict  # what was written
 
 
-def fit_and_save(X: np.ndarray, factual, feature_names: Sequence[str], path: str | Path, command: str,
-                 fitted_on: str | None = None) -> Fitted:
+def fit_and_save(
+    X: np.ndarray, factual, feature_names: Sequence[str], path: str | Path, command: str, fitted_on: str | None = None
+) -> Fitted:
     """Fit the verifier on all of (X, factual), choose its threshold on the same data, and write JSON with
     feature_names, scaler mean/scale, coef, intercept, threshold, n, command and fitted_on (default: the UTC
     time)."""

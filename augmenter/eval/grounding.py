@@ -46,8 +46,14 @@ def ground_record(record: dict, verifier, knowledge_base=None) -> dict[str, Any]
         j = verifier.judge(claim, gold, context=q)
         judged.append({"claim": claim, "verdict": j.verdict.value, "p_supported": round(j.p_supported, 4)})
     bad = [c for c in judged if c["verdict"] != Verdict.SUPPORTED.value]
-    return {"dialogue_id": record["dialogue_id"], "claims": judged, "unsupported": len(bad),
-            "refuted": sum(c["verdict"] == Verdict.REFUTED.value for c in judged), "idk": idk, "outcome": outcome}
+    return {
+        "dialogue_id": record["dialogue_id"],
+        "claims": judged,
+        "unsupported": len(bad),
+        "refuted": sum(c["verdict"] == Verdict.REFUTED.value for c in judged),
+        "idk": idk,
+        "outcome": outcome,
+    }
 
 
 def summarize_grounding(turns: list[dict]) -> dict[str, Any]:
@@ -77,8 +83,11 @@ def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None,
     turns = []
     for record in tqdm(records, desc=f"grounding {run_dir.name}", unit="turn", disable=not progress):
         old = previous.get(record["dialogue_id"])
-        turns.append(old if old is not None and old.get("response") == record.get("response")
-                     else {**ground_record(record, verifier, knowledge_base), "response": record.get("response")})
+        turns.append(
+            old
+            if old is not None and old.get("response") == record.get("response")
+            else {**ground_record(record, verifier, knowledge_base), "response": record.get("response")}
+        )
     result = {"run": run_dir.name, "verifier": verifier_name, **summarize_grounding(turns), "per_turn": turns}
     write_atomic(out, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     return result
@@ -86,7 +95,7 @@ def ground_run(run_dir: Path, verifier, verifier_name: str, knowledge_base=None,
 
 def load_grounding(run_dir: Path, verifier_name: str | None = None) -> dict | None:
     """A run's grounding result (that of `verifier_name`, else the best available: combined, llm, fast)."""
-    for name in ([verifier_name] if verifier_name else ["combined", "llm", "fast"]):
+    for name in [verifier_name] if verifier_name else ["combined", "llm", "fast"]:
         path = run_dir / f"grounding-{name}.json"
         if path.exists():
             try:

@@ -26,8 +26,9 @@ def _pair(item: Any) -> tuple[str, str]:
     raise TypeError(f"expected a (response, allowed) pair, a Working Memory or a record, got {type(item).__name__}")
 
 
-def leak_rate(items: Iterable[Any], prompt: PromptTemplate, n: int = 5,
-              max_examples: int = 10) -> tuple[float | None, list[dict]]:
+def leak_rate(
+    items: Iterable[Any], prompt: PromptTemplate, n: int = 5, max_examples: int = 10
+) -> tuple[float | None, list[dict]]:
     """The share of turns whose response leaks few-shot content (None for no turns) and up to `max_examples`
     examples ({response, leaks}). `items`: (response, allowed) pairs, Working Memories or records."""
     turns = leaking = 0

@@ -64,8 +64,10 @@ def rouge(response: str, references: Sequence[str]) -> dict[str, float]:
     scores = [_rouge().score(ref, response) for ref in references] or [None]
     if scores[0] is None:
         return {"ROUGE-1": 0.0, "ROUGE-L": 0.0}
-    return {"ROUGE-1": 100.0 * max(s["rouge1"].fmeasure for s in scores),
-            "ROUGE-L": 100.0 * max(s["rougeL"].fmeasure for s in scores)}
+    return {
+        "ROUGE-1": 100.0 * max(s["rouge1"].fmeasure for s in scores),
+        "ROUGE-L": 100.0 * max(s["rougeL"].fmeasure for s in scores),
+    }
 
 
 @lru_cache(maxsize=1)
@@ -87,6 +89,7 @@ def wordnet():
             if src.is_file():
                 write_atomic(root / src.name, src.read_bytes().replace(b"\r\n", b"\n"))
         (root / ".complete").touch()
+
     class OfflineWordNet(WordNetCorpusReader):
         def map_wn(self, version="wordnet"):  # the files are WordNet 3.0 itself: no mapping to load
             return None
@@ -145,19 +148,33 @@ def bertscore(responses: Sequence[str], references: Sequence[Sequence[str]], bat
         return None
     logging.getLogger("transformers").setLevel(logging.ERROR)
     refs = [list(r) or [""] for r in references]
-    _, _, f1 = score(list(responses), refs, model_type=path, num_layers=6, batch_size=batch_size,
-                     lang="en", verbose=False, device="cpu")
+    _, _, f1 = score(
+        list(responses),
+        refs,
+        model_type=path,
+        num_layers=6,
+        batch_size=batch_size,
+        lang="en",
+        verbose=False,
+        device="cpu",
+    )
     return 100.0 * float(f1.mean())
 
 
-def corpus_metrics(responses: Sequence[str], references: Sequence[Sequence[str]],
-                   knowledge: Sequence[Sequence[str]], with_bertscore: bool = True) -> dict[str, float | None]:
+def corpus_metrics(
+    responses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    knowledge: Sequence[Sequence[str]],
+    with_bertscore: bool = True,
+) -> dict[str, float | None]:
     """All metrics over a run: per-turn means plus corpus BLEU-4, chrF and BERTScore; n/a ones are None."""
     if not responses:
         return {}
     turns = [turn_metrics(r, refs, k) for r, refs, k in zip(responses, references, knowledge)]
+
     def avg(key):
         return None if any(t[key] is None for t in turns) else mean(t[key] for t in turns)
+
     return {
         "KF1": avg("KF1"),
         "BLEU-4": bleu4(responses, references),

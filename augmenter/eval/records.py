@@ -51,12 +51,16 @@ SHAPES = {
     "references": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
     "gold_knowledge": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
     "gold_ids": (lambda v: isinstance(v, list), "a list"),
-    "metrics": (lambda v: isinstance(v, dict) and all(x is None or _number(x) for x in v.values()),
-                "an object of numbers"),
+    "metrics": (
+        lambda v: isinstance(v, dict) and all(x is None or _number(x) for x in v.values()),
+        "an object of numbers",
+    ),
     "cost": (lambda v: isinstance(v, dict) and all(_number(x) for x in v.values()), "an object of numbers"),
     "evidence_recall": (lambda v: v is None or _number(v), "a number or null"),
-    "memory": (lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("o", []), list)),
-               "an object (the Working Memory, its candidates `o` a list) or null"),
+    "memory": (
+        lambda v: v is None or (isinstance(v, dict) and isinstance(v.get("o", []), list)),
+        "an object (the Working Memory, its candidates `o` a list) or null",
+    ),
 }
 
 
@@ -110,8 +114,12 @@ def read_records(path: Path, metric_keys: Sequence[str] = ()) -> list[dict]:
         records[record["dialogue_id"]] = _upgraded(record)
     if bad:
         lines = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
-        log.warning("%s: skipped %d unreadable line(s) (line %s: cut short or not a record); their turns run again "
-                    "on resume", path, len(bad), lines)
+        log.warning(
+            "%s: skipped %d unreadable line(s) (line %s: cut short or not a record); their turns run again on resume",
+            path,
+            len(bad),
+            lines,
+        )
     return list(records.values())
 
 

@@ -21,27 +21,49 @@ from augmenter.eval.tasks import KINDS, GroundedDialogueTask
 from augmenter.storage import make_dir, write_atomic
 
 # (run name, row label, the paper's KF1 for that row or None)
-TABLE1 = [("table1_llm_only", "LLM only", 26.71), ("table1_gold", "+ gold fact", 57.44),
-          ("table1_gold_feedback", "+ gold fact + feedback", 60.76)]  # the paper's news chat is a re-crawl
-TABLE2 = [("table2_llm_only", "LLM only", 31.33), ("table2_bm25", "+ BM25", 34.07),
-          ("table2_bm25_feedback", "+ BM25 + feedback", 37.41), ("table2_gold", "+ gold knowledge", 45.63),
-          ("table2_gold_feedback", "+ gold knowledge + feedback", 52.83)]
-TABLE4 = [("table2_bm25", "w/o feedback", 34.07), ("table2_bm25_feedback", "w/ rule-based feedback", 37.41),
-          ("table4_self_critique", "w/ self-criticism feedback", 37.10)]
-FIG4 = [("table2_llm_only", "no knowledge consolidator", None), ("fig4_self_ask", "self-ask", None),
-        ("table2_bm25", "always use", None)]
-FIG5 = [("table2_bm25", "(1) no utility, no feedback", None), ("table2_bm25_feedback", "(2) utility + feedback", None),
-        ("fig5_no_gating", "(3) feedback without utility gating", None),
-        ("fig5_always_feedback", "(4) always feedback", None), ("fig5_rerank", "(5) rerank the best of two", None)]
-CONSOLIDATOR = [("table2_bm25", "BM25 on the user's words", None),
-                ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
-                ("querygen_bm25", "BM25 on an LLM-written query", None)]
+TABLE1 = [
+    ("table1_llm_only", "LLM only", 26.71),
+    ("table1_gold", "+ gold fact", 57.44),
+    ("table1_gold_feedback", "+ gold fact + feedback", 60.76),
+]  # the paper's news chat is a re-crawl
+TABLE2 = [
+    ("table2_llm_only", "LLM only", 31.33),
+    ("table2_bm25", "+ BM25", 34.07),
+    ("table2_bm25_feedback", "+ BM25 + feedback", 37.41),
+    ("table2_gold", "+ gold knowledge", 45.63),
+    ("table2_gold_feedback", "+ gold knowledge + feedback", 52.83),
+]
+TABLE4 = [
+    ("table2_bm25", "w/o feedback", 34.07),
+    ("table2_bm25_feedback", "w/ rule-based feedback", 37.41),
+    ("table4_self_critique", "w/ self-criticism feedback", 37.10),
+]
+FIG4 = [
+    ("table2_llm_only", "no knowledge consolidator", None),
+    ("fig4_self_ask", "self-ask", None),
+    ("table2_bm25", "always use", None),
+]
+FIG5 = [
+    ("table2_bm25", "(1) no utility, no feedback", None),
+    ("table2_bm25_feedback", "(2) utility + feedback", None),
+    ("fig5_no_gating", "(3) feedback without utility gating", None),
+    ("fig5_always_feedback", "(4) always feedback", None),
+    ("fig5_rerank", "(5) rerank the best of two", None),
+]
+CONSOLIDATOR = [
+    ("table2_bm25", "BM25 on the user's words", None),
+    ("linker_bm25", "+ evidence linker (review context, FAQ)", None),
+    ("querygen_bm25", "BM25 on an LLM-written query", None),
+]
 
 GROUNDING = [*TABLE2, ("claims_bm25", "+ BM25 + claims utility + its feedback", None)]
 
-TABLE5 = [("table5_closed_book", "LLM only (closed book)", 0.59), ("table5_dpr", "+ DPR (dense retrieval)", 2.38),
-          ("table5_core", "+ linker + chainer (CORE)", 8.08),
-          ("table5_core_feedback", "+ linker + chainer + feedback", 11.80)]  # the paper's F1 (ChatGPT)
+TABLE5 = [
+    ("table5_closed_book", "LLM only (closed book)", 0.59),
+    ("table5_dpr", "+ DPR (dense retrieval)", 2.38),
+    ("table5_core", "+ linker + chainer (CORE)", 8.08),
+    ("table5_core_feedback", "+ linker + chainer + feedback", 11.80),
+]  # the paper's F1 (ChatGPT)
 
 METRICS = ["KF1", "BLEU-4", "ROUGE-1", "ROUGE-L", "chrF", "METEOR", "BERTScore", "BARTScore", "BLEURT"]
 
@@ -112,9 +134,20 @@ def _metric_table(rows, runs) -> list[str]:
         if name not in runs:
             continue
         m = runs[name]["metrics"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(runs[name]["ok"]), _failed(runs[name]),
-                                        *[_fmt(m.get(k)) for k in METRICS], _fmt(m.get("length"), 1),
-                                        _fmt(paper)]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{label} (`{name}`)",
+                    str(runs[name]["ok"]),
+                    _failed(runs[name]),
+                    *[_fmt(m.get(k)) for k in METRICS],
+                    _fmt(m.get("length"), 1),
+                    _fmt(paper),
+                ]
+            )
+            + " |"
+        )
     return lines
 
 
@@ -143,42 +176,88 @@ def _cached_share(cost: dict) -> str:
 def _cost_table(rows, runs, with_delta: bool = True) -> list[str]:
     present = [name for name, _, _ in rows if name in runs]
     base = runs[present[0]] if present and with_delta else None
-    head = ["system", "KF1", "KF1 95% CI", "ΔKF1 vs first row (paired 95% CI)", "LLM calls", "from the LLM cache",
-            "candidates", "prompt tokens", "completion tokens", "wall s", "knowledge used", "gold recall of evidence"]
+    head = [
+        "system",
+        "KF1",
+        "KF1 95% CI",
+        "ΔKF1 vs first row (paired 95% CI)",
+        "LLM calls",
+        "from the LLM cache",
+        "candidates",
+        "prompt tokens",
+        "completion tokens",
+        "wall s",
+        "knowledge used",
+        "gold recall of evidence",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
         if name not in runs:
             continue
         r, c = runs[name], runs[name]["cost"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
-                                        "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
-                                        _fmt(c["llm_calls"]), _cached_share(c),
-                                        _fmt(c.get("candidates")), _fmt(c["prompt_tokens"], 0),
-                                        _fmt(c["completion_tokens"], 0),
-                                        _fmt(c["turn_seconds"]), f"{100 * c['knowledge_used']:.0f}%",
-                                        _fmt(r["evidence_recall"])]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{label} (`{name}`)",
+                    _fmt(r["metrics"]["KF1"]),
+                    "–".join(_fmt(v, 1) for v in r["score_ci95"]),
+                    _delta(r, base),
+                    _fmt(c["llm_calls"]),
+                    _cached_share(c),
+                    _fmt(c.get("candidates")),
+                    _fmt(c["prompt_tokens"], 0),
+                    _fmt(c["completion_tokens"], 0),
+                    _fmt(c["turn_seconds"]),
+                    f"{100 * c['knowledge_used']:.0f}%",
+                    _fmt(r["evidence_recall"]),
+                ]
+            )
+            + " |"
+        )
     return lines
 
 
 def _grounding_table(rows, runs) -> list[str]:
     """The share of sent responses with a claim the gold knowledge does not support (judged claim by
     claim by a verifier against the gold snippets), the "I don't know" rate, KF1 and LLM calls."""
-    head = ["system", "KF1", "KF1 95% CI", "responses with an unsupported claim", "... with a refuted claim",
-            "supported share of claims", "claims per response", "\"I don't know\"", "only supported claims sent",
-            "LLM calls", "judged by"]
+    head = [
+        "system",
+        "KF1",
+        "KF1 95% CI",
+        "responses with an unsupported claim",
+        "... with a refuted claim",
+        "supported share of claims",
+        "claims per response",
+        '"I don\'t know"',
+        "only supported claims sent",
+        "LLM calls",
+        "judged by",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, _ in rows:
         if name not in runs or "grounding" not in runs[name]:
             continue
         r, g = runs[name], runs[name]["grounding"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", _fmt(r["metrics"]["KF1"]),
-                                        "–".join(_fmt(v, 1) for v in r["score_ci95"]),
-                                        f"{g['unsupported_response_rate']:.1f}%", f"{g['refuted_response_rate']:.1f}%",
-                                        "n/a" if g["supported_claim_share"] is None
-                                        else f"{g['supported_claim_share']:.1f}%",
-                                        _fmt(g["claims_per_response"]), f"{g['idk_rate']:.1f}%",
-                                        f"{r.get('outcomes_percent', {}).get('partial', 0.0):.1f}%",
-                                        _fmt(r["cost"]["llm_calls"]), g["verifier"]]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{label} (`{name}`)",
+                    _fmt(r["metrics"]["KF1"]),
+                    "–".join(_fmt(v, 1) for v in r["score_ci95"]),
+                    f"{g['unsupported_response_rate']:.1f}%",
+                    f"{g['refuted_response_rate']:.1f}%",
+                    "n/a" if g["supported_claim_share"] is None else f"{g['supported_claim_share']:.1f}%",
+                    _fmt(g["claims_per_response"]),
+                    f"{g['idk_rate']:.1f}%",
+                    f"{r.get('outcomes_percent', {}).get('partial', 0.0):.1f}%",
+                    _fmt(r["cost"]["llm_calls"]),
+                    g["verifier"],
+                ]
+            )
+            + " |"
+        )
     return lines
 
 
@@ -186,16 +265,43 @@ def _qa_table(rows, runs) -> list[str]:
     """Wiki QA (Table 5): answer P/R/F1 beside the paper's F1, bootstrap CI and paired ΔF1 vs the first row."""
     present = [name for name, _, _ in rows if name in runs]
     base = runs[present[0]] if present else None
-    head = ["system", "questions", "failed", "P", "R", "F1", "F1 95% CI", "ΔF1 vs first row (paired 95% CI)",
-            "answer recall@5 of evidence", "LLM calls", "paper F1 (ChatGPT)"]
+    head = [
+        "system",
+        "questions",
+        "failed",
+        "P",
+        "R",
+        "F1",
+        "F1 95% CI",
+        "ΔF1 vs first row (paired 95% CI)",
+        "answer recall@5 of evidence",
+        "LLM calls",
+        "paper F1 (ChatGPT)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, label, paper in rows:
         if name not in runs:
             continue
         r, m = runs[name], runs[name]["metrics"]
-        lines.append("| " + " | ".join([f"{label} (`{name}`)", str(r["ok"]), _failed(r), _fmt(m["P"]), _fmt(m["R"]),
-                                        _fmt(m["F1"]), "–".join(_fmt(v, 1) for v in r["score_ci95"]), _delta(r, base),
-                                        _fmt(m["answer_recall@5"]), _fmt(r["cost"]["llm_calls"]), _fmt(paper)]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"{label} (`{name}`)",
+                    str(r["ok"]),
+                    _failed(r),
+                    _fmt(m["P"]),
+                    _fmt(m["R"]),
+                    _fmt(m["F1"]),
+                    "–".join(_fmt(v, 1) for v in r["score_ci95"]),
+                    _delta(r, base),
+                    _fmt(m["answer_recall@5"]),
+                    _fmt(r["cost"]["llm_calls"]),
+                    _fmt(paper),
+                ]
+            )
+            + " |"
+        )
     return lines
 
 
@@ -246,8 +352,13 @@ def plot_fig4(runs, path: Path) -> Path | None:
     kf1 = [run["metrics"]["KF1"] for _, run in points]
     bars = ax.bar(labels, kf1, color="#4c72b0")
     for bar, (_, run) in zip(bars, points):
-        ax.annotate(f"KC used {100 * run['cost']['knowledge_used']:.0f}%", (bar.get_x() + bar.get_width() / 2,
-                    bar.get_height()), ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"KC used {100 * run['cost']['knowledge_used']:.0f}%",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_ylabel("KF1 (%)")
     ax.set_title("Knowledge-use policies (DSTC11)")
     return _save(fig, path)
@@ -267,8 +378,13 @@ def _incomplete(runs: dict[str, dict]) -> list[str]:
             lines.append(f"- `{name}`: turns: {run['ok']} scored, " + ", ".join(parts))
     if not lines:
         return []
-    return ["**Incomplete runs**: their figures cover only their scored turns (failed turns are never scored); "
-            "run `augmenter eval` or `augmenter grid` again to retry the failed and missing turns.", "", *lines, ""]
+    return [
+        "**Incomplete runs**: their figures cover only their scored turns (failed turns are never scored); "
+        "run `augmenter eval` or `augmenter grid` again to retry the failed and missing turns.",
+        "",
+        *lines,
+        "",
+    ]
 
 
 def _scored(runs: dict[str, dict]) -> dict[str, dict]:
@@ -277,36 +393,69 @@ def _scored(runs: dict[str, dict]) -> dict[str, dict]:
 
 def render(runs: dict[str, dict], title: str) -> str:
     warning, runs = _incomplete(runs), _scored(runs)
-    out = [f"# {title}", "",
-           "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
-           "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
-           "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
-           "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
-           "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. "
-           "KF1 95% CI: percentile bootstrap over turns; "
-           "ΔKF1: paired difference to the table's first row over the same turns.", "", *warning]
+    out = [
+        f"# {title}",
+        "",
+        "Scores in %. BERTScore uses all-MiniLM-L6-v2 (layer 6, F1, no rescaling), not the paper's RoBERTa-large; "
+        "BARTScore and BLEURT have no offline weights (n/a). KF1 is against the gold knowledge. "
+        "Costs are per turn; LLM calls and tokens count cache hits as calls, but wall time does not pay for "
+        "them (runs share prompts through the LLM cache; `bench/eval_cost.py` measures uncached wall time). "
+        "'gold recall of evidence': the share of the gold snippets among the evidence the LLM saw. "
+        "KF1 95% CI: percentile bootstrap over turns; "
+        "ΔKF1: paired difference to the table's first row over the same turns.",
+        "",
+        *warning,
+    ]
     if runs and all(run.get("score_metric") == "F1" for run in runs.values()):  # Wiki QA
-        out = [f"# {title}", "", "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
-               "not the 400K-table open corpus). Token-level P/R/F1 in % against the answers; answer recall@5: "
-               "share of questions with an answer in the top-5 evidence. F1 95% CI: percentile bootstrap over "
-               "questions; ΔF1: paired difference to the first row.", "", *warning, "## Table 5: Wiki QA", "",
-               *_qa_table(TABLE5, runs), "", "## All runs", "",
-               *_qa_table([(name, name, None) for name in runs], runs), ""]
+        out = [
+            f"# {title}",
+            "",
+            "Wiki QA (OTT-QA dev; the knowledge is the 789 dev tables and their linked passages, "
+            "not the 400K-table open corpus). Token-level P/R/F1 in % against the answers; answer recall@5: "
+            "share of questions with an answer in the top-5 evidence. F1 95% CI: percentile bootstrap over "
+            "questions; ΔF1: paired difference to the first row.",
+            "",
+            *warning,
+            "## Table 5: Wiki QA",
+            "",
+            *_qa_table(TABLE5, runs),
+            "",
+            "## All runs",
+            "",
+            *_qa_table([(name, name, None) for name in runs], runs),
+            "",
+        ]
         return "\n".join(out)
-    sections = [("Table 1: news chat (DSTC7)", TABLE1), ("Table 2: customer service (DSTC11)", TABLE2),
-                ("Table 4: feedback types", TABLE4), ("Fig. 4: knowledge-use policies", FIG4),
-                ("Fig. 5: utility and feedback", FIG5), ("Knowledge Consolidator options (DSTC11)", CONSOLIDATOR)]
+    sections = [
+        ("Table 1: news chat (DSTC7)", TABLE1),
+        ("Table 2: customer service (DSTC11)", TABLE2),
+        ("Table 4: feedback types", TABLE4),
+        ("Fig. 4: knowledge-use policies", FIG4),
+        ("Fig. 5: utility and feedback", FIG5),
+        ("Knowledge Consolidator options (DSTC11)", CONSOLIDATOR),
+    ]
     for heading, rows in sections:
         if any(name in runs for name, _, _ in rows):
             out += [f"## {heading}", "", *_metric_table(rows, runs), "", *_cost_table(rows, runs), ""]
     if any("grounding" in runs.get(name, {}) for name, _, _ in GROUNDING):
-        out += ["## Grounding: claims the gold knowledge does not support", "",
-                "Each sent response is split into sentences that state something (questions and \"I don't know\" "
-                "sentences are not claims); each is judged against the turn's gold snippets (`augmenter ground`).",
-                "", *_grounding_table(GROUNDING, runs), ""]
+        out += [
+            "## Grounding: claims the gold knowledge does not support",
+            "",
+            'Each sent response is split into sentences that state something (questions and "I don\'t know" '
+            "sentences are not claims); each is judged against the turn's gold snippets (`augmenter ground`).",
+            "",
+            *_grounding_table(GROUNDING, runs),
+            "",
+        ]
     everything = [(name, name, None) for name in runs]
-    out += ["## All runs", "", *_metric_table(everything, runs), "",
-            *_cost_table(everything, runs, with_delta=False), ""]
+    out += [
+        "## All runs",
+        "",
+        *_metric_table(everything, runs),
+        "",
+        *_cost_table(everything, runs, with_delta=False),
+        "",
+    ]
     return "\n".join(out)
 
 

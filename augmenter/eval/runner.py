@@ -54,9 +54,9 @@ class EvalFailed(AugmenterError):
 class KnowledgeAccess(str, Enum):
     """Where a turn's evidence comes from (an ablation switch, after ParlAI's KnowledgeAccessMethod)."""
 
-    NONE = "none"            # no knowledge: consolidating gives nothing
+    NONE = "none"  # no knowledge: consolidating gives nothing
     RETRIEVED = "retrieved"  # the Knowledge Consolidator retrieves it
-    GOLD = "gold"            # the data set's gold knowledge is given
+    GOLD = "gold"  # the data set's gold knowledge is given
 
 
 def _excluded(exclude) -> list:
@@ -95,14 +95,19 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     return seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
 
 
-def summarize(records: list[dict], with_bertscore: bool = True, task: Task | type = GroundedDialogueTask
-              ) -> dict[str, Any]:
+def summarize(
+    records: list[dict], with_bertscore: bool = True, task: Task | type = GroundedDialogueTask
+) -> dict[str, Any]:
     """Metrics (`task`'s corpus metrics) and mean per-turn costs of a run's scored turns; failed turns are only
     counted, by reason."""
     reasons = Counter(filter(None, map(failure, records)))
     ok = [r for r in records if failure(r) is None]
-    counts = {"turns": len(records), "ok": len(ok), "failed": len(records) - len(ok),
-              "failure_reasons": dict(reasons.most_common())}
+    counts = {
+        "turns": len(records),
+        "ok": len(ok),
+        "failed": len(records) - len(ok),
+        "failure_reasons": dict(reasons.most_common()),
+    }
     if not ok:
         return counts
     metrics = task.corpus_metrics(ok, with_bertscore=with_bertscore)
@@ -187,14 +192,22 @@ class Evaluator:
         try:
             self.access = KnowledgeAccess(cfg.eval.knowledge)
         except ValueError:
-            raise ConfigError(f"eval.knowledge must be one of {', '.join(k.value for k in KnowledgeAccess)}, "
-                              f"got {cfg.eval.knowledge!r}") from None
+            raise ConfigError(
+                f"eval.knowledge must be one of {', '.join(k.value for k in KnowledgeAccess)}, "
+                f"got {cfg.eval.knowledge!r}"
+            ) from None
         self.dir = run_dir(cfg)
         self.records_path = self.dir / "records.jsonl"
 
     def _check_resume(self) -> None:
-        check_config(self.dir, self.records_path, redact_data(system_config(self.cfg)), self.cfg.eval.restart,
-                     "set name=... or eval.restart=true", stored_as_today=normalized)
+        check_config(
+            self.dir,
+            self.records_path,
+            redact_data(system_config(self.cfg)),
+            self.cfg.eval.restart,
+            "set name=... or eval.restart=true",
+            stored_as_today=normalized,
+        )
 
     def _allowed_failures(self, turns: int) -> float:
         """`eval.max_failed` as a number of turns: an int >= 0 is a count, a float in (0, 1) a share of `turns`."""
@@ -203,8 +216,10 @@ class Evaluator:
             return value
         if isinstance(value, float) and 0 < value < 1:
             return value * turns
-        raise ConfigError(f"eval.max_failed must be a count (an int >= 0) or a share of the turns (a float "
-                          f"between 0 and 1), got {value!r}")
+        raise ConfigError(
+            f"eval.max_failed must be a count (an int >= 0) or a share of the turns (a float "
+            f"between 0 and 1), got {value!r}"
+        )
 
     def run(self) -> dict[str, Any]:
         with run_lock(self.dir, "eval.out_dir"):
@@ -253,10 +268,13 @@ class Evaluator:
         allowed = self._allowed_failures(len(items))
         if check and summary["failed"] > allowed:
             reason, count = next(iter(summary["failure_reasons"].items()))
-            raise EvalFailed(f"{self.cfg.name}: {summary['failed']} of {len(items)} turns failed (eval.max_failed="
-                             f"{self.cfg.eval.get('max_failed', 0)} allows {allowed:g}); most common reason "
-                             f"({count} of them): {reason}; they are recorded in {self.dir} and not scored: run the "
-                             "same command again to retry them", summary)
+            raise EvalFailed(
+                f"{self.cfg.name}: {summary['failed']} of {len(items)} turns failed (eval.max_failed="
+                f"{self.cfg.eval.get('max_failed', 0)} allows {allowed:g}); most common reason "
+                f"({count} of them): {reason}; they are recorded in {self.dir} and not scored: run the "
+                "same command again to retry them",
+                summary,
+            )
         return summary
 
     def _run(self) -> dict[str, Any]:
@@ -272,11 +290,14 @@ class Evaluator:
             raise CircuitOpenError(
                 f"{self.cfg.name}: eval stopped after {limit or 'too many'} consecutive LLM failures ({exc}); "
                 f"{summary['ok'] + summary['failed']} of {len(items)} turns recorded in {self.dir}: "
-                "run the same command again to resume") from exc
+                "run the same command again to resume"
+            ) from exc
         except LLMFatalError as exc:
             summary = self._finish(records, items)
-            raise LLMFatalError(f"{exc}; {self.cfg.name}: eval stopped, {summary['ok'] + summary['failed']} of "
-                                f"{len(items)} turns recorded in {self.dir}") from exc
+            raise LLMFatalError(
+                f"{exc}; {self.cfg.name}: eval stopped, {summary['ok'] + summary['failed']} of "
+                f"{len(items)} turns recorded in {self.dir}"
+            ) from exc
         return self.finish(records, items)
 
     def _answer(self, agent, todo: list[Turn], records: dict[str, dict], total: int) -> None:
@@ -285,8 +306,14 @@ class Evaluator:
         key = self.task.score_metric
         scores = [r["metrics"][key] for r in records.values() if not failure(r) and r["metrics"].get(key) is not None]
         failed = 0
-        bar = tqdm(total=total, initial=total - len(todo), desc=str(self.cfg.name), unit="turn",
-                   disable=not self.cfg.eval.progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=total,
+            initial=total - len(todo),
+            desc=str(self.cfg.name),
+            unit="turn",
+            disable=not self.cfg.eval.progress,
+            dynamic_ncols=True,
+        )
         with bar, open(self.records_path, "a", encoding="utf-8") as sink:
             for item, record in self._answered(agent, todo, self._workers(agent)):
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -296,8 +323,13 @@ class Evaluator:
                     scores += [record["metrics"][key]] if record["metrics"].get(key) is not None else []
                 else:
                     failed += 1
-                bar.set_postfix({key: f"{mean(scores):.2f}" if scores else "n/a", "failed": failed,
-                                 "calls": record["cost"].get("llm_calls", 0)})
+                bar.set_postfix(
+                    {
+                        key: f"{mean(scores):.2f}" if scores else "n/a",
+                        "failed": failed,
+                        "calls": record["cost"].get("llm_calls", 0),
+                    }
+                )
                 bar.update()
 
     def _workers(self, agent) -> int:
@@ -306,9 +338,12 @@ class Evaluator:
         workers = int(self.cfg.eval.get("concurrency") or 1)
         backend = getattr(getattr(getattr(agent, "executor", None), "llm", None), "backend", None)
         if workers > 1 and backend == "local":
-            log.warning("eval.concurrency=%d: the embedded model runs one call at a time in-process, so turns run "
-                        "one by one; for concurrent turns serve the model (llama.cpp's server with --parallel "
-                        "slots) and use llm=openai", workers)
+            log.warning(
+                "eval.concurrency=%d: the embedded model runs one call at a time in-process, so turns run "
+                "one by one; for concurrent turns serve the model (llama.cpp's server with --parallel "
+                "slots) and use llm=openai",
+                workers,
+            )
             return 1
         return workers
 
@@ -337,8 +372,13 @@ class Evaluator:
     def _finish(self, records: dict[str, dict], items: list[Turn]) -> dict[str, Any]:
         """Save the records and write summary.json (also when the run stopped early)."""
         stats = summarize(self._save(records, items), task=self.task)
-        summary = {"name": str(self.cfg.name), "run_dir": str(self.dir), **stats, "turns": len(items),
-                   "pending": len(items) - stats["ok"] - stats["failed"]}
+        summary = {
+            "name": str(self.cfg.name),
+            "run_dir": str(self.dir),
+            **stats,
+            "turns": len(items),
+            "pending": len(items) - stats["ok"] - stats["failed"],
+        }
         write_atomic(self.dir / "summary.json", json.dumps(redact_data(summary), indent=1))
         return summary
 
@@ -355,8 +395,11 @@ class Evaluator:
             return self._record(item, f"crash: {type(exc).__name__}: {exc}", start)
 
     def _scored(self, agent, item: Turn, start: float) -> EvalRecord:
-        given: list[Snippet] | None = {KnowledgeAccess.NONE: [], KnowledgeAccess.GOLD: item.gold,
-                                          KnowledgeAccess.RETRIEVED: None}[self.access]
+        given: list[Snippet] | None = {
+            KnowledgeAccess.NONE: [],
+            KnowledgeAccess.GOLD: item.gold,
+            KnowledgeAccess.RETRIEVED: None,
+        }[self.access]
         mem = agent.respond(item.q, item.history, given=given)
         error = _turn_error(mem)
         if error:
@@ -364,23 +407,32 @@ class Evaluator:
         score = self.task.score(item, mem)
         return self._record(item, None, start, mem, score.metrics, score.evidence_recall)
 
-    def _record(self, item: Turn, error: str | None, start: float, mem=None, metrics: dict | None = None,
-                recall: float | None = None) -> EvalRecord:
+    def _record(
+        self,
+        item: Turn,
+        error: str | None,
+        start: float,
+        mem=None,
+        metrics: dict | None = None,
+        recall: float | None = None,
+    ) -> EvalRecord:
         """A turn's record, redacted; a failed turn (`error`) has no metrics."""
-        return redact_data({
-            "dialogue_id": item.id,
-            "status": "failed" if error else "ok",
-            # One line: the LLM's error, "empty response", "crash: ...".
-            "error": one_line(error, 500) if error else None,
-            "response": (mem.response or "") if mem else "",
-            "outcome": mem.outcome if mem else None,  # an augmenter.memory.Outcome; None when the turn crashed
-            "citations": mem.citation_records() if mem else [],
-            "references": item.references,
-            "gold_knowledge": [s.text for s in item.gold],
-            "gold_ids": [s.id for s in item.gold],
-            "metrics": metrics or {},
-            # the Working Memory's cost figures, and the turn's measured time
-            "cost": {**(mem.summary() if mem else {}), "turn_seconds": round(time.perf_counter() - start, 4)},
-            "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
-            "memory": mem.model_dump(mode="json") if mem else None,
-        })
+        return redact_data(
+            {
+                "dialogue_id": item.id,
+                "status": "failed" if error else "ok",
+                # One line: the LLM's error, "empty response", "crash: ...".
+                "error": one_line(error, 500) if error else None,
+                "response": (mem.response or "") if mem else "",
+                "outcome": mem.outcome if mem else None,  # an augmenter.memory.Outcome; None when the turn crashed
+                "citations": mem.citation_records() if mem else [],
+                "references": item.references,
+                "gold_knowledge": [s.text for s in item.gold],
+                "gold_ids": [s.id for s in item.gold],
+                "metrics": metrics or {},
+                # the Working Memory's cost figures, and the turn's measured time
+                "cost": {**(mem.summary() if mem else {}), "turn_seconds": round(time.perf_counter() - start, 4)},
+                "evidence_recall": recall,  # QA: whether an answer is in the top-5 evidence
+                "memory": mem.model_dump(mode="json") if mem else None,
+            }
+        )

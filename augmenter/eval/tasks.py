@@ -65,8 +65,12 @@ class GroundedDialogueTask(_LoadedTask):
 
     @staticmethod
     def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
-        return corpus_metrics([r["response"] for r in records], [r["references"] or [""] for r in records],
-                              [r["gold_knowledge"] for r in records], with_bertscore=with_bertscore)
+        return corpus_metrics(
+            [r["response"] for r in records],
+            [r["references"] or [""] for r in records],
+            [r["gold_knowledge"] for r in records],
+            with_bertscore=with_bertscore,
+        )
 
 
 class ShortAnswerTask(_LoadedTask):
@@ -100,21 +104,27 @@ class DocumentQATask(_LoadedTask):
         from augmenter.documents.handbook import judge_answer
 
         verdict = judge_answer(turn.labels[0], memory)
-        metrics = {"score": 100.0 * verdict["handled"], **{k: float(verdict[k]) for k in
-                                                            ("answerable", "correct", "cited", "refused")}}
+        metrics = {
+            "score": 100.0 * verdict["handled"],
+            **{k: float(verdict[k]) for k in ("answerable", "correct", "cited", "refused")},
+        }
         return TurnScore(metrics, None)
 
     @staticmethod
     def corpus_metrics(records: Sequence[dict], with_bertscore: bool = True) -> dict[str, float | None]:
         answerable = [r["metrics"] for r in records if r["metrics"]["answerable"]]
         other = [r["metrics"] for r in records if not r["metrics"]["answerable"]]
+
         def share(rows, f):
             return 100.0 * mean(f(m) for m in rows) if rows else None
-        return {"score": mean(r["metrics"]["score"] for r in records),
-                "correct_with_citation": share(answerable, lambda m: m["correct"] and m["cited"]),
-                "correct": share(answerable, lambda m: m["correct"]),
-                "refused_answerable": share(answerable, lambda m: m["refused"]),
-                "refused_unanswerable": share(other, lambda m: m["refused"])}
+
+        return {
+            "score": mean(r["metrics"]["score"] for r in records),
+            "correct_with_citation": share(answerable, lambda m: m["correct"] and m["cited"]),
+            "correct": share(answerable, lambda m: m["correct"]),
+            "refused_answerable": share(answerable, lambda m: m["refused"]),
+            "refused_unanswerable": share(other, lambda m: m["refused"]),
+        }
 
 
 def handbook_turns(limit: int | None = None, seed: int | None = 0) -> list[Turn]:
@@ -122,13 +132,19 @@ def handbook_turns(limit: int | None = None, seed: int | None = 0) -> list[Turn]
     from augmenter.documents.handbook import QUESTIONS
     from augmenter.tasks.base import seeded_sample
 
-    turns = [Turn(id=f"handbook-{i}", q=q["q"], references=list(q["answer"]), labels=[q], knowledge_seeking=True)
-             for i, q in enumerate(QUESTIONS)]
+    turns = [
+        Turn(id=f"handbook-{i}", q=q["q"], references=list(q["answer"]), labels=[q], knowledge_seeking=True)
+        for i, q in enumerate(QUESTIONS)
+    ]
     return seeded_sample(turns, limit, seed)
 
 
-KINDS: dict[str, type] = {"dstc11": GroundedDialogueTask, "dstc7": GroundedDialogueTask, "ottqa": ShortAnswerTask,
-                          "handbook": DocumentQATask}
+KINDS: dict[str, type] = {
+    "dstc11": GroundedDialogueTask,
+    "dstc7": GroundedDialogueTask,
+    "ottqa": ShortAnswerTask,
+    "handbook": DocumentQATask,
+}
 
 
 def task_kind(dataset: str) -> type:
@@ -145,8 +161,9 @@ def build_task(dataset: str, data_root: str | Path, split: str = "dev", knowledg
     if dataset == "dstc11":
         if knowledge is None:
             raise ConfigError("eval.dataset=dstc11 needs the DSTC11 knowledge base (task=dstc11)")
-        return kind(dataset, lambda limit, seed: dstc11.load_turns(root / "dstc11-track5" / split, knowledge,
-                                                                   True, limit, seed))
+        return kind(
+            dataset, lambda limit, seed: dstc11.load_turns(root / "dstc11-track5" / split, knowledge, True, limit, seed)
+        )
     if dataset == "handbook":
         return kind(dataset, handbook_turns)
     if dataset == "dstc7":

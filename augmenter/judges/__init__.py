@@ -36,6 +36,22 @@ def make_judges(llm, names: Sequence[str], prompts: dict | None = None, history:
     return judges
 
 
-__all__ = ["ArenaJudge", "ChecksJudge", "LLM_JUDGES", "Dialogue", "EloSettings", "GTEvalJudge", "JUDGES", "Judge",
-           "Judgment", "LLMJudge", "UniEvalJudge", "WikiChatJudge", "bootstrap_elo", "elo", "make_judges", "passes_at",
-           "transcript"]
+__all__ = [
+    "ArenaJudge",
+    "ChecksJudge",
+    "LLM_JUDGES",
+    "Dialogue",
+    "EloSettings",
+    "GTEvalJudge",
+    "JUDGES",
+    "Judge",
+    "Judgment",
+    "LLMJudge",
+    "UniEvalJudge",
+    "WikiChatJudge",
+    "bootstrap_elo",
+    "elo",
+    "make_judges",
+    "passes_at",
+    "transcript",
+]

@@ -28,15 +28,17 @@ class UniEvalJudge(LLMJudge):
     def judge(self, dialogues: Sequence[Dialogue], seed: int = 0) -> Judgment:
         self.check_arity(dialogues)
         dialogue = dialogues[0]
-        text, error, seconds = self.ask(seed, conversation=transcript(dialogue, self.max_chars),
-                                        utterances=len(dialogue.utterances))
+        text, error, seconds = self.ask(
+            seed, conversation=transcript(dialogue, self.max_chars), utterances=len(dialogue.utterances)
+        )
         if text is None:
             return Judgment(self.name, FAILED, error=error, llm_calls=1, seconds=seconds)
         verdict = parse_yes_no_index(text, len(dialogue.utterances))
         if verdict is None:
             return Judgment(self.name, UNPARSED, raw=[text], llm_calls=1, seconds=seconds)
-        return Judgment(self.name, OK, {**verdict, "length": len(dialogue.utterances)}, [text], llm_calls=1,
-                        seconds=seconds)
+        return Judgment(
+            self.name, OK, {**verdict, "length": len(dialogue.utterances)}, [text], llm_calls=1, seconds=seconds
+        )
 
 
 def passes_at(verdict: dict, n: int) -> bool | None:
@@ -68,15 +70,22 @@ class ArenaJudge(LLMJudge):
         self.check_arity(dialogues)
         length = min(len(d.utterances) for d in dialogues)
         first, second = (d.cut(length) for d in dialogues)
-        text, error, seconds = self.ask(seed, first=transcript(first, self.max_chars),
-                                        second=transcript(second, self.max_chars))
+        text, error, seconds = self.ask(
+            seed, first=transcript(first, self.max_chars), second=transcript(second, self.max_chars)
+        )
         if text is None:
             return Judgment(self.name, FAILED, error=error, llm_calls=1, seconds=seconds)
         choice = parse_pair_choice(text)
         if choice is None:
             return Judgment(self.name, UNPARSED, raw=[text], llm_calls=1, seconds=seconds)
-        return Judgment(self.name, OK, {"choice": choice, "first": first_score(choice), "length": length}, [text],
-                        llm_calls=1, seconds=seconds)
+        return Judgment(
+            self.name,
+            OK,
+            {"choice": choice, "first": first_score(choice), "length": length},
+            [text],
+            llm_calls=1,
+            seconds=seconds,
+        )
 
 
 class GTEvalJudge(ArenaJudge):

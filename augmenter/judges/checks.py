@@ -36,9 +36,11 @@ class ChecksJudge:
         for i, turn in enumerate(turns):
             if turn.speaker != "S" or i < dialogue.human:
                 continue
-            history, query = turns[:max(0, i - 1)], turns[i - 1].text if i > 0 else ""
-            flags += self.repetition.repeats(turn.text, history) \
+            history, query = turns[: max(0, i - 1)], turns[i - 1].text if i > 0 else ""
+            flags += (
+                self.repetition.repeats(turn.text, history)
                 or not self.dodge(WorkingMemory(q=query, h_q=history), turn.text).passed
+            )
             replies += 1
         return flags, replies
 
@@ -49,6 +51,11 @@ class ChecksJudge:
         length = min(len(d.utterances) for d in dialogues)
         (f1, r1), (f2, r2) = (self.flagged(d.cut(length)) for d in dialogues)
         choice = "1" if f1 > f2 else "2" if f2 > f1 else "neither"
-        verdict = {"choice": choice, "first": first_score(choice), "length": length, "flags": [f1, f2],
-                   "replies": [r1, r2]}
+        verdict = {
+            "choice": choice,
+            "first": first_score(choice),
+            "length": length,
+            "flags": [f1, f2],
+            "replies": [r1, r2],
+        }
         return Judgment(self.name, OK, verdict, llm_calls=0, seconds=time.perf_counter() - start)

@@ -63,14 +63,15 @@ def _percentile(values: list[float], q: float) -> float:
 @dataclass
 class Rating:
     player: str
-    elo: float        # BotChat's Bootstrap Elo: the median over shuffled orders
-    low: float        # 2.5th percentile of the resampled Elo (95% interval)
-    high: float       # 97.5th percentile
+    elo: float  # BotChat's Bootstrap Elo: the median over shuffled orders
+    low: float  # 2.5th percentile of the resampled Elo (95% interval)
+    high: float  # 97.5th percentile
     games: int
 
 
-def bootstrap_elo(games: Sequence[Game], settings: EloSettings = EloSettings(), players: Iterable[str] = (),
-                  confidence: float = 0.95) -> list[Rating]:
+def bootstrap_elo(
+    games: Sequence[Game], settings: EloSettings = EloSettings(), players: Iterable[str] = (), confidence: float = 0.95
+) -> list[Rating]:
     """Bootstrap Elo per player, best first: the median over `settings.rounds` seeded shuffles of the games
     (BotChat), with a `confidence` interval from as many rounds of games resampled with replacement."""
     games = list(games)
@@ -89,6 +90,8 @@ def bootstrap_elo(games: Sequence[Game], settings: EloSettings = EloSettings(), 
             resampled[p].append(r)
     tail = (1.0 - confidence) / 2
     played = {p: sum(p in g[:2] for g in games) for p in names}
-    ratings = [Rating(p, median(shuffled[p]), _percentile(resampled[p], tail), _percentile(resampled[p], 1 - tail),
-                      played[p]) for p in names]
+    ratings = [
+        Rating(p, median(shuffled[p]), _percentile(resampled[p], tail), _percentile(resampled[p], 1 - tail), played[p])
+        for p in names
+    ]
     return sorted(ratings, key=lambda r: -r.elo)

@@ -42,9 +42,12 @@ def parse_pair_choice(text: str) -> str | None:
     """Arena and GTEval: "1", "2" (that conversation is AI-involved), "both" or "neither"; None without a choice
     or with several ("Conversation 1 or Conversation 2"). Read after the first "Choice" label, else from the
     answer's first line."""
-    options = [(number or word).lower() for number, word in
-               re.findall(r"\bconversation\s*([12])\b|\b(both|neither|none)\b", _answer(text, "choice"),
-                          re.IGNORECASE)]
+    options = [
+        (number or word).lower()
+        for number, word in re.findall(
+            r"\bconversation\s*([12])\b|\b(both|neither|none)\b", _answer(text, "choice"), re.IGNORECASE
+        )
+    ]
     choice = _one(["neither" if o == "none" else o for o in options])
     return choice
 

@@ -50,13 +50,19 @@ def gteval(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
     out = {}
     for system in systems:
         mine = [r for r in records if system in r["systems"]]
-        results = [r["verdict"]["first"] if r["systems"][0] == system else 1 - r["verdict"]["first"]
-                   for r in mine if r["status"] == OK]
+        results = [
+            r["verdict"]["first"] if r["systems"][0] == system else 1 - r["verdict"]["first"]
+            for r in mine
+            if r["status"] == OK
+        ]
         n = len(results)
-        out[system] = {"judged": n, **_counts(mine),
-                       "win": sum(x == 1 for x in results) / n if n else None,
-                       "tie": sum(x == 0.5 for x in results) / n if n else None,
-                       "lose": sum(x == 0 for x in results) / n if n else None}
+        out[system] = {
+            "judged": n,
+            **_counts(mine),
+            "win": sum(x == 1 for x in results) / n if n else None,
+            "tie": sum(x == 0.5 for x in results) / n if n else None,
+            "lose": sum(x == 0 for x in results) / n if n else None,
+        }
     return out
 
 
@@ -86,15 +92,25 @@ def wikichat(records: Sequence[dict], systems: Sequence[str]) -> dict[str, Any]:
         row: dict[str, Any] = {"turns": len(turns), "copied_turns": len(every) - len(turns), **_counts(mine)}
         for criterion in CRITERIA:
             scores = [t["scores"][criterion] for t in turns if t["scores"].get(criterion) is not None]
-            row[criterion] = {"mean": mean(scores) if scores else None, "std": pstdev(scores) if scores else None,
-                              "n": len(scores), "unparsed": len(turns) - len(scores)}
+            row[criterion] = {
+                "mean": mean(scores) if scores else None,
+                "std": pstdev(scores) if scores else None,
+                "n": len(scores),
+                "unparsed": len(turns) - len(scores),
+            }
         out[system] = row
     return out
 
 
-def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[int], settings: EloSettings,
-              pass_at: Sequence[int] = (4, 8), known: Sequence[tuple[str, str]] = (),
-              examples: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
+def summarize(
+    records: Sequence[dict],
+    systems: Sequence[str],
+    seeds: Sequence[int],
+    settings: EloSettings,
+    pass_at: Sequence[int] = (4, 8),
+    known: Sequence[tuple[str, str]] = (),
+    examples: dict[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
     """Every judge's figures (first seed), validity (all seeds; `known`: (better, worse) system pairs whose order
     each judge is checked against, on the first seed's verdicts; `examples`: {judge: its prompt's worked answers}:
     answers that copy them are counted and left out of every figure) and cost."""
@@ -102,8 +118,10 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     copies = {name: copied_examples(records, name, examples[name]) for name in judges if examples and name in examples}
     records = mark_copies(records, examples or {})  # copied answers: counted, never scored
     primary = [r for r in records if r["seed"] == seeds[0]]
+
     def of(name):
         return [r for r in primary if r["judge"] == name]
+
     out: dict[str, Any] = {"systems": list(systems), "seeds": list(seeds), "elo_settings": vars(settings)}
     if "arena" in judges:
         out["arena"] = arena(of("arena"), systems, settings)
@@ -116,12 +134,24 @@ def summarize(records: Sequence[dict], systems: Sequence[str], seeds: Sequence[i
     if "wikichat" in judges:
         out["wikichat"] = wikichat(of("wikichat"), systems)
     paired = ("arena", "gteval", "checks")
-    out["validity"] = {name: {**({"position": position_bias(records, name)} if name in paired else {}),
-                              "self_consistency": self_consistency(records, name),
-                              **({"copied": copies[name]} if name in copies else {})} for name in judges}
-    out["known"] = [{"judge": name, **known_ordering(of(name), name, better, worse)}
-                    for name in judges for better, worse in known]
-    out["cost"] = {name: {"judgments": len(rs), "llm_calls": sum(r.get("llm_calls", 0) for r in rs),
-                          "seconds": round(sum(r.get("seconds", 0.0) for r in rs), 2)}
-                   for name in judges for rs in [[r for r in records if r["judge"] == name]]}
+    out["validity"] = {
+        name: {
+            **({"position": position_bias(records, name)} if name in paired else {}),
+            "self_consistency": self_consistency(records, name),
+            **({"copied": copies[name]} if name in copies else {}),
+        }
+        for name in judges
+    }
+    out["known"] = [
+        {"judge": name, **known_ordering(of(name), name, better, worse)} for name in judges for better, worse in known
+    ]
+    out["cost"] = {
+        name: {
+            "judgments": len(rs),
+            "llm_calls": sum(r.get("llm_calls", 0) for r in rs),
+            "seconds": round(sum(r.get("seconds", 0.0) for r in rs), 2),
+        }
+        for name in judges
+        for rs in [[r for r in records if r["judge"] == name]]
+    }
     return out

@@ -46,15 +46,27 @@ def _pairs(utterances) -> list[tuple[str, str]]:
 
 def dialogues_from_converse(rows: Iterable[dict], system: str) -> list[Dialogue]:
     """The ok conversations of an `augmenter converse` run."""
-    return [Dialogue(str(r["conversation_id"]), system, _pairs(r.get("utterances")), len(_pairs(r.get("opening"))),
-                     _pairs(r.get("ground_truth"))) for r in rows if r.get("status") == "ok"]
+    return [
+        Dialogue(
+            str(r["conversation_id"]),
+            system,
+            _pairs(r.get("utterances")),
+            len(_pairs(r.get("opening"))),
+            _pairs(r.get("ground_truth")),
+        )
+        for r in rows
+        if r.get("status") == "ok"
+    ]
 
 
 def human_conversations(dialogues: Iterable[Dialogue]) -> list[Dialogue]:
     """The human dialogues that simulated conversations continue (DSTC11's: real users and wizards), as the
     system "human": the same opening, then what the humans said; only those that go on past the opening."""
-    return [Dialogue(d.id, HUMAN, list(d.ground_truth), d.human) for d in dialogues  # no truth: it is the truth
-            if len(d.ground_truth) > d.human]
+    return [
+        Dialogue(d.id, HUMAN, list(d.ground_truth), d.human)
+        for d in dialogues  # no truth: it is the truth
+        if len(d.ground_truth) > d.human
+    ]
 
 
 def dialogues_from_eval(rows: Iterable[dict], system: str, history: int = 4, human: bool = False) -> list[Dialogue]:
@@ -103,8 +115,10 @@ def load_systems(paths: Sequence[Path], human: bool = False, history: int = 4) -
             if human and HUMAN not in systems:
                 systems[HUMAN] = dialogues_from_eval(rows, HUMAN, history, human=True)
     if human and not systems.get(HUMAN):
-        raise InputError("human replies come from eval runs (their gold replies) or from conversations with a human "
-                         "continuation (DSTC11 openings): none was given")
+        raise InputError(
+            "human replies come from eval runs (their gold replies) or from conversations with a human "
+            "continuation (DSTC11 openings): none was given"
+        )
     return systems
 
 
@@ -118,8 +132,10 @@ def known_orderings(texts: Sequence[str], systems: Sequence[str], human: bool = 
             raise InputError(f"judge.known: {text!r} is not 'BETTER>WORSE' (two different system names)")
         unknown = [name for name in (better, worse) if name not in systems]
         if unknown:
-            raise InputError(f"judge.known: no system {', '.join(map(repr, unknown))} among the runs given; "
-                             f"systems: {', '.join(systems)}")
+            raise InputError(
+                f"judge.known: no system {', '.join(map(repr, unknown))} among the runs given; "
+                f"systems: {', '.join(systems)}"
+            )
         if (better, worse) not in pairs:
             pairs.append((better, worse))
     return pairs
@@ -139,11 +155,17 @@ def first_dialogues(systems: dict[str, list[Dialogue]], limit: int | None) -> di
 
 def _valid(record: dict) -> bool:
     """Whether a stored judgment has what the results read (a damaged one is asked again)."""
-    return (isinstance(record.get("key"), str) and isinstance(record.get("pair"), str)
-            and isinstance(record.get("dialogue_id"), str)
-            and isinstance(record.get("judge"), str) and isinstance(record.get("verdict"), dict)
-            and isinstance(record.get("systems"), list) and record.get("order") in (0, 1)
-            and type(record.get("seed")) is int and record.get("status") in (OK, UNPARSED, PARTIAL, FAILED))
+    return (
+        isinstance(record.get("key"), str)
+        and isinstance(record.get("pair"), str)
+        and isinstance(record.get("dialogue_id"), str)
+        and isinstance(record.get("judge"), str)
+        and isinstance(record.get("verdict"), dict)
+        and isinstance(record.get("systems"), list)
+        and record.get("order") in (0, 1)
+        and type(record.get("seed")) is int
+        and record.get("status") in (OK, UNPARSED, PARTIAL, FAILED)
+    )
 
 
 @dataclass
@@ -194,9 +216,16 @@ class JudgeRun:
     are refused unless `restart` (which discards them). A judge with `recompute` set (the rule checks: free and
     deterministic) is judged anew on every run, so a changed check never resumes old verdicts."""
 
-    def __init__(self, judges: dict[str, Judge], systems: dict[str, list[Dialogue]], out_dir: Path,
-                 seeds: Sequence[int] = (0,), fingerprint: dict | None = None, restart: bool = False,
-                 progress: bool = True):
+    def __init__(
+        self,
+        judges: dict[str, Judge],
+        systems: dict[str, list[Dialogue]],
+        out_dir: Path,
+        seeds: Sequence[int] = (0,),
+        fingerprint: dict | None = None,
+        restart: bool = False,
+        progress: bool = True,
+    ):
         if not judges:
             raise InputError("no judge to run")
         if not seeds:
@@ -209,16 +238,28 @@ class JudgeRun:
     def run(self) -> list[dict]:
         """Every judgment of the plan (old and new), in plan order."""
         with run_lock(self.dir, "judge.out"):
-            check_config(self.dir, self.path, self.fingerprint, self.restart,
-                         "give another judge.out or set judge.restart=true")
+            check_config(
+                self.dir, self.path, self.fingerprint, self.restart, "give another judge.out or set judge.restart=true"
+            )
             tasks = plan(self.judges, self.systems, self.seeds)
             rows = _read(self.path) if self.path.exists() else []
             done = {r["key"]: r for r in rows if _valid(r)}
-            todo = [t for t in tasks if t.key not in done or done[t.key].get("status") == FAILED
-                    or getattr(self.judges[t.judge], "recompute", False)]
+            todo = [
+                t
+                for t in tasks
+                if t.key not in done
+                or done[t.key].get("status") == FAILED
+                or getattr(self.judges[t.judge], "recompute", False)
+            ]
             failed = 0
-            bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="judging", unit="judgment",
-                       disable=not self.progress, dynamic_ncols=True)
+            bar = tqdm(
+                total=len(tasks),
+                initial=len(tasks) - len(todo),
+                desc="judging",
+                unit="judgment",
+                disable=not self.progress,
+                dynamic_ncols=True,
+            )
             try:
                 with bar, open(self.path, "a", encoding="utf-8") as sink:
                     for task in todo:
@@ -238,6 +279,14 @@ class JudgeRun:
 
     def _judge(self, task: Task) -> dict:
         judgment = self.judges[task.judge].judge(task.dialogues, seed=task.seed)
-        return redact_data({"key": task.key, "pair": task.pair, "order": task.order, "seed": task.seed,
-                            "dialogue_id": task.dialogues[0].id, "systems": [d.system for d in task.dialogues],
-                            **judgment.to_dict()})
+        return redact_data(
+            {
+                "key": task.key,
+                "pair": task.pair,
+                "order": task.order,
+                "seed": task.seed,
+                "dialogue_id": task.dialogues[0].id,
+                "systems": [d.system for d in task.dialogues],
+                **judgment.to_dict(),
+            }
+        )

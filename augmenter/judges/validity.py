@@ -36,8 +36,12 @@ def position_bias(records: Iterable[dict], judge: str) -> dict[str, Any]:
             first += result == 1.0
     both = [orders for orders in by_pair.values() if len(orders) == 2]
     flips = sum(orders[0] != orders[1] for orders in both)
-    return {"pairs": len(both), "flip_rate": flips / len(both) if both else None,
-            "first_wins": first / decisive if decisive else None, "decisive": decisive}
+    return {
+        "pairs": len(both),
+        "flip_rate": flips / len(both) if both else None,
+        "first_wins": first / decisive if decisive else None,
+        "decisive": decisive,
+    }
 
 
 def _units(record: dict) -> dict[Any, Any]:
@@ -90,8 +94,12 @@ def _arena_results(records: Iterable[dict], judge: str, better: str, worse: str)
     orders: dict[str, dict[int, float]] = defaultdict(dict)
     for r in records:
         verdict = r.get("verdict") or {}
-        if r.get("judge") != judge or r.get("status") != OK or set(r.get("systems") or []) != {better, worse} \
-                or "first" not in verdict:
+        if (
+            r.get("judge") != judge
+            or r.get("status") != OK
+            or set(r.get("systems") or []) != {better, worse}
+            or "first" not in verdict
+        ):
             continue
         result = verdict["first"] if r["systems"][0] == better else 1.0 - verdict["first"]
         orders[r.get("dialogue_id")][r.get("order")] = result
@@ -153,19 +161,45 @@ def known_ordering(records: Iterable[dict], judge: str, better: str, worse: str)
         reading = "all ties"
     else:
         reading = "cannot tell" if low <= 0.5 <= high else ("agrees" if low > 0.5 else "reversed")
-    return {"better": better, "worse": worse, "compared": len(results), "wins": wins,
-            "ties": len(results) - decisive, "losses": losses,
-            "agreement": wins / decisive if decisive else None, "low": low, "high": high, "reading": reading}
+    return {
+        "better": better,
+        "worse": worse,
+        "compared": len(results),
+        "wins": wins,
+        "ties": len(results) - decisive,
+        "losses": losses,
+        "agreement": wins / decisive if decisive else None,
+        "low": low,
+        "high": high,
+        "reading": reading,
+    }
 
 
-_LABELS = {"choice", "index", "reason", "score", "relevant", "informational", "natural", "non", "repetitive",
-           "temporally", "correct", "conversation", "yes", "no", "none", "both", "neither"}
+_LABELS = {
+    "choice",
+    "index",
+    "reason",
+    "score",
+    "relevant",
+    "informational",
+    "natural",
+    "non",
+    "repetitive",
+    "temporally",
+    "correct",
+    "conversation",
+    "yes",
+    "no",
+    "none",
+    "both",
+    "neither",
+}
 
 
 def _grams(text: str, n: int) -> list[tuple[str, ...]]:
     """Word n-grams of an answer without the answer format's own words (labels, choices, numbers)."""
     words = [w for w in re.findall(r"[a-z']+", text.lower()) if w not in _LABELS]
-    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
 def _copies(text: str, known: set, n: int, share: float) -> bool:
@@ -173,8 +207,9 @@ def _copies(text: str, known: set, n: int, share: float) -> bool:
     return bool(grams) and bool(known) and sum(g in known for g in grams) >= share * len(grams)
 
 
-def mark_copies(records: Iterable[dict], examples: dict[str, Sequence[str]], n: int = 4,
-                share: float = 0.5) -> list[dict]:
+def mark_copies(
+    records: Iterable[dict], examples: dict[str, Sequence[str]], n: int = 4, share: float = 0.5
+) -> list[dict]:
     """The records with every answer that copies its judge's worked examples (see `copied_examples`) marked
     "copied": a one-answer judgment's status becomes "copied"; a WikiChat turn's scores are dropped and the turn
     marked, the judgment "copied" when all its turns are, else "partial". Copied answers are counted, never scored,
@@ -201,8 +236,9 @@ def mark_copies(records: Iterable[dict], examples: dict[str, Sequence[str]], n: 
     return out
 
 
-def copied_examples(records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4,
-                    share: float = 0.5) -> dict[str, Any]:
+def copied_examples(
+    records: Iterable[dict], judge: str, examples: Sequence[str], n: int = 4, share: float = 0.5
+) -> dict[str, Any]:
     """How many of `judge`'s answers copy its prompt's worked examples (`examples`, their answers): at least `share`
     of an answer's word n-grams (its own words: reasons, not the format's labels and choices) are in an example. A
     small model that copies an example's answer (its reasons and scores) is echoing, not judging.

@@ -33,7 +33,7 @@ class WikiChatJudge(LLMJudge):
         for i, (speaker, text) in enumerate(dialogue.utterances):
             if speaker != "S" or i < dialogue.human:
                 continue
-            before = dialogue.utterances[max(0, i - self.history):i]
+            before = dialogue.utterances[max(0, i - self.history) : i]
             history = [{"speaker": "User" if s == "U" else "Chatbot", "text": self._clip(t)} for s, t in before]
             answer, error, took = self.ask(seed, history=history, response=self._clip(text))
             seconds += took

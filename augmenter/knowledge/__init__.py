@@ -7,7 +7,17 @@ from augmenter.knowledge.linker import EntityLinker
 from augmenter.knowledge.retrievers import BM25sRetriever, RankBM25Retriever, tokenize, top_k
 
 __all__ = [
-    "BM25sRetriever", "DenseRetriever", "Entity", "HybridRetriever", "EntityLinker", "KnowledgeBase",
-    "KnowledgeConsolidator", "RankBM25Retriever",
-    "load_dstc11", "load_jsonl", "load_knowledge", "tokenize", "top_k",
+    "BM25sRetriever",
+    "DenseRetriever",
+    "Entity",
+    "HybridRetriever",
+    "EntityLinker",
+    "KnowledgeBase",
+    "KnowledgeConsolidator",
+    "RankBM25Retriever",
+    "load_dstc11",
+    "load_jsonl",
+    "load_knowledge",
+    "tokenize",
+    "top_k",
 ]

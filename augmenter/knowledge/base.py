@@ -99,8 +99,9 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
             if isinstance(mapping, dict):
                 variants = {str(k).lower(): [str(v) for v in vs] for k, vs in mapping.items() if isinstance(vs, list)}
     if not isinstance(data, dict):
-        raise KnowledgeFormatError(f"{path}: expected an object {{domain: {{entity_id: entity}}}}, "
-                                   f"got {type(data).__name__}")
+        raise KnowledgeFormatError(
+            f"{path}: expected an object {{domain: {{entity_id: entity}}}}, got {type(data).__name__}"
+        )
     snippets: list[Snippet] = []
     entities: list[Entity] = []
     try:
@@ -113,18 +114,31 @@ def load_dstc11(path: str | Path, entity_mapping: str | Path | None = None) -> K
                 if name:
                     entities.append(Entity(entity_id, name, domain, variants.get(name.lower(), [])))
                 for doc_id, faq in (ent.get("faqs") or {}).items():
-                    snippets.append(Snippet(
-                        id=snippet_id(domain, entity_id, "faq", doc_id), domain=domain, entity_id=entity_id,
-                        entity_name=name, doc_type="faq", doc_id=int(doc_id),
-                        text=f"Q: {faq['question']} A: {faq['answer']}",
-                    ))
+                    snippets.append(
+                        Snippet(
+                            id=snippet_id(domain, entity_id, "faq", doc_id),
+                            domain=domain,
+                            entity_id=entity_id,
+                            entity_name=name,
+                            doc_type="faq",
+                            doc_id=int(doc_id),
+                            text=f"Q: {faq['question']} A: {faq['answer']}",
+                        )
+                    )
                 for doc_id, review in (ent.get("reviews") or {}).items():
                     for sent_id, sent in review["sentences"].items():
-                        snippets.append(Snippet(
-                            id=snippet_id(domain, entity_id, "review", doc_id, sent_id), domain=domain,
-                            entity_id=entity_id, entity_name=name, doc_type="review", doc_id=int(doc_id),
-                            sent_id=int(sent_id), text=str(sent),
-                        ))
+                        snippets.append(
+                            Snippet(
+                                id=snippet_id(domain, entity_id, "review", doc_id, sent_id),
+                                domain=domain,
+                                entity_id=entity_id,
+                                entity_name=name,
+                                doc_type="review",
+                                doc_id=int(doc_id),
+                                sent_id=int(sent_id),
+                                text=str(sent),
+                            )
+                        )
     except KnowledgeFormatError:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -145,8 +159,15 @@ JSONL_KEYS = {
     "domain": (str, "a string"),
     "doc_type": (str, "a string"),
 }
-_KINDS = {str: "a string", int: "an integer", float: "a decimal number", bool: "true/false", list: "a list",
-          dict: "an object", type(None): "null"}
+_KINDS = {
+    str: "a string",
+    int: "an integer",
+    float: "a decimal number",
+    bool: "true/false",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
 
 
 def _wrong_type(value, types) -> str | None:
@@ -206,10 +227,17 @@ def load_jsonl(path: str | Path) -> KnowledgeBase:
                 entities[key] = Entity(entity_id=name.lower(), name=name, domain=domain)
             entity = entities[key]
             entity.aliases.extend(a for a in row.get("aliases", []) if a not in entity.aliases)
-        snippets.append(Snippet(
-            id=str(row.get("id", f"line{n}")), text=text, domain=domain, doc_type=doc_type,
-            entity_id=name.lower() if name else None, entity_name=name, doc_id=row.get("id", n),
-        ))
+        snippets.append(
+            Snippet(
+                id=str(row.get("id", f"line{n}")),
+                text=text,
+                domain=domain,
+                doc_type=doc_type,
+                entity_id=name.lower() if name else None,
+                entity_name=name,
+                doc_id=row.get("id", n),
+            )
+        )
     if not snippets:
         raise KnowledgeFormatError(f"{path}: holds no snippets")
     return KnowledgeBase(snippets, list(entities.values()), source=str(path))

@@ -63,8 +63,11 @@ class HyperlinkLinker:
 
     def passages_of(self, row_unit: int) -> list[int]:
         u = self.corpus.units[row_unit]
-        return [self.corpus.passage_index[link] for link in self.corpus.tables[u.table_id].row_links(u.row)
-                if link in self.corpus.passage_index]
+        return [
+            self.corpus.passage_index[link]
+            for link in self.corpus.tables[u.table_id].row_links(u.row)
+            if link in self.corpus.passage_index
+        ]
 
     def rows_of(self, passage_unit: int) -> list[int]:
         return self.linked_from.get(self.corpus.units[passage_unit].link, [])
@@ -88,8 +91,16 @@ class EvidenceChainer:
     hop: each row's linked passages. A chain scores dense(row) + dense(passage) + `lexical_weight` * (the same
     with BM25, each normalised by the question's best score); the best chain per row is kept, top `k` returned."""
 
-    def __init__(self, corpus: TableTextCorpus, dense: Retriever, lexical: Retriever, k: int = 5,
-                 first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400):
+    def __init__(
+        self,
+        corpus: TableTextCorpus,
+        dense: Retriever,
+        lexical: Retriever,
+        k: int = 5,
+        first_hop: int = 20,
+        lexical_weight: float = 0.5,
+        max_passage_chars: int = 400,
+    ):
         self.corpus, self.dense, self.lexical = corpus, dense, lexical
         self.linker = HyperlinkLinker(corpus)
         self.k, self.first_hop, self.lexical_weight = k, first_hop, lexical_weight
@@ -132,8 +143,16 @@ class TableTextConsolidator:
 
     MODES = ("chains", "dense")
 
-    def __init__(self, knowledge: TableTextCorpus, retriever: Retriever, mode: str = "chains", k: int = 5,
-                 first_hop: int = 20, lexical_weight: float = 0.5, max_passage_chars: int = 400):
+    def __init__(
+        self,
+        knowledge: TableTextCorpus,
+        retriever: Retriever,
+        mode: str = "chains",
+        k: int = 5,
+        first_hop: int = 20,
+        lexical_weight: float = 0.5,
+        max_passage_chars: int = 400,
+    ):
         if mode not in self.MODES:
             raise ConfigError(f"consolidator.mode must be one of {', '.join(self.MODES)}, got {mode!r}")
         if not isinstance(knowledge, TableTextCorpus):
@@ -142,8 +161,15 @@ class TableTextConsolidator:
         retriever.index(knowledge.texts)
         lexical = BM25sRetriever()
         lexical.index(knowledge.texts)
-        self.chainer = EvidenceChainer(knowledge, retriever, lexical, k=k, first_hop=first_hop,
-                                       lexical_weight=lexical_weight, max_passage_chars=max_passage_chars)
+        self.chainer = EvidenceChainer(
+            knowledge,
+            retriever,
+            lexical,
+            k=k,
+            first_hop=first_hop,
+            lexical_weight=lexical_weight,
+            max_passage_chars=max_passage_chars,
+        )
 
     def link(self, q: str, history=()) -> list:
         return []  # the links here are the tables' hyperlinks, followed inside `retrieve`
@@ -152,7 +178,11 @@ class TableTextConsolidator:
         if self.mode == "dense":
             scored = top_k(self.chainer.dense.scores(q), self.k)
             units = [(self.kb.units[i], s) for i, s in scored]
-            return q, [Snippet(id=f"unit:{i}", text=u.text, doc_type=u.kind, score=round(s, 4))
-                       for (u, s), (i, _) in zip(units, scored)]
-        return q, [Snippet(id=f"chain:{c.row}:{c.passage}", text=c.text, doc_type="chain", score=round(c.score, 4))
-                   for c in self.chainer.chains(q)]
+            return q, [
+                Snippet(id=f"unit:{i}", text=u.text, doc_type=u.kind, score=round(s, 4))
+                for (u, s), (i, _) in zip(units, scored)
+            ]
+        return q, [
+            Snippet(id=f"chain:{c.row}:{c.passage}", text=c.text, doc_type="chain", score=round(c.score, 4))
+            for c in self.chainer.chains(q)
+        ]

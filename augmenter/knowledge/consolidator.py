@@ -53,25 +53,36 @@ class KnowledgeConsolidator:
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if not isinstance(knowledge, KnowledgeBase):
-            raise ValueError(f"this consolidator retrieves snippets; {type(knowledge).__name__} needs its own "
-                             "(for knowledge=ottqa: task=ottqa)")
+            raise ValueError(
+                f"this consolidator retrieves snippets; {type(knowledge).__name__} needs its own "
+                "(for knowledge=ottqa: task=ottqa)"
+            )
         self.kb = knowledge
         self.retriever = retriever
         self.k = k
         self.history_turns = history_turns
         self.focus_entities = focus_entities
         self.linker = EntityLinker(knowledge.entities, misspelt_names)
-        self.evidence_linker = (EvidenceLinker(knowledge, review_window, faq_context)
-                                if review_window or faq_context else None)
+        self.evidence_linker = (
+            EvidenceLinker(knowledge, review_window, faq_context) if review_window or faq_context else None
+        )
         if not any(tokenize(s.text) for s in knowledge.snippets):
-            raise KnowledgeFormatError(f"{knowledge.source or 'the knowledge'}: no snippet has a word to search by "
-                                       "(only punctuation or stopwords)")
+            raise KnowledgeFormatError(
+                f"{knowledge.source or 'the knowledge'}: no snippet has a word to search by "
+                "(only punctuation or stopwords)"
+            )
         self.opinions, self.opinion_settings = None, None  # the reviews' opinion gatherer and its settings
         if opinions:
             from augmenter.reviews.evidence import OpinionSettings
 
-            self.opinion_settings = OpinionSettings(opinions_min_p, opinions_max_sentences, opinions_stance,
-                                                    opinions_min_related, opinions_min_about, opinions_min_about_side)
+            self.opinion_settings = OpinionSettings(
+                opinions_min_p,
+                opinions_max_sentences,
+                opinions_stance,
+                opinions_min_related,
+                opinions_min_about,
+                opinions_min_about_side,
+            )
             self.opinions = self.opinion_settings.gatherer(knowledge)
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
         if index is not None:
@@ -88,7 +99,7 @@ class KnowledgeConsolidator:
         return self.linker.link(q, history)
 
     def query(self, q: str, history: Sequence[Utterance] = ()) -> str:
-        recent = [t.text for t in history[-self.history_turns:]] if self.history_turns > 0 else []
+        recent = [t.text for t in history[-self.history_turns :]] if self.history_turns > 0 else []
         return " ".join([*recent, q])
 
     @property
@@ -103,15 +114,24 @@ class KnowledgeConsolidator:
         return self._retrieve(q, history, entities, opinions=True)
 
     def search(
-        self, q: str, history: Sequence[Utterance] = (), entities: Sequence[EntityMention] | None = None,
+        self,
+        q: str,
+        history: Sequence[Utterance] = (),
+        entities: Sequence[EntityMention] | None = None,
         k: int | None = None,
     ) -> tuple[str, list[Snippet]]:
         """`retrieve` without the opinion gatherer: the snippets for a claim's evidence (the claims utility), or
         the `k` best (default: the consolidator's k) for a composer that selects its own evidence."""
         return self._retrieve(q, history, entities, opinions=False, k=k)
 
-    def _retrieve(self, q: str, history: Sequence[Utterance], entities: Sequence[EntityMention] | None,
-                  opinions: bool, k: int | None = None) -> tuple[str, list[Snippet]]:
+    def _retrieve(
+        self,
+        q: str,
+        history: Sequence[Utterance],
+        entities: Sequence[EntityMention] | None,
+        opinions: bool,
+        k: int | None = None,
+    ) -> tuple[str, list[Snippet]]:
         k = k or self.k
         hits, focused = [], q
         if not getattr(self.kb, "focus_from_history", True):  # documents: a title named earlier is no topic now

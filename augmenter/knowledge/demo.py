@@ -38,10 +38,20 @@ DEMO_KNOWLEDGE = {
                 ("Is breakfast included?", "A continental breakfast is included in every room rate."),
             ),
             "reviews": _reviews(
-                ("Couples", ["The room overlooked the river and was very quiet at night.",
-                             "Breakfast was simple but the coffee was excellent."]),
-                ("Business travelers", ["The wifi was slow in the evenings.",
-                                        "Staff printed my documents at the front desk without charge."]),
+                (
+                    "Couples",
+                    [
+                        "The room overlooked the river and was very quiet at night.",
+                        "Breakfast was simple but the coffee was excellent.",
+                    ],
+                ),
+                (
+                    "Business travelers",
+                    [
+                        "The wifi was slow in the evenings.",
+                        "Staff printed my documents at the front desk without charge.",
+                    ],
+                ),
             ),
         },
         "1": {
@@ -79,23 +89,29 @@ DEMO_KNOWLEDGE = {
                 ("Is there a delivery service?", "Delivery is available within 3 miles for orders over 20 pounds."),
             ),
             "reviews": _reviews(
-                ("Families", ["The dumplings were fresh and the portions were generous.",
-                              "It got very loud on Friday night."]),
+                (
+                    "Families",
+                    ["The dumplings were fresh and the portions were generous.", "It got very loud on Friday night."],
+                ),
                 ("Couples", ["The crispy duck was the best I have had.", "Service was slow when it was busy."]),
             ),
         },
         "1": {
             "name": "The Olive Branch",
             "faqs": _faqs(
-                ("Is the restaurant wheelchair accessible?",
-                 "Yes, there is step-free access and an accessible toilet."),
+                (
+                    "Is the restaurant wheelchair accessible?",
+                    "Yes, there is step-free access and an accessible toilet.",
+                ),
                 ("Do you serve alcohol?", "Yes, we serve Italian wines and local beers."),
                 ("Are dogs allowed?", "Dogs are welcome on the outdoor terrace only."),
             ),
             "reviews": _reviews(
                 ("Couples", ["The pasta was homemade and delicious.", "The wine list was short but well chosen."]),
-                ("Business travelers", ["Prices were a little high for the portion size.",
-                                        "The terrace is perfect on a sunny day."]),
+                (
+                    "Business travelers",
+                    ["Prices were a little high for the portion size.", "The terrace is perfect on a sunny day."],
+                ),
             ),
         },
         "2": {
@@ -156,38 +172,72 @@ def _entity(name: str, domain: str, aliases: list[str], faqs: list[tuple[str, st
 
 
 DEMO2_KNOWLEDGE: list[dict] = [
-    *_entity("Crumb and Crust Bakery", "bakery", ["crumb and crust", "crumb & crust"], [
-        ("Are you open on Sundays?",
-         "No, the bakery is closed on Sundays. It opens Monday to Saturday from 7 am to 3 pm."),
-        ("How much is a sourdough loaf?", "A large sourdough loaf costs 4.50 pounds and a small one 2.80 pounds."),
-        ("Do you sell gluten-free bread?", "Yes, a gluten-free seeded loaf is baked every Friday."),
-        ("Can I order a birthday cake?", "Yes, birthday cakes must be ordered at least three days ahead."),
-    ], ["The cinnamon buns sell out before ten, so come early.", "The coffee is only average."]),
-    *_entity("Spoke Doctor", "bike_repair", ["spoke doctor bikes", "the spoke doctor"], [
-        ("How much does a puncture repair cost?", "A puncture repair costs 8 pounds and is done while you wait."),
-        ("How long does a full service take?", "A full service takes two working days and costs 60 pounds."),
-        ("Do you repair electric bikes?", "No, we do not repair electric bikes or their batteries."),
-        ("Can I rent a bike?", "Yes, city bikes can be rented for 15 pounds a day, helmet included."),
-    ], ["They fixed my gears in twenty minutes.", "A bit pricey, but the mechanic explained everything."]),
-    *_entity("Maple Street Dental Clinic", "dental", ["maple street dental", "the dental clinic"], [
-        ("What are your opening hours?", "Monday to Friday from 8 am to 6 pm, and Saturday from 9 am to noon."),
-        ("How much is a check-up?", "A check-up costs 35 pounds for adults and is free for children under 18."),
-        ("Do you take new patients?", "Yes, new patients can register online or at reception."),
-        ("Can I get an emergency appointment?",
-         "Two emergency slots are kept free every weekday morning; call at 8 am."),
-    ], ["The hygienist was gentle and explained every step.", "I waited forty minutes past my appointment time."]),
-    *_entity("Eastbrook Public Library", "library", ["eastbrook library", "the eastbrook"], [
-        ("Is a library card free?", "Yes, a library card is free for anyone who lives or works in the borough."),
-        ("How many books can I borrow?", "You can borrow up to 12 books at a time, for three weeks."),
-        ("Are you open on Sundays?", "Yes, the library is open on Sundays from 11 am to 4 pm."),
-        ("Is there wifi?", "Yes, free wifi is available; ask at the front desk for the password."),
-    ], ["The children's corner is bright and quiet enough for reading."]),
-    *_entity("Harbour Museum", "museum", ["the harbour museum", "harbour maritime museum"], [
-        ("How much is admission?", "Admission is free; special exhibitions cost 6 pounds."),
-        ("When is the museum open?", "Tuesday to Sunday from 10 am to 5 pm. The museum is closed on Mondays."),
-        ("Can I take photos?", "Photos without flash are allowed everywhere except the map room."),
-        ("Is there a cafe?", "Yes, the cafe on the top floor serves lunch until 2.30 pm."),
-    ], ["The ship models were the highlight for our kids.", "The cafe was crowded at lunchtime."]),
+    *_entity(
+        "Crumb and Crust Bakery",
+        "bakery",
+        ["crumb and crust", "crumb & crust"],
+        [
+            (
+                "Are you open on Sundays?",
+                "No, the bakery is closed on Sundays. It opens Monday to Saturday from 7 am to 3 pm.",
+            ),
+            ("How much is a sourdough loaf?", "A large sourdough loaf costs 4.50 pounds and a small one 2.80 pounds."),
+            ("Do you sell gluten-free bread?", "Yes, a gluten-free seeded loaf is baked every Friday."),
+            ("Can I order a birthday cake?", "Yes, birthday cakes must be ordered at least three days ahead."),
+        ],
+        ["The cinnamon buns sell out before ten, so come early.", "The coffee is only average."],
+    ),
+    *_entity(
+        "Spoke Doctor",
+        "bike_repair",
+        ["spoke doctor bikes", "the spoke doctor"],
+        [
+            ("How much does a puncture repair cost?", "A puncture repair costs 8 pounds and is done while you wait."),
+            ("How long does a full service take?", "A full service takes two working days and costs 60 pounds."),
+            ("Do you repair electric bikes?", "No, we do not repair electric bikes or their batteries."),
+            ("Can I rent a bike?", "Yes, city bikes can be rented for 15 pounds a day, helmet included."),
+        ],
+        ["They fixed my gears in twenty minutes.", "A bit pricey, but the mechanic explained everything."],
+    ),
+    *_entity(
+        "Maple Street Dental Clinic",
+        "dental",
+        ["maple street dental", "the dental clinic"],
+        [
+            ("What are your opening hours?", "Monday to Friday from 8 am to 6 pm, and Saturday from 9 am to noon."),
+            ("How much is a check-up?", "A check-up costs 35 pounds for adults and is free for children under 18."),
+            ("Do you take new patients?", "Yes, new patients can register online or at reception."),
+            (
+                "Can I get an emergency appointment?",
+                "Two emergency slots are kept free every weekday morning; call at 8 am.",
+            ),
+        ],
+        ["The hygienist was gentle and explained every step.", "I waited forty minutes past my appointment time."],
+    ),
+    *_entity(
+        "Eastbrook Public Library",
+        "library",
+        ["eastbrook library", "the eastbrook"],
+        [
+            ("Is a library card free?", "Yes, a library card is free for anyone who lives or works in the borough."),
+            ("How many books can I borrow?", "You can borrow up to 12 books at a time, for three weeks."),
+            ("Are you open on Sundays?", "Yes, the library is open on Sundays from 11 am to 4 pm."),
+            ("Is there wifi?", "Yes, free wifi is available; ask at the front desk for the password."),
+        ],
+        ["The children's corner is bright and quiet enough for reading."],
+    ),
+    *_entity(
+        "Harbour Museum",
+        "museum",
+        ["the harbour museum", "harbour maritime museum"],
+        [
+            ("How much is admission?", "Admission is free; special exhibitions cost 6 pounds."),
+            ("When is the museum open?", "Tuesday to Sunday from 10 am to 5 pm. The museum is closed on Mondays."),
+            ("Can I take photos?", "Photos without flash are allowed everywhere except the map room."),
+            ("Is there a cafe?", "Yes, the cafe on the top floor serves lunch until 2.30 pm."),
+        ],
+        ["The ship models were the highlight for our kids.", "The cafe was crowded at lunchtime."],
+    ),
 ]
 
 # One conversation (the second question leans on the first for its entity). What each turn's true answer is:

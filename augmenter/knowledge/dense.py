@@ -35,8 +35,16 @@ def embedding_store() -> Path:
 class DenseRetriever:
     name = "dense"
 
-    def __init__(self, index: str = "flat", store: str | None = None, batch_size: int = 64,
-                 hnsw_m: int = 32, ef_search: int = 128, candidates: int = 200, progress: bool = True):
+    def __init__(
+        self,
+        index: str = "flat",
+        store: str | None = None,
+        batch_size: int = 64,
+        hnsw_m: int = 32,
+        ef_search: int = 128,
+        candidates: int = 200,
+        progress: bool = True,
+    ):
         if index not in INDEXES:
             raise ConfigError(f"retriever.index must be one of {', '.join(INDEXES)}, got {index!r}")
         require("chat", "dense retrieval (retriever=dense, dense_hnsw, hybrid)", (*ENCODER, "faiss"))
@@ -60,8 +68,13 @@ class DenseRetriever:
         return self._encoder
 
     def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        vectors = self.encoder.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                      show_progress_bar=progress, convert_to_numpy=True)
+        vectors = self.encoder.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+        )
         return np.asarray(vectors, dtype=np.float32)
 
     def index(self, texts: Sequence[str]) -> None:
@@ -70,8 +83,11 @@ class DenseRetriever:
         if self.loaded_from_disk:
             self.embeddings = np.load(path)
         else:
-            self.embeddings = self.encode(texts, progress=self.progress and len(texts) > 1000) if texts \
+            self.embeddings = (
+                self.encode(texts, progress=self.progress and len(texts) > 1000)
+                if texts
                 else np.zeros((0, 384), dtype=np.float32)
+            )
             self.store.mkdir(parents=True, exist_ok=True)
             with atomic_open(path, "wb") as sink:
                 np.save(sink, self.embeddings)
@@ -123,7 +139,7 @@ class DenseRetriever:
         sims, found = self._faiss.search(vectors, asked)
 
         def hits(j: int, more: int = 0) -> Hits:
-            s, r = (sims[j], found[j]) if not more else (a[0] for a in self._faiss.search(vectors[j:j + 1], more))
+            s, r = (sims[j], found[j]) if not more else (a[0] for a in self._faiss.search(vectors[j : j + 1], more))
             return [(int(row), float(sim)) for row, sim in zip(r, s) if row >= 0]
 
         for j, i in enumerate(live):

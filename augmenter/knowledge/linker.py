@@ -38,11 +38,12 @@ def one_edit(a: str, b: str) -> bool:
         return False
     if len(a) == len(b):
         diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        )
     short, long = sorted((a, b), key=len)
     i = next((i for i, (x, y) in enumerate(zip(short, long)) if x != y), len(short))
-    return short[i:] == long[i + 1:]
+    return short[i:] == long[i + 1 :]
 
 
 def strip_names(text: str, surfaces: Sequence[str]) -> str:
@@ -57,8 +58,9 @@ def of_entities_in_question(snippets: Sequence[Snippet], entities: Sequence[Enti
     """The snippets about the entities the question names (else the ones linked from the conversation; none linked:
     all of them). Another entity's snippet answers nothing about the one asked about, and retrieval falls back to the
     whole knowledge when none of that entity's own snippets matches."""
-    asked = ({(m.domain, str(m.entity_id)) for m in entities if m.in_query}
-             or {(m.domain, str(m.entity_id)) for m in entities})
+    asked = {(m.domain, str(m.entity_id)) for m in entities if m.in_query} or {
+        (m.domain, str(m.entity_id)) for m in entities
+    }
     return [s for s in snippets if (s.domain, str(s.entity_id)) in asked] if asked else list(snippets)
 
 
@@ -99,8 +101,9 @@ class EntityLinker:
             words = form.split()
             for j, word in enumerate(words):
                 if word.isalpha() and len(word) >= (self.FUZZY_MIN_LETTERS if len(words) > 1 else self.FUZZY_MIN_ALONE):
-                    self._slips.setdefault((len(words), *words[:j], "", *words[j + 1:]), []).extend(
-                        (word, ent) for ent in named)
+                    self._slips.setdefault((len(words), *words[:j], "", *words[j + 1 :]), []).extend(
+                        (word, ent) for ent in named
+                    )
             if len(form.replace(" ", "")) >= self.FUZZY_MIN_ALONE:
                 self._joined.setdefault(form.replace(" ", ""), []).extend(named)
         self._table = table
@@ -121,8 +124,11 @@ class EntityLinker:
                 key = (ent.domain, ent.entity_id)
                 if key not in seen:
                     seen.add(key)
-                    longer = (f for f in self._forms[key] if len(f) > len(m.group(1))
-                              and re.search(r"\b" + re.escape(f) + r"\b", norm))
+                    longer = (
+                        f
+                        for f in self._forms[key]
+                        if len(f) > len(m.group(1)) and re.search(r"\b" + re.escape(f) + r"\b", norm)
+                    )
                     found.append((ent, next(longer, m.group(1))))
         for ent, surface in self.misspelt(self._pattern.sub(" | ", norm)) if self.misspelt_names else ():
             if (ent.domain, ent.entity_id) not in seen:
@@ -136,12 +142,12 @@ class EntityLinker:
         words, taken, out = norm.split(), set(), []
         spans = [(i, n) for n in range(self._longest + 1, 0, -1) for i in range(len(words) - n + 1)]
         for i, n in spans:
-            window = words[i:i + n]
+            window = words[i : i + n]
             if "|" in window or taken & set(range(i, i + n)):
                 continue
             hits = {(e.domain, e.entity_id): e for e in self._joined.get("".join(window), []) if n > 1}
             for j, word in enumerate(window):
-                for name_word, ent in self._slips.get((n, *window[:j], "", *window[j + 1:]), []):
+                for name_word, ent in self._slips.get((n, *window[:j], "", *window[j + 1 :]), []):
                     if one_edit(word, name_word):
                         hits[(ent.domain, ent.entity_id)] = ent
             if len(hits) == 1:
@@ -189,14 +195,24 @@ class EvidenceLinker:
             context = []
             rows = self.kb.rows_of(s.domain, s.entity_id)
             if s.sent_id is not None:
-                around = {n.sent_id: n.text for n in (self.kb.snippets[r] for r in rows)
-                          if n.doc_type == "review" and n.doc_id == s.doc_id and n.sent_id is not None
-                          and 0 < abs(n.sent_id - s.sent_id) <= self.review_window}
+                around = {
+                    n.sent_id: n.text
+                    for n in (self.kb.snippets[r] for r in rows)
+                    if n.doc_type == "review"
+                    and n.doc_id == s.doc_id
+                    and n.sent_id is not None
+                    and 0 < abs(n.sent_id - s.sent_id) <= self.review_window
+                }
                 if around:
                     context.append("Same review: " + " ".join(around[j] for j in sorted(around)))
-            faq_rows = [r for r in rows if self.kb.snippets[r].doc_type == "faq"
-                        and float(scores[r]) > 0 and float(scores[r]) >= 0.5 * (s.score or 0.0)
-                        and self.kb.snippets[r].id not in shown]
+            faq_rows = [
+                r
+                for r in rows
+                if self.kb.snippets[r].doc_type == "faq"
+                and float(scores[r]) > 0
+                and float(scores[r]) >= 0.5 * (s.score or 0.0)
+                and self.kb.snippets[r].id not in shown
+            ]
             for r in sorted(faq_rows, key=lambda r: -float(scores[r]))[: self.faqs]:
                 shown.add(self.kb.snippets[r].id)
                 context.append(f"FAQ: {self.kb.snippets[r].text}")

@@ -38,8 +38,9 @@ def _import_searcher():
         from pyserini.pyclass import autoclass
         from pyserini.search.lucene import LuceneSearcher
     except ImportError as exc:
-        raise ConfigError(f"retriever=lucene needs Pyserini and Java 17: "
-                          f"pip install 'pyserini==0.25.0' ({exc})") from None
+        raise ConfigError(
+            f"retriever=lucene needs Pyserini and Java 17: pip install 'pyserini==0.25.0' ({exc})"
+        ) from None
     finally:
         if saved is None:
             del os.environ["OPENAI_API_KEY"]
@@ -52,9 +53,14 @@ def _import_searcher():
 def _java():
     from pyserini.pyclass import autoclass
 
-    names = ("java.util.ArrayList", "org.apache.lucene.util.BytesRef", "org.apache.lucene.search.BooleanClause$Occur",
-             "org.apache.lucene.search.BooleanQuery$Builder", "org.apache.lucene.search.TermInSetQuery",
-             "io.anserini.search.query.BagOfWordsQueryGenerator")
+    names = (
+        "java.util.ArrayList",
+        "org.apache.lucene.util.BytesRef",
+        "org.apache.lucene.search.BooleanClause$Occur",
+        "org.apache.lucene.search.BooleanQuery$Builder",
+        "org.apache.lucene.search.TermInSetQuery",
+        "io.anserini.search.query.BagOfWordsQueryGenerator",
+    )
     return [autoclass(name) for name in names]
 
 
@@ -79,8 +85,9 @@ def _filtered(terms: str, analyzer, only):
 class LuceneRetriever:
     name = "lucene"
 
-    def __init__(self, index_dir: str | None = None, k1: float = 1.5, b: float = 0.75, threads: int = 1,
-                 hits: int = 100):
+    def __init__(
+        self, index_dir: str | None = None, k1: float = 1.5, b: float = 0.75, threads: int = 1, hits: int = 100
+    ):
         self.index_dir = Path(index_dir) if index_dir else None
         self.k1, self.b, self.threads, self.hits = k1, b, threads, hits
         self._searcher = self._analyzer = None
@@ -97,9 +104,22 @@ class LuceneRetriever:
                     terms = " ".join(tokenize(text)) or EMPTY  # Lucene would drop an empty document
                     sink.write(json.dumps({"id": str(i), "contents": terms}) + "\n")
             built = Path(tmp) / "index"
-            cmd = [sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection", "--input",
-                   str(docs), "--index", str(built), "--generator", "DefaultLuceneDocumentGenerator", "--threads",
-                   str(self.threads), "--pretokenized"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pyserini.index.lucene",
+                "--collection",
+                "JsonCollection",
+                "--input",
+                str(docs),
+                "--index",
+                str(built),
+                "--generator",
+                "DefaultLuceneDocumentGenerator",
+                "--threads",
+                str(self.threads),
+                "--pretokenized",
+            ]
             done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "x"})
             if done.returncode != 0:
                 tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -111,15 +131,18 @@ class LuceneRetriever:
     def index(self, texts: Sequence[str]) -> None:
         searcher_class, whitespace = _import_searcher()
         self._n = len(texts)
-        target = self.index_dir or (cache_dir() / "lucene"
-                                    / f"{content_hash(['augmenter-tokenize-v1', *texts], 20)}-{len(texts)}")
+        target = self.index_dir or (
+            cache_dir() / "lucene" / f"{content_hash(['augmenter-tokenize-v1', *texts], 20)}-{len(texts)}"
+        )
         self.built = not (target / "segments_1").exists() and not any(target.glob("segments_*"))
         if self.built:
             self._build(texts, target)
         self._searcher = searcher_class(str(target))
         if self._searcher.num_docs != len(texts):
-            raise ConfigError(f"{target}: a Lucene index of {self._searcher.num_docs} documents, not {len(texts)}: "
-                              "remove it or point retriever.index_dir elsewhere")
+            raise ConfigError(
+                f"{target}: a Lucene index of {self._searcher.num_docs} documents, not {len(texts)}: "
+                "remove it or point retriever.index_dir elsewhere"
+            )
         self._searcher.set_bm25(self.k1, self.b)
         self._analyzer = whitespace()
         self._searcher.set_analyzer(self._analyzer)

@@ -62,8 +62,9 @@ def top_k(scores: np.ndarray, k: int, rows: Sequence[int] | None = None) -> Hits
     return best_rows(candidates, np.asarray(scores)[candidates], k)
 
 
-def check_search(queries: Sequence[str], k: int, rows: Sequence[int] | None,
-                 n: int) -> tuple[list[str], int, np.ndarray | None]:
+def check_search(
+    queries: Sequence[str], k: int, rows: Sequence[int] | None, n: int
+) -> tuple[list[str], int, np.ndarray | None]:
     """`search`'s arguments checked: (the queries as a list, k, rows sorted and unique or None)."""
     if not isinstance(queries, (list, tuple)) or not all(isinstance(q, str) for q in queries):
         raise InputError(f"search takes a list of query strings, got {type(queries).__name__}")
@@ -76,8 +77,9 @@ def check_search(queries: Sequence[str], k: int, rows: Sequence[int] | None,
         raise InputError("search's rows must be a list of row indices (integers)")
     array = np.unique(array.astype(np.int64))
     if array.size and (array[0] < 0 or array[-1] >= n):
-        raise InputError(f"search's rows must lie in 0..{n - 1} (the indexed texts), got {int(array[0])}.."
-                         f"{int(array[-1])}")
+        raise InputError(
+            f"search's rows must lie in 0..{n - 1} (the indexed texts), got {int(array[0])}..{int(array[-1])}"
+        )
     return list(queries), int(k), array
 
 
@@ -132,8 +134,12 @@ class BM25sRetriever:
             params = json.loads((Path(directory) / "params.index.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
-        if (params.get("method"), params.get("k1"), params.get("b"), params.get("num_docs")) != \
-                ("lucene", self.k1, self.b, n):
+        if (params.get("method"), params.get("k1"), params.get("b"), params.get("num_docs")) != (
+            "lucene",
+            self.k1,
+            self.b,
+            n,
+        ):
             return False
         backend = self._bm25.backend
         self._bm25 = bm25s.BM25.load(str(directory), show_progress=False)
@@ -163,8 +169,9 @@ class BM25sRetriever:
         m, vocab = self._bm25.scores, self._bm25.vocab_dict
         terms = [np.array([vocab[t] for t in tokenize(q) if t in vocab], dtype=np.int64) for q in queries]
         if picked is not None and (16 * len(picked) <= self._n or not self.numba):  # a few rows: score them alone
-            return [best_rows(picked, csc_row_scores(m["data"], m["indices"], m["indptr"], t, picked), k)
-                    for t in terms]
+            return [
+                best_rows(picked, csc_row_scores(m["data"], m["indices"], m["indptr"], t, picked), k) for t in terms
+            ]
         mask = None
         if picked is not None:
             mask = np.zeros(self._n, dtype=np.bool_)

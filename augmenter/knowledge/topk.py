@@ -197,8 +197,18 @@ def column_bounds(data: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     return out
 
 
-def csc_top_k(data, indices, indptr, n: int, queries: list[np.ndarray], k: int, mask: np.ndarray | None = None,
-              bounds: np.ndarray | None = None, jit: bool = NUMBA, prune: float = 0.25) -> list[list[tuple]]:
+def csc_top_k(
+    data,
+    indices,
+    indptr,
+    n: int,
+    queries: list[np.ndarray],
+    k: int,
+    mask: np.ndarray | None = None,
+    bounds: np.ndarray | None = None,
+    jit: bool = NUMBA,
+    prune: float = 0.25,
+) -> list[list[tuple]]:
     """The k best (row, score) per query (term ids), best first, among `mask`'s rows if given. Compiled (`jit`,
     where numba is installed): MaxScore while its essential postings are at most `prune` times (all the query's
     postings + n), else exhaustive; `bounds`: `column_bounds`, computed here if not given. numpy otherwise."""
@@ -226,7 +236,7 @@ def csc_top_k(data, indices, indptr, n: int, queries: list[np.ndarray], k: int, 
     for terms in queries:
         scores = np.zeros(n, dtype=data.dtype)
         for t in terms:
-            np.add.at(scores, indices[indptr[t]:indptr[t + 1]], data[indptr[t]:indptr[t + 1]])
+            np.add.at(scores, indices[indptr[t] : indptr[t + 1]], data[indptr[t] : indptr[t + 1]])
         if mask.size:
             scores[~mask] = 0
         out.append(best_rows(np.arange(n), scores, k))
@@ -237,7 +247,7 @@ def csc_row_scores(data, indices, indptr, terms: np.ndarray, rows: np.ndarray) -
     """The scores of `rows` (sorted, unique) alone, in the same float32 sums as a full score vector."""
     scores = np.zeros(len(rows), dtype=data.dtype)
     for t in terms:
-        column = indices[indptr[t]:indptr[t + 1]]
+        column = indices[indptr[t] : indptr[t + 1]]
         if len(column) == 0:
             continue
         pos = np.minimum(np.searchsorted(column, rows), len(column) - 1)

@@ -8,5 +8,16 @@ from augmenter.llm.local import LocalLLM
 from augmenter.llm.openai_compat import OpenAICompatLLM
 from augmenter.llm.resilient import ResilientLLM
 
-__all__ = ["CachedLLM", "Completion", "FakeLLM", "LLM", "LocalLLM", "Messages", "MeteredLLM", "OpenAICompatLLM",
-           "ResilientLLM", "SamplingParams", "Usage"]
+__all__ = [
+    "CachedLLM",
+    "Completion",
+    "FakeLLM",
+    "LLM",
+    "LocalLLM",
+    "Messages",
+    "MeteredLLM",
+    "OpenAICompatLLM",
+    "ResilientLLM",
+    "SamplingParams",
+    "Usage",
+]

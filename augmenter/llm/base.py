@@ -33,8 +33,13 @@ class SamplingParams:
     repeat_penalty: float = 1.0  # llama.cpp's penalty on tokens already in the context (1.0: off)
 
     def key(self) -> dict:
-        key = {"max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
-               "seed": self.seed, "stop": list(self.stop)}
+        key = {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "stop": list(self.stop),
+        }
         if self.logprobs:  # only when asked, so that earlier cache entries keep their keys
             key["logprobs"] = self.logprobs
         if self.repeat_penalty != 1.0:  # likewise
@@ -118,8 +123,9 @@ class MeteredLLM:
             self._local.usage = Usage()
         return self._local.usage
 
-    def complete(self, messages: Messages, params: SamplingParams | None = None,
-                 on_text: TextSink | None = None) -> Completion:
+    def complete(
+        self, messages: Messages, params: SamplingParams | None = None, on_text: TextSink | None = None
+    ) -> Completion:
         """One call; with `on_text`, the reply's text is streamed to it as it is generated."""
         start = time.perf_counter()
         if on_text is None:

@@ -24,8 +24,7 @@ from augmenter.storage import content_hash
 _DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")  # diskcache's SQLite index (values may be files beside)
 
 
-def cache_key(backend: str, model: str, messages: Messages, params: SamplingParams,
-              endpoint: str | None = None) -> str:
+def cache_key(backend: str, model: str, messages: Messages, params: SamplingParams, endpoint: str | None = None) -> str:
     """The key of one call. `endpoint` is the backend's identity; it enters the key only when it says more than
     "backend|model" (a base URL), so keys of URL-less backends (the embedded `local` model) never change."""
     payload = {"backend": backend, "model": model, "messages": messages, "params": params.key()}
@@ -70,11 +69,18 @@ class CachedLLM:
                         path.rename(path.with_name(f"{name}.corrupt-{stamp}"))
                 cache = diskcache.Cache(str(self.directory))
             except (sqlite3.Error, OSError) as exc:
-                warnings.warn(f"LLM cache {self.directory} cannot be opened ({exc}): running without a cache",
-                              RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"LLM cache {self.directory} cannot be opened ({exc}): running without a cache",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
                 return None
-            warnings.warn(f"LLM cache {self.directory} was unreadable ({first}): moved it aside to "
-                          f"cache.db.corrupt-{stamp} and started a new one", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"LLM cache {self.directory} was unreadable ({first}): moved it aside to "
+                f"cache.db.corrupt-{stamp} and started a new one",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             return cache
 
     def _read(self, key: str) -> Completion | None:
@@ -84,8 +90,9 @@ class CachedLLM:
             stored = self._cache.get(key)
             hit = Completion(**stored, cached=True) if stored is not None else None
         except Exception as exc:  # sqlite, pickle, file and shape errors alike
-            warnings.warn(f"LLM cache read failed ({type(exc).__name__}: {exc}): calling the LLM",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"LLM cache read failed ({type(exc).__name__}: {exc}): calling the LLM", RuntimeWarning, stacklevel=3
+            )
             return None
         return hit if hit is not None and _answered(hit) else None
 

@@ -35,9 +35,16 @@ class LocalLLM:
 
     backend = "local"
 
-    def __init__(self, model: str = "qwen2.5-coder-1.5b-instruct", n_ctx: int = 4096,
-                 n_threads: int | None = None, verbose: bool = False, wait_policy: str | None = "passive",
-                 kv_reuse: str = "any", n_batch: int | None = None):
+    def __init__(
+        self,
+        model: str = "qwen2.5-coder-1.5b-instruct",
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        verbose: bool = False,
+        wait_policy: str | None = "passive",
+        kv_reuse: str = "any",
+        n_batch: int | None = None,
+    ):
         if kv_reuse not in self.KV_REUSE:
             raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")
         if n_batch is not None and (isinstance(n_batch, bool) or not isinstance(n_batch, int) or n_batch < 1):
@@ -71,20 +78,31 @@ class LocalLLM:
             try:
                 from llama_cpp import Llama
             except ImportError:
-                raise LLMError("the local LLM needs llama-cpp-python: pip install 'augmenter[local]' "
-                               "(build it with CMAKE_ARGS=-DGGML_NATIVE=OFF; see README)") from None
+                raise LLMError(
+                    "the local LLM needs llama-cpp-python: pip install 'augmenter[local]' "
+                    "(build it with CMAKE_ARGS=-DGGML_NATIVE=OFF; see README)"
+                ) from None
             path = Path(self.model) if self.model.endswith(".gguf") else model_path(self.model)
             if not path.exists():
                 raise LLMError(f"GGUF model file not found: {path}")
-            self._llm = Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.n_threads, seed=0,
-                              n_batch=self.n_batch, n_ubatch=self.n_batch, verbose=self.verbose)
+            self._llm = Llama(
+                model_path=str(path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                seed=0,
+                n_batch=self.n_batch,
+                n_ubatch=self.n_batch,
+                verbose=self.verbose,
+            )
         return self._llm
 
     def _fit(self, llm, messages: Messages, max_tokens: int) -> Messages:
         """Drop middle messages, then shorten the last one, until the prompt fits the context window."""
         budget = self.n_ctx - max_tokens - 32
+
         def count(text):
             return len(llm.tokenize(text.encode("utf-8", "ignore"), add_bos=False, special=False))
+
         msgs = [dict(m) for m in messages]
         sizes = [count(m["content"]) + 8 for m in msgs]
         while sum(sizes) > budget and len(msgs) > 2:
@@ -93,7 +111,7 @@ class LocalLLM:
         if over > 0:
             content = msgs[-1]["content"]
             keep = max(0, len(content) - over * 6)  # ~at most 6 characters per token
-            msgs[-1]["content"] = content[:keep // 2] + "\n...\n" + content[len(content) - keep // 2:]
+            msgs[-1]["content"] = content[: keep // 2] + "\n...\n" + content[len(content) - keep // 2 :]
         return msgs
 
     def _chat_tokens(self, llm, messages: Messages) -> list[int]:
@@ -104,10 +122,13 @@ class LocalLLM:
             template = llm.metadata.get("tokenizer.chat_template")
             if not template:
                 raise LLMError(f"{self.model}: the GGUF file has no chat template, so it cannot score labels")
+
             def text(token):
                 return llm._model.token_get_text(token) if token != -1 else ""
-            self._formatter = Jinja2ChatFormatter(template=template, eos_token=text(llm.token_eos()),
-                                                  bos_token=text(llm.token_bos()))
+
+            self._formatter = Jinja2ChatFormatter(
+                template=template, eos_token=text(llm.token_eos()), bos_token=text(llm.token_bos())
+            )
         prompt = self._formatter(messages=messages).prompt
         return llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
@@ -130,8 +151,7 @@ class LocalLLM:
             piece = llm.detokenize([int(token)]).decode("utf-8", "ignore")
             top[piece] = max(top.get(piece, -1e9), float(logprobs[token]))
         first = llm.detokenize([int(best[0])]).decode("utf-8", "ignore")
-        return Completion(text=first.strip(), prompt_tokens=len(tokens), completion_tokens=1,
-                          top_logprobs=[top])
+        return Completion(text=first.strip(), prompt_tokens=len(tokens), completion_tokens=1, top_logprobs=[top])
 
     def _perf(self, llm) -> tuple[int, float]:
         """llama.cpp's running count of prompt tokens evaluated and their milliseconds (0s if unavailable)."""
@@ -181,18 +201,27 @@ class LocalLLM:
                 except (ValueError, RuntimeError) as exc:
                     raise LLMError(f"llama.cpp failed to score the prompt: {exc}") from None
             try:
-                out = self._metered(llm, lambda: llm.create_chat_completion(
-                    messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,
-                    top_p=params.top_p, seed=params.seed, stop=params.stop or None,
-                    repeat_penalty=params.repeat_penalty,
-                ), msgs)
+                out = self._metered(
+                    llm,
+                    lambda: llm.create_chat_completion(
+                        messages=msgs,
+                        max_tokens=params.max_tokens,
+                        temperature=params.temperature,
+                        top_p=params.top_p,
+                        seed=params.seed,
+                        stop=params.stop or None,
+                        repeat_penalty=params.repeat_penalty,
+                    ),
+                    msgs,
+                )
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
         usage = out.get("usage") or {}
         text = (out["choices"][0]["message"].get("content") or "").strip()
         if not text:
-            raise LLMError(f"{self.model} returned an empty reply "
-                           f"(finish_reason: {out['choices'][0].get('finish_reason')})")
+            raise LLMError(
+                f"{self.model} returned an empty reply (finish_reason: {out['choices'][0].get('finish_reason')})"
+            )
         return Completion(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
@@ -216,9 +245,15 @@ class LocalLLM:
             def generate() -> None:
                 nonlocal finish
                 for chunk in llm.create_chat_completion(
-                        messages=msgs, max_tokens=params.max_tokens, temperature=params.temperature,
-                        top_p=params.top_p, seed=params.seed, stop=params.stop or None,
-                        repeat_penalty=params.repeat_penalty, stream=True):
+                    messages=msgs,
+                    max_tokens=params.max_tokens,
+                    temperature=params.temperature,
+                    top_p=params.top_p,
+                    seed=params.seed,
+                    stop=params.stop or None,
+                    repeat_penalty=params.repeat_penalty,
+                    stream=True,
+                ):
                     choice = chunk["choices"][0]
                     finish = choice.get("finish_reason") or finish
                     text = (choice.get("delta") or {}).get("content") or ""
@@ -244,7 +279,9 @@ class LocalLLM:
         except Exception:  # a count for the trace, never a reason to fail the call
             pass
         try:
-            return sum(len(llm.tokenize(m["content"].encode("utf-8", "ignore"), add_bos=False, special=False))
-                       for m in messages)
+            return sum(
+                len(llm.tokenize(m["content"].encode("utf-8", "ignore"), add_bos=False, special=False))
+                for m in messages
+            )
         except Exception:
             return 0

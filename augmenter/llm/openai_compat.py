@@ -61,8 +61,16 @@ class OpenAICompatLLM:
 
     backend = "openai"
 
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, deadline: float = 300.0, max_retries: int = 3, backoff: float = 0.5):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        deadline: float = 300.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+    ):
         if not model:
             raise LLMError("llm.model must name the server's model")
         for name, value in (("timeout", timeout), ("deadline", deadline)):
@@ -75,8 +83,9 @@ class OpenAICompatLLM:
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"llm.base_url must be an http(s) URL like http://127.0.0.1:8000/v1, "
-                             f"got {redact(one_line(url, 300))!r}")
+            raise ValueError(
+                f"llm.base_url must be an http(s) URL like http://127.0.0.1:8000/v1, got {redact(one_line(url, 300))!r}"
+            )
         register_secret(parts.password)
         self.model = model
         self.base_url = url
@@ -86,8 +95,10 @@ class OpenAICompatLLM:
         key = os.environ.get(api_key_env) or ""
         register_secret(key)
         if not header_safe(key):  # said now, once, not as every turn's UnicodeEncodeError; the key is not shown
-            raise ConfigError(f"${api_key_env} holds characters an HTTP header cannot carry (not printable ASCII: "
-                              "an accent, a typographic quote or a line break?); set it to the key alone")
+            raise ConfigError(
+                f"${api_key_env} holds characters an HTTP header cannot carry (not printable ASCII: "
+                "an accent, a typographic quote or a line break?); set it to the key alone"
+            )
         self.timeout, self.deadline, self.max_retries, self.backoff = timeout, deadline, max_retries, backoff
         self._client = None
         self._no_stream = False
@@ -108,13 +119,17 @@ class OpenAICompatLLM:
 
             key = os.environ.get(self.api_key_env)
             register_secret(key)
-            self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY, timeout=self.timeout,
-                                  max_retries=0)
+            self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY, timeout=self.timeout, max_retries=0)
         return self._client
 
     def _kwargs(self, messages: Messages, params: SamplingParams) -> dict:
-        kwargs = dict(model=self.model, messages=messages, max_tokens=params.max_tokens,
-                      temperature=params.temperature, top_p=params.top_p)
+        kwargs = dict(
+            model=self.model,
+            messages=messages,
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+            top_p=params.top_p,
+        )
         if params.seed is not None:
             kwargs["seed"] = params.seed
         if params.stop:
@@ -155,8 +170,10 @@ class OpenAICompatLLM:
                 if attempt > self.max_retries:
                     self._fail(f"{exc} (gave up after {attempt} attempt{'s' * (attempt > 1)})")
                 if wait >= end - time.monotonic():
-                    self._fail(f"{exc} (no answer within the {self.deadline:g} s deadline, {attempt} "
-                               f"attempt{'s' * (attempt > 1)})")
+                    self._fail(
+                        f"{exc} (no answer within the {self.deadline:g} s deadline, {attempt} "
+                        f"attempt{'s' * (attempt > 1)})"
+                    )
                 time.sleep(wait)
 
     def _attempt(self, kwargs: dict, params: SamplingParams, timeout: float) -> Completion:
@@ -174,7 +191,8 @@ class OpenAICompatLLM:
             with self._api_errors(timeout):
                 try:
                     chunks = self._get_client().chat.completions.create(
-                        **kwargs, stream=True, stream_options={"include_usage": True}, timeout=timeout)
+                        **kwargs, stream=True, stream_options={"include_usage": True}, timeout=timeout
+                    )
                 except openai.APIStatusError as exc:
                     if exc.status_code in (400, 404, 415, 422):
                         raise _NoStream(exc.status_code) from None
@@ -202,8 +220,11 @@ class OpenAICompatLLM:
         text = "".join(pieces).strip()
         if not text:
             self._fail(f"the reply is empty (finish_reason: {finish})")
-        return Completion(text=text, prompt_tokens=_int(getattr(usage, "prompt_tokens", 0)),
-                          completion_tokens=_int(getattr(usage, "completion_tokens", 0)) or len(pieces))
+        return Completion(
+            text=text,
+            prompt_tokens=_int(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_int(getattr(usage, "completion_tokens", 0)) or len(pieces),
+        )
 
     @contextmanager
     def _api_errors(self, timeout: float):
@@ -218,8 +239,9 @@ class OpenAICompatLLM:
             body = exc.body.get("message", exc.body) if isinstance(exc.body, dict) else exc.body
             reason = f"HTTP {status}" + (f": {body}" if body else "")
             if status in (401, 403):
-                self._fail(f"{reason} (check the key in ${self.api_key_env} and the access to the model)",
-                           LLMFatalError)
+                self._fail(
+                    f"{reason} (check the key in ${self.api_key_env} and the access to the model)", LLMFatalError
+                )
             if status in (408, 409, 429) or status >= 500:
                 raise _Transient(reason, _retry_after(exc.response)) from None
             self._fail(reason)
@@ -261,8 +283,12 @@ class OpenAICompatLLM:
         if not (content or "").strip() and not top:
             self._fail(f"the reply is empty (finish_reason: {choice.get('finish_reason')})")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return Completion(text=(content or "").strip(), prompt_tokens=_int(usage.get("prompt_tokens")),
-                          completion_tokens=_int(usage.get("completion_tokens")), top_logprobs=top)
+        return Completion(
+            text=(content or "").strip(),
+            prompt_tokens=_int(usage.get("prompt_tokens")),
+            completion_tokens=_int(usage.get("completion_tokens")),
+            top_logprobs=top,
+        )
 
     def _top_logprobs(self, choice: dict) -> list[dict[str, float]] | None:
         logprobs = choice.get("logprobs")
@@ -270,7 +296,10 @@ class OpenAICompatLLM:
         if not tokens:
             return None
         try:
-            return [{alt["token"]: float(alt["logprob"]) for alt in tok.get("top_logprobs") or []}
-                    or {tok["token"]: float(tok["logprob"])} for tok in tokens]
+            return [
+                {alt["token"]: float(alt["logprob"]) for alt in tok.get("top_logprobs") or []}
+                or {tok["token"]: float(tok["logprob"])}
+                for tok in tokens
+            ]
         except (AttributeError, KeyError, TypeError, ValueError):
             self._fail("the reply's logprobs are malformed")

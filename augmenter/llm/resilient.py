@@ -26,12 +26,17 @@ class ResilientLLM:
     through (half-open): its success closes the breaker, its failure opens it for another `cooldown`.
     """
 
-    def __init__(self, primary: LLM, fallbacks: Sequence[LLM] = (), max_consecutive_failures: int = 5,
-                 cooldown: float = 30.0):
-        if isinstance(max_consecutive_failures, bool) or not isinstance(max_consecutive_failures, int) \
-                or max_consecutive_failures < 1:
-            raise ValueError(f"llm_guard.max_consecutive_failures must be an integer >= 1, "
-                             f"got {max_consecutive_failures!r}")
+    def __init__(
+        self, primary: LLM, fallbacks: Sequence[LLM] = (), max_consecutive_failures: int = 5, cooldown: float = 30.0
+    ):
+        if (
+            isinstance(max_consecutive_failures, bool)
+            or not isinstance(max_consecutive_failures, int)
+            or max_consecutive_failures < 1
+        ):
+            raise ValueError(
+                f"llm_guard.max_consecutive_failures must be an integer >= 1, got {max_consecutive_failures!r}"
+            )
         if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or not cooldown >= 0:
             raise ValueError(f"llm_guard.cooldown must be a number of seconds >= 0, got {cooldown!r}")
         self.backends = [primary, *fallbacks]
@@ -54,8 +59,12 @@ class ResilientLLM:
                 return
             when = (datetime.now() + timedelta(seconds=max(left, 0))).strftime("%H:%M:%S")
             retry = f"retrying at {when}" if left > 0 else "a trial call is under way"
-            raise CircuitOpenError(redact(f"the LLM failed {self.failures} calls in a row (last: {self.last_error}); "
-                                          f"no calls are sent for {self.cooldown:g} s, {retry}"))
+            raise CircuitOpenError(
+                redact(
+                    f"the LLM failed {self.failures} calls in a row (last: {self.last_error}); "
+                    f"no calls are sent for {self.cooldown:g} s, {retry}"
+                )
+            )
 
     def _record(self, error: str | None) -> None:
         with self._lock:

@@ -14,5 +14,16 @@ from augmenter.memory.state import (
     WorkingMemory,
 )
 
-__all__ = ["Action", "ActionRecord", "ClaimCheck", "EntityMention", "EvidenceRef", "Location", "Outcome", "Snippet",
-           "Utterance", "Verdict", "WorkingMemory"]
+__all__ = [
+    "Action",
+    "ActionRecord",
+    "ClaimCheck",
+    "EntityMention",
+    "EvidenceRef",
+    "Location",
+    "Outcome",
+    "Snippet",
+    "Utterance",
+    "Verdict",
+    "WorkingMemory",
+]

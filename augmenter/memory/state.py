@@ -105,7 +105,7 @@ class EvidenceRef(BaseModel):
     def quote(self) -> str:
         """The quoted sentence without the title and headings the evidence puts in front (`location` names them)."""
         prefix = f"[{' > '.join(self.location.heading)}] " if self.location and self.location.heading else ""
-        return self.text[len(prefix):] if prefix and self.text.startswith(prefix) else self.text
+        return self.text[len(prefix) :] if prefix and self.text.startswith(prefix) else self.text
 
 
 class ClaimCheck(BaseModel):

@@ -38,7 +38,7 @@ class PromptTemplate:
         reply for a non-empty one: if the reply is nothing but labels, it is kept as it came."""
         text = text.strip()
         if self.own_label and text.startswith(self.own_label):
-            text = text[len(self.own_label):].strip()
+            text = text[len(self.own_label) :].strip()
         if self.stop:
             pattern = r"^[ \t]*(?:" + "|".join(re.escape(label) for label in self.stop) + ")"
             match = re.search(pattern, text, flags=re.MULTILINE)
@@ -67,9 +67,14 @@ class PromptTemplate:
         text = cls.source(name_or_path)
         try:
             data = yaml.safe_load(text)
-            prompt = cls(name=path.stem, instruction=data["instruction"].strip(), template=data["template"],
-                         few_shot=list(data.get("few_shot") or []),
-                         stop=[str(label) for label in data.get("stop") or []], own_label=data.get("own_label"))
+            prompt = cls(
+                name=path.stem,
+                instruction=data["instruction"].strip(),
+                template=data["template"],
+                few_shot=list(data.get("few_shot") or []),
+                stop=[str(label) for label in data.get("stop") or []],
+                own_label=data.get("own_label"),
+            )
             _ENV.from_string(prompt.template)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError, jinja2.TemplateError) as exc:
             raise ConfigError(f"prompt {name_or_path}: needs 'instruction' and a valid 'template' ({exc})") from None
@@ -84,8 +89,10 @@ class PromptTemplate:
     def render(self, **variables) -> Messages:
         messages = [{"role": "system", "content": self.instruction}]
         for shot in self.few_shot:
-            messages += [{"role": "user", "content": shot["user"].strip()},
-                         {"role": "assistant", "content": shot["assistant"].strip()}]
+            messages += [
+                {"role": "user", "content": shot["user"].strip()},
+                {"role": "assistant", "content": shot["assistant"].strip()},
+            ]
         messages.append({"role": "user", "content": self.compiled.render(**variables).strip()})
         return messages
 
@@ -96,10 +103,18 @@ class PromptEngine:
     `max_history_turns` and `max_chars_per_turn` keep prompts inside small models' context windows.
     """
 
-    def __init__(self, response: str = "customer_service", self_ask: str = "self_ask",
-                 self_critique: str = "self_critique", search_query: str = "search_query", max_history_turns: int = 6,
-                 max_chars_per_turn: int = 600, today: str | None = None, claims: str = "claims",
-                 verify_claim: str = "verify_claim"):
+    def __init__(
+        self,
+        response: str = "customer_service",
+        self_ask: str = "self_ask",
+        self_critique: str = "self_critique",
+        search_query: str = "search_query",
+        max_history_turns: int = 6,
+        max_chars_per_turn: int = 600,
+        today: str | None = None,
+        claims: str = "claims",
+        verify_claim: str = "verify_claim",
+    ):
         self.response = PromptTemplate.load(response)
         self.search_query_prompt = PromptTemplate.load(search_query)
         self.today = today  # the date hint of the search-query prompt (None: no hint, so prompts stay cacheable)
@@ -113,7 +128,8 @@ class PromptEngine:
     def _variables(self, mem: WorkingMemory, with_evidence: bool = True, previous: str | None = None) -> dict:
         def clip(text):
             return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
-        history = mem.h_q[-self.max_history_turns:] if self.max_history_turns > 0 else []
+
+        history = mem.h_q[-self.max_history_turns :] if self.max_history_turns > 0 else []
         return {
             "q": mem.q,
             "history": [{"speaker": t.speaker, "text": clip(t.text)} for t in history],
@@ -150,12 +166,20 @@ class PromptEngine:
 
     def claims(self, q: str, history, candidate: str) -> Messages:
         """The prompt that lists a candidate's claims (the question gives the claims their subject)."""
-        return self.claims_prompt.render(q=q, history=[{"speaker": t.speaker, "text": t.text} for t in history],
-                                         evidence=[], feedback=None, previous=candidate)
+        return self.claims_prompt.render(
+            q=q,
+            history=[{"speaker": t.speaker, "text": t.text} for t in history],
+            evidence=[],
+            feedback=None,
+            previous=candidate,
+        )
 
     def verify_claim(self, claim: str, evidence: list[str], context: str = "") -> Messages:
         """The prompt that labels a claim SUPPORTED / REFUTED / NOT ENOUGH INFO against evidence sentences."""
+
         def clip(text):
             return text if len(text) <= self.max_chars_per_turn else text[: self.max_chars_per_turn] + "…"
-        return self.verify_prompt.render(q="", history=[], evidence=[clip(e) for e in evidence], feedback=None,
-                                         previous=claim, context=context)
+
+        return self.verify_prompt.render(
+            q="", history=[], evidence=[clip(e) for e in evidence], feedback=None, previous=claim, context=context
+        )

@@ -46,7 +46,7 @@ def _sentences(text: str) -> list[list[str]]:
 
 
 def _ngrams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def _text_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
@@ -55,7 +55,7 @@ def _text_ngrams(text: str, n: int) -> set[tuple[str, ...]]:
 
 def _contains(words: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
-    return n > 0 and any(tuple(words[i:i + n]) == tuple(phrase) for i in range(len(words) - n + 1))
+    return n > 0 and any(tuple(words[i : i + n]) == tuple(phrase) for i in range(len(words) - n + 1))
 
 
 def fewshot_answers(prompt: PromptTemplate) -> list[str]:
@@ -104,7 +104,7 @@ def fewshot_leaks(response: str, prompt: PromptTemplate, allowed: str = "", n: i
     for words in _sentences(response):
         spans: list[list[int]] = []  # overlapping or adjacent leaked n-grams make one copied phrase
         for i in range(len(words) - n + 1):
-            gram = tuple(words[i:i + n])
+            gram = tuple(words[i : i + n])
             if gram in phrases and gram not in own_grams and not own_words.issuperset(gram):
                 if spans and i <= spans[-1][1]:
                     spans[-1][1] = i + n

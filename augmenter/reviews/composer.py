@@ -51,8 +51,15 @@ class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
     and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks."""
 
-    def __init__(self, snippets: Mapping[str, Snippet], answers: AnswerFinder | None = None, llm=None,
-                 judge=None, quote: bool = False, verdicts: bool = False):
+    def __init__(
+        self,
+        snippets: Mapping[str, Snippet],
+        answers: AnswerFinder | None = None,
+        llm=None,
+        judge=None,
+        quote: bool = False,
+        verdicts: bool = False,
+    ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
@@ -81,6 +88,7 @@ class ReviewReplies:
                 if written is not None:
                     made.append(written)
                 return written
+
         text = composed_reply(mem, *self._found(mem), verdict=verdict)
         if not text:
             return None

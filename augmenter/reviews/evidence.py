@@ -31,12 +31,17 @@ class OpinionSettings:
         from augmenter.extras import ENCODER, require
         from augmenter.reviews.opinions import OpinionGatherer
 
-        require("chat", "the opinion gatherer (consolidator.opinions=true)", ENCODER,
-                instead="consolidator.opinions=false utility=kf1 need no extra")
+        require(
+            "chat",
+            "the opinion gatherer (consolidator.opinions=true)",
+            ENCODER,
+            instead="consolidator.opinions=false utility=kf1 need no extra",
+        )
         if self.stance not in ("model", "llm"):
             raise ValueError(f"opinions_stance must be model or llm, got {self.stance!r}")
-        return OpinionGatherer(kb, min_p=self.min_p, max_sentences=self.max_sentences,
-                               min_about_side=self.min_about_side)
+        return OpinionGatherer(
+            kb, min_p=self.min_p, max_sentences=self.max_sentences, min_about_side=self.min_about_side
+        )
 
     @property
     def needs_llm(self) -> bool:
@@ -49,8 +54,9 @@ class OpinionSettings:
         return ReviewJudge(llm, min_related=self.min_related, min_about=self.min_about)
 
 
-def with_opinions(gatherer, query: str, evidence: list[Snippet], entities: Sequence[EntityMention],
-                  question: str | None = None) -> list[Snippet]:
+def with_opinions(
+    gatherer, query: str, evidence: list[Snippet], entities: Sequence[EntityMention], question: str | None = None
+) -> list[Snippet]:
     """The evidence's non-review snippets, then per linked entity (those the question names when it names any, at
     most three) a line that counts its reviews on each side (doc_type "opinions", its `stance` the split) and its
     review sentences on the aspect (positive, negative, neutral); the retrieved reviews of an entity without any
@@ -64,9 +70,17 @@ def with_opinions(gatherer, query: str, evidence: list[Snippet], entities: Seque
             continue
         gathered.add(m)
         ref = found.sentences[0]
-        out.append(Snippet(id=f"opinions:{ref.domain}:{ref.entity_id}", text=found.summary(), domain=ref.domain,
-                           entity_id=ref.entity_id, entity_name=ref.entity_name, doc_type="opinions",
-                           stance=found.split))
+        out.append(
+            Snippet(
+                id=f"opinions:{ref.domain}:{ref.entity_id}",
+                text=found.summary(),
+                domain=ref.domain,
+                entity_id=ref.entity_id,
+                entity_name=ref.entity_name,
+                doc_type="opinions",
+                stance=found.split,
+            )
+        )
         order = {"positive": 0, "negative": 1, "neutral": 2}
         out += sorted(found.sentences, key=lambda s: order.get(s.stance or "neutral", 2))
     out += [s for s in evidence if s.doc_type == "review" and (s.domain, s.entity_id) not in gathered]

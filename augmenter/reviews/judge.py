@@ -32,8 +32,15 @@ class ReviewJudge:
     sentence)`: a second, yes/no pass on whether a sentence speaks to exactly what was asked, for the sentence a
     reply will quote (`min_about`: the probability it needs; None: not asked)."""
 
-    def __init__(self, llm, prompt: str = "review_stance", min_related: float = 0.85, top_logprobs: int = 20,
-                 about_prompt: str = "review_about", min_about: float | None = None):
+    def __init__(
+        self,
+        llm,
+        prompt: str = "review_stance",
+        min_related: float = 0.85,
+        top_logprobs: int = 20,
+        about_prompt: str = "review_about",
+        min_about: float | None = None,
+    ):
         for name, value in (("min_related", min_related), ("min_about", min_about)):
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], got {value}")

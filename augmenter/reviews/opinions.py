@@ -28,6 +28,7 @@ from augmenter.verification.model import StoredModel
 
 STANCES = ("positive", "negative", "neutral")
 
+
 def _packaged(name: str) -> str:
     path = Path(name)
     if path.suffix == ".json":
@@ -53,8 +54,12 @@ class StanceModel:
     def load(cls, name: str = "stance") -> StanceModel:
         try:
             d = json.loads(_packaged(name))
-            model = cls(list(d["classes"]), np.asarray(d["coef"], dtype=np.float32),
-                        np.asarray(d["intercept"], dtype=np.float32), {k: d[k] for k in d if k not in ("coef",)})
+            model = cls(
+                list(d["classes"]),
+                np.asarray(d["coef"], dtype=np.float32),
+                np.asarray(d["intercept"], dtype=np.float32),
+                {k: d[k] for k in d if k not in ("coef",)},
+            )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"stance model {name}: not a stored stance model ({exc})") from None
         if model.coef.shape != (len(model.classes), 384) or set(model.classes) != set(STANCES):
@@ -102,7 +107,7 @@ class Opinions:
 
     @property
     def split(self) -> str:
-        """"positive", "negative", "mixed" (reviews on both sides) or "neutral" (no review takes a side)."""
+        """ "positive", "negative", "mixed" (reviews on both sides) or "neutral" (no review takes a side)."""
         pos = self.reviews["positive"] + self.reviews["mixed"]
         neg = self.reviews["negative"] + self.reviews["mixed"]
         return "mixed" if pos and neg else "positive" if pos else "negative" if neg else "neutral"
@@ -130,8 +135,16 @@ class OpinionGatherer:
     to the question ("the very small portion sizes of food" of a sentence that goes on about drinks and the view), so
     that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews."""
 
-    def __init__(self, kb, relevance: str = "aspect", stance: str = "stance", min_p: float = 0.3,
-                 max_sentences: int = 6, judge=None, min_about_side: float | None = None):
+    def __init__(
+        self,
+        kb,
+        relevance: str = "aspect",
+        stance: str = "stance",
+        min_p: float = 0.3,
+        max_sentences: int = 6,
+        judge=None,
+        min_about_side: float | None = None,
+    ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
         if min_about_side is not None and not 0.0 <= min_about_side <= 1.0:
@@ -145,8 +158,9 @@ class OpinionGatherer:
         focus = []
         for s in chosen:  # the clause of each sentence that is about the aspect
             parts = clauses(s.text)
-            focus.append(parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1
-                         else parts[0])
+            focus.append(
+                parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1 else parts[0]
+            )
         return [stance for stance, _ in self.stance.predict(focus)]
 
     @staticmethod
@@ -159,7 +173,7 @@ class OpinionGatherer:
         vectors = embed([query, *flat])
         sims, out, at = vectors[1:] @ vectors[0], [], 0
         for ps in pieces:
-            out.append(ps[int(np.argmax(sims[at: at + len(ps)]))])
+            out.append(ps[int(np.argmax(sims[at : at + len(ps)]))])
             at += len(ps)
         return out
 
@@ -189,8 +203,9 @@ class OpinionGatherer:
     def gather(self, query: str, domain, entity_id, question: str | None = None) -> Opinions | None:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the
         user asked it (what the judge reads; default `query`)."""
-        reviews = [self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id)
-                   if self.kb.snippets[i].doc_type == "review"]
+        reviews = [
+            self.kb.snippets[i] for i in self.kb.rows_of(domain, entity_id) if self.kb.snippets[i].doc_type == "review"
+        ]
         if not reviews or not query.strip():
             return None
         p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
@@ -211,8 +226,10 @@ class OpinionGatherer:
         chosen = [reviews[i] for i in keep]
         if self.judge is None:
             stances = self._classified(query, chosen)
-        sentences = [s.model_copy(update={"stance": st, "score": round(float(p[i]), 4)})
-                     for s, st, i in zip(chosen, stances, keep)]
+        sentences = [
+            s.model_copy(update={"stance": st, "score": round(float(p[i]), 4)})
+            for s, st, i in zip(chosen, stances, keep)
+        ]
         sides: dict = {}
         for s in sentences:
             sides.setdefault(s.doc_id, set()).add(s.stance)

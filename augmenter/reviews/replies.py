@@ -35,8 +35,9 @@ def _quote(sentence: Snippet) -> str:
 
 def place_name(mem: WorkingMemory, snippet: Snippet) -> str:
     """The entity's name as the linker knows it, else as the snippet has it, for display ("Lensfield Hotel")."""
-    linked = next((m.name for m in mem.entities if (m.domain, m.entity_id) == (snippet.domain, snippet.entity_id)),
-                  None)
+    linked = next(
+        (m.name for m in mem.entities if (m.domain, m.entity_id) == (snippet.domain, snippet.entity_id)), None
+    )
     return display_name(linked or snippet.entity_name or "")
 
 
@@ -60,8 +61,11 @@ def quoted(quotes: Sequence[Snippet], place: str = "") -> str | None:
     if len(quotes) == 1:
         return f"{at}a {who} wrote: {_quote(quotes[0])}"
     first, second = quotes[:2]
-    if first.doc_id is not None and (first.domain, first.entity_id, first.doc_id) == \
-            (second.domain, second.entity_id, second.doc_id):
+    if first.doc_id is not None and (first.domain, first.entity_id, first.doc_id) == (
+        second.domain,
+        second.entity_id,
+        second.doc_id,
+    ):
         return f"{at}a {who} wrote: {_quote(first)}; in the same review: {_quote(second)}"
     return f"{at}one {who} wrote: {_quote(first)}; another: {_quote(second)}"
 
@@ -79,13 +83,24 @@ def verdict_first(verdict, place: str = "") -> str:
 
 def verdict_claim(verdict) -> ClaimCheck:
     """The verdict as a cited claim: it rests on the sentences of the side (or both sides) it states."""
-    return ClaimCheck(claim=verdict.text, verdict=Verdict.SUPPORTED, p_supported=1.0,
-                      evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)
-                                for s in verdict.sentences if s.stance in verdict.sides])
+    return ClaimCheck(
+        claim=verdict.text,
+        verdict=Verdict.SUPPORTED,
+        p_supported=1.0,
+        evidence=[
+            EvidenceRef(id=s.id, text=s.text, location=s.location)
+            for s in verdict.sentences
+            if s.stance in verdict.sides
+        ],
+    )
 
 
-def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
-                   answering_reviews: Sequence[Snippet] = (), verdict: VerdictFn | None = None) -> str | None:
+def composed_reply(
+    mem: WorkingMemory,
+    answering_faqs: Sequence[Snippet] = (),
+    answering_reviews: Sequence[Snippet] = (),
+    verdict: VerdictFn | None = None,
+) -> str | None:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
     question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
@@ -96,8 +111,11 @@ def composed_reply(mem: WorkingMemory, answering_faqs: Sequence[Snippet] = (),
     places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
     # quote `where` itself)
     for digest in digests:
-        sentences = [s for s in mem.e if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) ==
-                     (digest.domain, digest.entity_id)]
+        sentences = [
+            s
+            for s in mem.e
+            if s.doc_type == "review" and s.stance and (s.domain, s.entity_id) == (digest.domain, digest.entity_id)
+        ]
         places.append((digest, sentences))
     if not digests:  # the gatherer found no side: the retrieved sentence closest to the question, one per place
         best: dict = {}
@@ -125,8 +143,12 @@ def quoted_sources(mem: WorkingMemory, reply: str) -> list[ClaimCheck]:
         if s.doc_type == "review" and said not in reply:  # a clause of it quoted
             said = next((c for c in parts_of(s.text) if len(c.split()) >= 4 and f'"{c}"' in reply), said)
         if said and s.id not in cited and said.rstrip(".") in reply:
-            cited[s.id] = ClaimCheck(claim=said, verdict=Verdict.SUPPORTED, p_supported=1.0,
-                                     evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)])
+            cited[s.id] = ClaimCheck(
+                claim=said,
+                verdict=Verdict.SUPPORTED,
+                p_supported=1.0,
+                evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)],
+            )
     return list(cited.values())
 
 
@@ -134,14 +156,17 @@ def _sentence(said: str) -> str:
     return said[0].upper() + said[1:].rstrip(".") + "."
 
 
-def reviews_quoted(mem: WorkingMemory, checks: Sequence[ClaimCheck],
-                   by_id: dict) -> tuple[str, list[ClaimCheck]] | None:
+def reviews_quoted(
+    mem: WorkingMemory, checks: Sequence[ClaimCheck], by_id: dict
+) -> tuple[str, list[ClaimCheck]] | None:
     """A checked candidate (its `checks`) with each supported claim that cites review sentences alone (`by_id`: the
     knowledge's snippets) replaced by the best of them, quoted (one per review, at most two per place), its other
     claims as they are: (the reply, its claims with their evidence). None when no claim cites reviews alone."""
+
     def review(c: ClaimCheck) -> bool:  # all it cites is review sentences (a FAQ among them: as written)
         return bool(c.supported and c.evidence) and all(
-            getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited())
+            getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited()
+        )
 
     if not any(review(c) for c in checks):
         return None
@@ -152,13 +177,15 @@ def reviews_quoted(mem: WorkingMemory, checks: Sequence[ClaimCheck],
         reviews = quotes.setdefault((snippet.domain, snippet.entity_id), {})
         if snippet.doc_id not in reviews and len(reviews) < 2:
             prefix = f"[{snippet.entity_name}] " if snippet.entity_name else ""
-            text = ref.text[len(prefix):] if prefix and ref.text.startswith(prefix) else ref.text
+            text = ref.text[len(prefix) :] if prefix and ref.text.startswith(prefix) else ref.text
             reviews[snippet.doc_id] = (snippet.model_copy(update={"text": text}), ref)
     parts, cited = [c.claim for c in kept], list(kept)
     for reviews in quotes.values():
         sentences = [s for s, _ in reviews.values()]
         place = place_name(mem, sentences[0]) if len(quotes) > 1 or not parts else ""
         parts.append(_sentence(quoted(sentences, place)))
-        cited += [ClaimCheck(claim=s.text, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
-                  for s, ref in reviews.values()]
+        cited += [
+            ClaimCheck(claim=s.text, verdict=Verdict.SUPPORTED, p_supported=1.0, evidence=[ref])
+            for s, ref in reviews.values()
+        ]
     return " ".join(parts), cited

@@ -25,15 +25,21 @@ REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
 DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
 # what a verdict may say beyond the question's and the reviews' words
-VERDICT_WORDS = DIVIDED | frozenset(content_words(
-    "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say "
-    "says said find found praise "
-    "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
-    "describe described think thought report reported speak spoke wrote write well positive negative opinion "
-    "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
-    "agree disagree whether critical criticise criticize high offer offers"))
-FIXED = {"positive": "{who} who mention it speak well of it.", "negative": "{who} who mention it complain about it.",
-         "mixed": "{who} are divided on it."}
+VERDICT_WORDS = DIVIDED | frozenset(
+    content_words(
+        "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say "
+        "says said find found praise "
+        "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
+        "describe described think thought report reported speak spoke wrote write well positive negative opinion "
+        "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
+        "agree disagree whether critical criticise criticize high offer offers"
+    )
+)
+FIXED = {
+    "positive": "{who} who mention it speak well of it.",
+    "negative": "{who} who mention it complain about it.",
+    "mixed": "{who} are divided on it.",
+}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -55,7 +61,7 @@ def reviewers(domain: str | None, plural: bool = True) -> str:
 
 
 def side_of(sentences: Sequence[Snippet]) -> str | None:
-    """"positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
+    """ "positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
     found = {s.stance for s in sentences} & set(SIDES)
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
 
@@ -84,13 +90,18 @@ class Verdict:
         return SIDES if self.side == "mixed" else (self.side,)
 
 
-
 class VerdictWriter:
     """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
     side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
 
-    def __init__(self, llm, judge: ReviewJudge | None = None, prompt: str = "review_verdict",
-                 max_words: int = 25, max_tokens: int = 48):
+    def __init__(
+        self,
+        llm,
+        judge: ReviewJudge | None = None,
+        prompt: str = "review_verdict",
+        max_words: int = 25,
+        max_tokens: int = 48,
+    ):
         self.llm, self.max_words = llm, max_words
         self.judge = judge or ReviewJudge(llm)
         self.prompt = PromptTemplate.load(prompt)
@@ -122,8 +133,15 @@ class VerdictWriter:
         who = reviewers(sentences[0].domain)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
-        messages = self.prompt.render(q=question, who=who, sentences=said, yes_no=is_yes_no(question), place=place,
-                                       divided=side == "mixed", complaint=side == "negative")
+        messages = self.prompt.render(
+            q=question,
+            who=who,
+            sentences=said,
+            yes_no=is_yes_no(question),
+            place=place,
+            divided=side == "mixed",
+            complaint=side == "negative",
+        )
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
         problem = self.problem(question, text, said, side, place)

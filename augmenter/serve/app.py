@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 STATIC = resources.files("augmenter.serve") / "static"
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-                               "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
@@ -57,14 +57,23 @@ def _turn_error(exc: BaseException) -> ApiError:
     if isinstance(exc, Busy):
         return ApiError(429, str(exc), code="busy", kind="rate_limit_error", headers={"Retry-After": "1"})
     if isinstance(exc, CircuitOpenError):
-        return ApiError(503, f"the language model is unavailable: {exc}", code="llm_unavailable",
-                        kind="server_error", headers={"Retry-After": "30"})
+        return ApiError(
+            503,
+            f"the language model is unavailable: {exc}",
+            code="llm_unavailable",
+            kind="server_error",
+            headers={"Retry-After": "30"},
+        )
     if isinstance(exc, LLMFatalError):
         return ApiError(502, f"the language model refused this server: {exc}", code="llm_refused", kind="server_error")
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     log.error("a turn crashed: %s", redact(trace))  # masked here too: a library user's handlers may not mask
-    return ApiError(500, f"the turn failed ({type(exc).__name__}); the server log has the details",
-                    code="internal_error", kind="server_error")
+    return ApiError(
+        500,
+        f"the turn failed ({type(exc).__name__}); the server log has the details",
+        code="internal_error",
+        kind="server_error",
+    )
 
 
 def _auth_error(sent: str | None, key: str) -> ApiError | None:
@@ -72,15 +81,27 @@ def _auth_error(sent: str | None, key: str) -> ApiError | None:
     a wrong token, told apart; nothing about the expected token is said."""
     headers = {"WWW-Authenticate": "Bearer"}
     if not (sent or "").strip():
-        return ApiError(401, "this server needs an API key: send the header Authorization: Bearer <key>",
-                        code="missing_api_key", headers=headers)
+        return ApiError(
+            401,
+            "this server needs an API key: send the header Authorization: Bearer <key>",
+            code="missing_api_key",
+            headers=headers,
+        )
     scheme, _, token = sent.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        return ApiError(401, "the Authorization header is not a bearer token: send Authorization: Bearer <key>",
-                        code="invalid_authorization", headers=headers)
+        return ApiError(
+            401,
+            "the Authorization header is not a bearer token: send Authorization: Bearer <key>",
+            code="invalid_authorization",
+            headers=headers,
+        )
     if not hmac.compare_digest(token.strip().encode("utf-8", "replace"), key.encode()):
-        return ApiError(401, "the API key sent (Authorization: Bearer <key>) is not this server's key",
-                        code="invalid_api_key", headers=headers)
+        return ApiError(
+            401,
+            "the API key sent (Authorization: Bearer <key>) is not this server's key",
+            code="invalid_api_key",
+            headers=headers,
+        )
     return None
 
 
@@ -92,8 +113,12 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
     if settings.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
 
-        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
-                           allow_headers=["Authorization", "Content-Type"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
@@ -132,17 +157,30 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
 
     @app.get("/readyz")
     async def readyz():
-        body = {"status": pool.state, "model": pool.model, "workers": pool.workers, "busy": pool.busy,
-                "waiting": pool.waiting, "auth": bool(settings.api_key),
-                "limits": {"max_message_chars": settings.max_message_chars,
-                           "max_history_messages": settings.max_history_messages}}
+        body = {
+            "status": pool.state,
+            "model": pool.model,
+            "workers": pool.workers,
+            "busy": pool.busy,
+            "waiting": pool.waiting,
+            "auth": bool(settings.api_key),
+            "limits": {
+                "max_message_chars": settings.max_message_chars,
+                "max_history_messages": settings.max_history_messages,
+            },
+        }
         if pool.state != "ready":
             body["error"] = redact(pool.error)
         return JSONResponse(body, 200 if pool.state == "ready" else 503)
 
     def _model() -> dict[str, Any]:
-        return {"id": pool.model, "object": "model", "created": started, "owned_by": "augmenter",
-                "llm": redact(pool.llm)}
+        return {
+            "id": pool.model,
+            "object": "model",
+            "created": started,
+            "owned_by": "augmenter",
+            "llm": redact(pool.llm),
+        }
 
     @app.get("/v1/models")
     async def models():
@@ -151,16 +189,18 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
     @app.get("/v1/models/{name:path}")
     async def model(name: str):
         if name != pool.model:
-            raise ApiError(404, f"no model named {name[:80]!r}: this server serves {pool.model!r}",
-                           code="model_not_found")
+            raise ApiError(
+                404, f"no model named {name[:80]!r}: this server serves {pool.model!r}", code="model_not_found"
+            )
         return _model()
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request):
         received = time.perf_counter()
         if pool.state != "ready":
-            raise ApiError(503, f"not ready: {pool.state}", code="not_ready", kind="server_error",
-                           headers={"Retry-After": "5"})
+            raise ApiError(
+                503, f"not ready: {pool.state}", code="not_ready", kind="server_error", headers={"Retry-After": "5"}
+            )
         body = await _read_body(request, settings.max_body_bytes)
         chat = parse_chat_request(body, settings.max_message_chars, settings.max_history_messages)
         reply = Reply(pool.model)
@@ -182,8 +222,13 @@ def create_app(pool: AgentPool, settings: ServeSettings = ServeSettings()) -> Fa
 
 def _log_turn(result: TurnResult) -> None:
     mem = result.memory
-    log.info("turn: %s, %d LLM calls, %.2f s (%.3f s queued)", mem.outcome, mem.llm_calls, result.seconds,
-             result.queue_seconds)
+    log.info(
+        "turn: %s, %d LLM calls, %.2f s (%.3f s queued)",
+        mem.outcome,
+        mem.llm_calls,
+        result.seconds,
+        result.queue_seconds,
+    )
 
 
 async def _stream(pool: AgentPool, chat, reply: Reply, received: float) -> AsyncIterator[dict]:
@@ -192,8 +237,10 @@ async def _stream(pool: AgentPool, chat, reply: Reply, received: float) -> Async
     loop = asyncio.get_running_loop()
     events: asyncio.Queue = asyncio.Queue()
     abandoned = threading.Event()
+
     def put(event):  # called from the worker thread
         return loop.call_soon_threadsafe(events.put_nowait, event)
+
     task = pool.start(chat.question, chat.history, put, abandoned)
     task.add_done_callback(lambda _: events.put_nowait(("done", {})))
     try:

@@ -21,8 +21,15 @@ IGNORED_ROLES = ("system", "developer")  # augmenter's own prompt instructs the 
 class ApiError(Exception):
     """An error reply: HTTP status, a one-line message, OpenAI's error type and code, optional headers."""
 
-    def __init__(self, status: int, message: str, code: str = "invalid_request", param: str | None = None,
-                 kind: str = "invalid_request_error", headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: str = "invalid_request",
+        param: str | None = None,
+        kind: str = "invalid_request_error",
+        headers: dict[str, str] | None = None,
+    ):
         super().__init__(message)
         self.status, self.message, self.code, self.param, self.kind = status, message, code, param, kind
         self.headers = headers or {}
@@ -31,8 +38,9 @@ class ApiError(Exception):
         return error_body(self.message, self.code, self.param, self.kind)
 
 
-def error_body(message: str, code: str, param: str | None = None,
-               kind: str = "invalid_request_error") -> dict[str, Any]:
+def error_body(
+    message: str, code: str, param: str | None = None, kind: str = "invalid_request_error"
+) -> dict[str, Any]:
     return {"error": {"message": redact(one_line(message, 500)), "type": kind, "param": param, "code": code}}
 
 
@@ -55,8 +63,12 @@ def _content(value: Any, where: str) -> str:
                 raise ApiError(400, f"{where}[{j}] is not a text part: augmenter reads text only", param=where)
             parts.append(part["text"])
         return "\n".join(parts)
-    raise ApiError(400, f"{where} must be text (a string or a list of text parts), got "
-                        f"{'nothing' if value is None else type(value).__name__}", param=where)
+    raise ApiError(
+        400,
+        f"{where} must be text (a string or a list of text parts), got "
+        f"{'nothing' if value is None else type(value).__name__}",
+        param=where,
+    )
 
 
 def parse_chat_request(body: bytes, max_message_chars: int, max_history_messages: int) -> ChatRequest:
@@ -81,25 +93,42 @@ def parse_chat_request(body: bytes, max_message_chars: int, max_history_messages
         role = message.get("role")
         if role not in ROLES and role not in IGNORED_ROLES:
             shown = json.dumps(role)[:40] if isinstance(role, (str, int, float, type(None))) else type(role).__name__
-            raise ApiError(400, f"{where}.role is {shown}: augmenter takes user, assistant and system messages "
-                                "(tool and function messages are not supported)", code="invalid_role",
-                           param=f"{where}.role")
+            raise ApiError(
+                400,
+                f"{where}.role is {shown}: augmenter takes user, assistant and system messages "
+                "(tool and function messages are not supported)",
+                code="invalid_role",
+                param=f"{where}.role",
+            )
         text = _content(message.get("content"), f"{where}.content")
         if len(text) > max_message_chars:
-            raise ApiError(413, f"{where}.content has {len(text)} characters; the limit is {max_message_chars} "
-                                "(serve.max_message_chars)", code="message_too_long", param=f"{where}.content")
+            raise ApiError(
+                413,
+                f"{where}.content has {len(text)} characters; the limit is {max_message_chars} "
+                "(serve.max_message_chars)",
+                code="message_too_long",
+                param=f"{where}.content",
+            )
         if role in ROLES:
             turns.append((i, role, text))
     if not turns or turns[-1][1] != "user":
         raise ApiError(400, "the last user or assistant message must be the user's question", param="messages")
     last, _, question = turns[-1]
     if not question.strip():
-        raise ApiError(400, f"messages[{last}].content is empty: ask a question", code="empty_message",
-                       param=f"messages[{last}].content")
+        raise ApiError(
+            400,
+            f"messages[{last}].content is empty: ask a question",
+            code="empty_message",
+            param=f"messages[{last}].content",
+        )
     if len(turns) - 1 > max_history_messages:
-        raise ApiError(400, f"{len(turns) - 1} earlier messages; the limit is {max_history_messages} "
-                            "(serve.max_history_messages): send only the latest ones", code="history_too_long",
-                       param="messages")
+        raise ApiError(
+            400,
+            f"{len(turns) - 1} earlier messages; the limit is {max_history_messages} "
+            "(serve.max_history_messages): send only the latest ones",
+            code="history_too_long",
+            param="messages",
+        )
     for name in ("stream",):
         if not isinstance(data.get(name, False), bool):
             raise ApiError(400, f"`{name}` must be true or false", param=name)
@@ -118,13 +147,31 @@ class Reply:
         self.id, self.created, self.model = f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), model
 
     def completion(self, text: str, usage: dict, summary: dict) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None,
-                             "finish_reason": "stop"}],
-                "usage": usage, "augmenter": summary}
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+            "augmenter": summary,
+        }
 
     def chunk(self, delta: dict | None = None, finish: str | None = None, **extra: Any) -> str:
         choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-        body = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                "choices": choices, **extra}
+        body = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+            **extra,
+        }
         return json.dumps(body, ensure_ascii=False)

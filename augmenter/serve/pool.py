@@ -59,8 +59,14 @@ class TurnResult:
 class AgentPool:
     """`build(callbacks)` makes one agent; `workers` of them answer, at most `max_queue` requests wait."""
 
-    def __init__(self, build: Callable[[Sequence[Any]], Any], workers: int = 1, max_queue: int = 64,
-                 model: str = "augmenter", llm: str = ""):
+    def __init__(
+        self,
+        build: Callable[[Sequence[Any]], Any],
+        workers: int = 1,
+        max_queue: int = 64,
+        model: str = "augmenter",
+        llm: str = "",
+    ):
         self._build, self.workers, self.max_queue = build, workers, max_queue
         self.model, self.llm = model, llm
         self.state, self.error = "loading", ""
@@ -130,8 +136,13 @@ class AgentPool:
             if not self._free and len(self._waiters) >= self.max_queue:
                 raise Busy(f"the server is busy: {len(self._waiters)} requests are waiting; retry later")
 
-    async def answer(self, question: str, history: Sequence[Utterance], on_event: EventSink | None = None,
-                     abandoned: threading.Event | None = None) -> TurnResult:
+    async def answer(
+        self,
+        question: str,
+        history: Sequence[Utterance],
+        on_event: EventSink | None = None,
+        abandoned: threading.Event | None = None,
+    ) -> TurnResult:
         """Answer one turn on a free agent (waiting for one in turn), in a worker thread."""
         import anyio.to_thread
 
@@ -147,8 +158,13 @@ class AgentPool:
             self._release(held)
         return TurnResult(mem, queued, seconds)
 
-    def start(self, question: str, history: Sequence[Utterance], on_event: EventSink | None = None,
-              abandoned: threading.Event | None = None) -> asyncio.Task:
+    def start(
+        self,
+        question: str,
+        history: Sequence[Utterance],
+        on_event: EventSink | None = None,
+        abandoned: threading.Event | None = None,
+    ) -> asyncio.Task:
         """`answer` as a task of its own, so that a client going away does not cut the turn short."""
         task = asyncio.get_running_loop().create_task(self.answer(question, history, on_event, abandoned))
         self._tasks.add(task)
@@ -156,8 +172,9 @@ class AgentPool:
         return task
 
     @staticmethod
-    def _turn(held: tuple[Any, Relay], question: str, history: list[Utterance],
-              on_event: EventSink | None) -> tuple[WorkingMemory, float]:
+    def _turn(
+        held: tuple[Any, Relay], question: str, history: list[Utterance], on_event: EventSink | None
+    ) -> tuple[WorkingMemory, float]:
         agent, relay = held
         relay.target = on_event
         start = time.perf_counter()

@@ -57,8 +57,10 @@ def run(cfg, announce: Callable[[str], None] = _announce) -> int:
         base = _url(sock)
         auth = f"bearer token from ${settings.api_key_env}" if settings.api_key else "no auth"
         sock.listen(2048)  # from the announcement on, a client's connection waits in the backlog, never refused
-        announce(f"augmenter: web chat at {base}/, OpenAI-compatible API at {base}/v1 ({settings.workers} "
-                 f"worker{'s' * (settings.workers > 1)}, {auth}); Ctrl-C stops it")
+        announce(
+            f"augmenter: web chat at {base}/, OpenAI-compatible API at {base}/v1 ({settings.workers} "
+            f"worker{'s' * (settings.workers > 1)}, {auth}); Ctrl-C stops it"
+        )
         server.run(sockets=[sock])
     finally:
         sock.close()

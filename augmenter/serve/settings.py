@@ -40,11 +40,15 @@ class ServeSettings:
             key = os.environ.get(name, "")
             if len(key) < MIN_KEY_CHARS:
                 state = "is not set" if not key else f"holds fewer than {MIN_KEY_CHARS} characters"
-                raise ConfigError(f"serve.api_key_env={name!r}: ${name} {state}; put the token clients must send "
-                                  "there, or set serve.api_key_env=null (no auth)")
+                raise ConfigError(
+                    f"serve.api_key_env={name!r}: ${name} {state}; put the token clients must send "
+                    "there, or set serve.api_key_env=null (no auth)"
+                )
             register_secret(key)
             if not header_safe(key):
-                raise ConfigError(f"serve.api_key_env={name!r}: ${name} holds characters clients cannot send in an "
-                                  "HTTP header (not printable ASCII); use letters, digits and punctuation only")
+                raise ConfigError(
+                    f"serve.api_key_env={name!r}: ${name} holds characters clients cannot send in an "
+                    "HTTP header (not printable ASCII); use letters, digits and punctuation only"
+                )
         values["cors_origins"] = tuple(values.get("cors_origins") or ())
         return cls(api_key_env=name or None, api_key=key, **values)

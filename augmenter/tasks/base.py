@@ -25,8 +25,7 @@ class Turn:
     labels: list[dict] = field(default_factory=list)  # DSTC11: gold knowledge references, resolved into `gold`
 
 
-def seeded_sample(items: Sequence[T], limit: int | None, seed: int | None,
-                  rng: random.Random | None = None) -> list[T]:
+def seeded_sample(items: Sequence[T], limit: int | None, seed: int | None, rng: random.Random | None = None) -> list[T]:
     """`limit` of `items` drawn with `random.Random(seed)` (seed None: unseeded), kept in their original order;
     all of them when `limit` is None or not smaller than their number. `rng`: draw from this generator instead of a
     new one, so that one seed fixes both the sample and what the caller draws after it."""

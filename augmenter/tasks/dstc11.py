@@ -22,8 +22,13 @@ def _read_json(path: Path):
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bool = False,
-               limit: int | None = None, seed: int | None = None) -> list[Turn]:
+def load_turns(
+    split_dir: str | Path,
+    knowledge=None,
+    knowledge_seeking_only: bool = False,
+    limit: int | None = None,
+    seed: int | None = None,
+) -> list[Turn]:
     """Read a split's turns (id: the dialogue's position in logs.json; `labels`: its gold knowledge references,
     resolved into `gold` snippets when `knowledge`, the knowledge base, is given); optionally knowledge-seeking
     turns only, and a seeded sample of `limit` of them."""
@@ -38,6 +43,15 @@ def load_turns(split_dir: str | Path, knowledge=None, knowledge_seeking_only: bo
         turns = [Utterance(speaker=t["speaker"], text=t["text"]) for t in log]
         refs = label.get("knowledge", [])
         response = label.get("response")
-        out.append(Turn(str(i), turns[-1].text, turns[:-1], [response] if response is not None else [],
-                        knowledge.gold(refs) if knowledge is not None else [], bool(label.get("target")), refs))
+        out.append(
+            Turn(
+                str(i),
+                turns[-1].text,
+                turns[:-1],
+                [response] if response is not None else [],
+                knowledge.gold(refs) if knowledge is not None else [],
+                bool(label.get("target")),
+                refs,
+            )
+        )
     return seeded_sample(out, limit, seed)

@@ -32,12 +32,12 @@ def perturb(sentence: str, rng: random.Random) -> str | None:
         value = float(m.group())
         new = value + rng.choice([1, 2, 3, 5, 10]) if value < 1000 else value * 2
         text = str(int(new)) if new == int(new) else f"{new:.2f}"
-        return sentence[: m.start()] + text + sentence[m.end():]
+        return sentence[: m.start()] + text + sentence[m.end() :]
     for day in DAYS:
         hit = re.search(rf"\b{day}", sentence, re.IGNORECASE)
         if hit:
             other = rng.choice([d for d in DAYS if d != day]).capitalize()
-            return sentence[: hit.start()] + other + sentence[hit.start() + len(day):]
+            return sentence[: hit.start()] + other + sentence[hit.start() + len(day) :]
     if re.search(r"\bnot\b", sentence):
         return re.sub(r"\s*\bnot\b", "", sentence, count=1)
     if re.search(r"n't\b", sentence):
@@ -46,17 +46,26 @@ def perturb(sentence: str, rng: random.Random) -> str | None:
         return re.sub(r"^\s*yes\b", "No", sentence, count=1, flags=re.IGNORECASE)
     m = _AUX.search(sentence)
     if m:
-        return sentence[: m.end()] + " not" + sentence[m.end():]
+        return sentence[: m.end()] + " not" + sentence[m.end() :]
     return None
 
 
-def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude: Collection[int] = (),
-                  limit: int | None = None, seed: int | None = 0) -> list[LabelledClaim]:
+def dstc11_claims(
+    root: str | Path,
+    knowledge_base,
+    split: str = "dev",
+    exclude: Collection[int] = (),
+    limit: int | None = None,
+    seed: int | None = 0,
+) -> list[LabelledClaim]:
     """Labelled claims from the gold responses of knowledge-seeking turns whose index is not in `exclude`."""
     rng = random.Random(seed)  # one stream for the sample and the perturbations (so one seed fixes both)
     excluded = set(exclude)
-    turns = [t for t in load_turns(Path(root) / split, knowledge_base, knowledge_seeking_only=True)
-             if int(t.id) not in excluded and t.references]
+    turns = [
+        t
+        for t in load_turns(Path(root) / split, knowledge_base, knowledge_seeking_only=True)
+        if int(t.id) not in excluded and t.references
+    ]
     turns = seeded_sample(turns, limit, seed, rng)
     evidence = {t.id: [s.render() for s in t.gold] for t in turns}
     items: list[LabelledClaim] = []
@@ -73,8 +82,7 @@ def dstc11_claims(root: str | Path, knowledge_base, split: str = "dev", exclude:
                 items.append(LabelledClaim(base + ":perturbed", wrong, gold, False, group, t.q, "dstc11"))
             other = rng.choice(turns)
             if evidence[other.id] and other.labels[:1] != t.labels[:1]:
-                items.append(LabelledClaim(base + ":other", sentence, evidence[other.id], False, group, t.q,
-                                           "dstc11"))
+                items.append(LabelledClaim(base + ":other", sentence, evidence[other.id], False, group, t.q, "dstc11"))
             siblings = _siblings(knowledge_base, t.labels, rng)
             if siblings:
                 items.append(LabelledClaim(base + ":sibling", sentence, siblings, False, group, t.q, "dstc11"))

@@ -33,8 +33,10 @@ def load_turns(root: str | Path, limit: int | None = None, seed: int | None = No
     """The turns with context and fact (their `gold`), in file order; optionally a seeded sample of `limit`."""
     root = Path(root)
     facts = {row[0]: row[2] for row in _tsv(root / "human_eval" / "dstc7-task2-context.tsv")[1:] if len(row) >= 3}
-    refs = {row[0]: [r.strip() for r in row[1:] if r.strip()]
-            for row in _tsv(root / "human_eval" / "dstc7-task2-gold_responses.tsv")[1:]}
+    refs = {
+        row[0]: [r.strip() for r in row[1:] if r.strip()]
+        for row in _tsv(root / "human_eval" / "dstc7-task2-gold_responses.tsv")[1:]
+    }
     out = []
     for split in ("test", "dev"):
         for row in _tsv(root / "cmr_processed" / f"{split}.full"):
@@ -44,8 +46,10 @@ def load_turns(root: str | Path, limit: int | None = None, seed: int | None = No
             if not turns:
                 continue
             # the last context turn is the one to answer; speakers alternate backwards from it
-            history = [Utterance(speaker="U" if (len(turns) - 1 - i) % 2 == 0 else "S", text=t)
-                       for i, t in enumerate(turns[:-1])]
+            history = [
+                Utterance(speaker="U" if (len(turns) - 1 - i) % 2 == 0 else "S", text=t)
+                for i, t in enumerate(turns[:-1])
+            ]
             fact = Snippet(id=f"dstc7:{row[0][:12]}", text=facts[row[0]], doc_type="fact")
             out.append(Turn(row[0], turns[-1], history, refs[row[0]], [fact]))
     if not out:

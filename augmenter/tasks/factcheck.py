@@ -81,9 +81,16 @@ def load_wikibio(root: str | Path) -> list[LabelledClaim]:
         for i, (sent, label) in enumerate(zip(sents, labels)):
             if label not in ("accurate", "minor_inaccurate", "major_inaccurate"):
                 raise InputError(f"{path}: row {b}: unknown annotation {label!r}")
-            items.append(LabelledClaim(
-                id=f"wikibio:{b}:{i}", claim=sent, evidence=[row["wiki_bio_text"]],
-                factual=label == "accurate", group=f"wikibio:{b}", dataset="wikibio"))
+            items.append(
+                LabelledClaim(
+                    id=f"wikibio:{b}:{i}",
+                    claim=sent,
+                    evidence=[row["wiki_bio_text"]],
+                    factual=label == "accurate",
+                    group=f"wikibio:{b}",
+                    dataset="wikibio",
+                )
+            )
     return items
 
 
@@ -112,15 +119,24 @@ def load_felm(root: str | Path, domain: str = "wk") -> list[LabelledClaim]:
             continue
         index, segs, labels = row["index"], row["segmented_response"], row["labels"]
         if not isinstance(segs, list) or not isinstance(labels, list) or len(segs) != len(labels):
-            raise InputError(f"{path}: row index {index}: segmented_response and labels must be lists "
-                             "of the same length")
+            raise InputError(
+                f"{path}: row index {index}: segmented_response and labels must be lists of the same length"
+            )
         evidence = _felm_evidence(row["ref_contents"], path, index)
         for i, (seg, label) in enumerate(zip(segs, labels)):
             if not isinstance(label, bool):
                 raise InputError(f"{path}: row index {index}: label {label!r} is not true/false")
-            items.append(LabelledClaim(
-                id=f"felm:{domain}:{index}:{i}", claim=seg, evidence=list(evidence), factual=label,
-                group=f"felm:{index}", context=row["prompt"], dataset=f"felm-{domain}"))
+            items.append(
+                LabelledClaim(
+                    id=f"felm:{domain}:{index}:{i}",
+                    claim=seg,
+                    evidence=list(evidence),
+                    factual=label,
+                    group=f"felm:{index}",
+                    context=row["prompt"],
+                    dataset=f"felm-{domain}",
+                )
+            )
     return items
 
 
@@ -139,11 +155,21 @@ def _halueval_items(rows: list[dict], indices: Sequence[int]) -> list[LabelledCl
     items = []
     for r in indices:
         row = rows[r]
-        for kind, answer, factual in (("right", row["right_answer"], True),
-                                      ("hallucinated", row["hallucinated_answer"], False)):
-            items.append(LabelledClaim(
-                id=f"halueval:{r}:{kind}", claim=answer, evidence=[row["knowledge"]], factual=factual,
-                group=f"halueval:{r}", context=row["question"], dataset="halueval-qa"))
+        for kind, answer, factual in (
+            ("right", row["right_answer"], True),
+            ("hallucinated", row["hallucinated_answer"], False),
+        ):
+            items.append(
+                LabelledClaim(
+                    id=f"halueval:{r}:{kind}",
+                    claim=answer,
+                    evidence=[row["knowledge"]],
+                    factual=factual,
+                    group=f"halueval:{r}",
+                    context=row["question"],
+                    dataset="halueval-qa",
+                )
+            )
     return items
 
 
@@ -154,8 +180,7 @@ def load_halueval_qa(root: str | Path, n: int = 2000, seed: int = 0) -> list[Lab
     return _halueval_items(rows, _halueval_sample(len(rows), n, seed))
 
 
-def halueval_rest(root: str | Path, n: int = 2000, seed: int = 0,
-                  limit: int | None = None) -> list[LabelledClaim]:
+def halueval_rest(root: str | Path, n: int = 2000, seed: int = 0, limit: int | None = None) -> list[LabelledClaim]:
     """Items of the HaluEval QA rows NOT in `load_halueval_qa(root, n, seed)`'s sample (a disjoint training
     pool), in row order; `limit` caps the number of rows (so 2 * limit items)."""
     _, rows = _halueval_rows(root)
@@ -194,9 +219,11 @@ def _halueval_all(root: str | Path) -> list[LabelledClaim]:
     return _halueval_items(rows, range(len(rows)))
 
 
-CLAIM_SETS = {"wikibio": ("wikibio-gpt3-hallucination", load_wikibio),
-              "felm": ("felm", load_felm),
-              "halueval": ("halueval", _halueval_all)}
+CLAIM_SETS = {
+    "wikibio": ("wikibio-gpt3-hallucination", load_wikibio),
+    "felm": ("felm", load_felm),
+    "halueval": ("halueval", _halueval_all),
+}
 
 
 def claim_set(name: str, data_root: str | Path) -> ClaimSet:

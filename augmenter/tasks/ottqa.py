@@ -60,8 +60,14 @@ def load_questions(root: str | Path, limit: int | None = None, seed: int | None 
     """The dev questions as turns (no history; `references`: the answer), in file order; optionally a seeded
     sample of `limit`."""
     raw = _read(Path(root) / "released_data" / "dev.json")
-    return seeded_sample([Turn(q["question_id"], q["question"], references=[q["answer-text"]],
-                               labels=[{"table_id": q["table_id"]}]) for q in raw], limit, seed)
+    return seeded_sample(
+        [
+            Turn(q["question_id"], q["question"], references=[q["answer-text"]], labels=[{"table_id": q["table_id"]}])
+            for q in raw
+        ],
+        limit,
+        seed,
+    )
 
 
 def load_corpus(root: str | Path, max_passage_chars: int = 600) -> TableTextCorpus:

@@ -7,6 +7,19 @@ from augmenter.utilities.kf1 import f1_score, knowledge_f1, normalize_answer, pr
 from augmenter.utilities.repetition import RepetitionUtility
 from augmenter.utilities.scorers import PAPER_FEEDBACK, KF1Utility, RecallUtility, SelfCritiqueUtility, UtilityResult
 
-__all__ = ["ClaimsUtility", "CombinedUtility", "DodgeUtility", "KF1Utility", "PAPER_FEEDBACK", "RecallUtility",
-           "RepetitionUtility", "SelfCritiqueUtility", "UtilityResult", "f1_score", "knowledge_f1", "normalize_answer",
-           "prec_recall_f1", "token_recall"]
+__all__ = [
+    "ClaimsUtility",
+    "CombinedUtility",
+    "DodgeUtility",
+    "KF1Utility",
+    "PAPER_FEEDBACK",
+    "RecallUtility",
+    "RepetitionUtility",
+    "SelfCritiqueUtility",
+    "UtilityResult",
+    "f1_score",
+    "knowledge_f1",
+    "normalize_answer",
+    "prec_recall_f1",
+    "token_recall",
+]

@@ -24,8 +24,10 @@ from augmenter.verification.splitter import is_abstention, is_claim, split_sente
 
 OFF_TOPIC = 'The user asked: "{q}". The response does not answer that.'
 IDK_WRONG = "The response says the information is missing, but the knowledge answers the question."
-IDK_AND_ANSWER = ("The response says it does not have the information and then states facts. If the knowledge "
-                  "answers the question, answer it without saying you do not know; if not, say only that.")
+IDK_AND_ANSWER = (
+    "The response says it does not have the information and then states facts. If the knowledge "
+    "answers the question, answer it without saying you do not know; if not, say only that."
+)
 ON_IT = "What the knowledge says on it:"
 
 
@@ -41,11 +43,12 @@ class AnswersQuestion:
     name = "answers"
     checks_claims = False  # it judges whether the candidate answers, not its claims
 
-    def __init__(self, min_topicality: float = 0.525, min_faq: float = 0.6, quotes: int = 2,
-                 min_review: float = 0.475):
+    def __init__(self, min_topicality: float = 0.525, min_faq: float = 0.6, quotes: int = 2, min_review: float = 0.475):
         if not all(0.0 <= t <= 1.0 for t in (min_topicality, min_faq, min_review)) or quotes < 0:
-            raise ValueError(f"answers check: thresholds are cosines in [0, 1] and quotes >= 0, got "
-                             f"{min_topicality}, {min_faq}, {min_review}, {quotes}")
+            raise ValueError(
+                f"answers check: thresholds are cosines in [0, 1] and quotes >= 0, got "
+                f"{min_topicality}, {min_faq}, {min_review}, {quotes}"
+            )
         self.min_topicality, self.min_faq, self.quotes = min_topicality, min_faq, quotes
         self.min_review = min_review
 
@@ -78,8 +81,9 @@ class AnswersQuestion:
     def answering_evidence(self, mem: WorkingMemory) -> list[Snippet]:
         """The evidence that answers the question: FAQs close to it (`answering_faqs`) and the opinion gatherer's
         review sentences on its aspect that take a side."""
-        return self.answering_faqs(mem) + [s for s in mem.e if s.doc_type == "review" and s.stance in
-                                           ("positive", "negative")]
+        return self.answering_faqs(mem) + [
+            s for s in mem.e if s.doc_type == "review" and s.stance in ("positive", "negative")
+        ]
 
     def topicality(self, mem: WorkingMemory, sentences: list[str], evidence: list[Snippet]) -> float:
         """The best cosine of a sentence to the question or to the evidence that answers it."""
@@ -87,7 +91,7 @@ class AnswersQuestion:
             return 0.0
         targets = [self.question(mem), *(s.text for s in evidence)]
         vectors = embed([*sentences, *targets])
-        return float(np.max(vectors[: len(sentences)] @ vectors[len(sentences):].T))
+        return float(np.max(vectors[: len(sentences)] @ vectors[len(sentences) :].T))
 
     def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
         """Whether a sentence is on the question (its topicality reaches `min_topicality`)."""

@@ -13,8 +13,9 @@ from augmenter.verification.encoder import embed
 from augmenter.verification.verifiers import missing_words
 
 FEEDBACK_HEAD = "Some claims in the response are not backed by the knowledge:"
-FEEDBACK_TAIL = ("Rewrite the response using only facts from the knowledge. If the knowledge does not answer the "
-                 "question, say so.")
+FEEDBACK_TAIL = (
+    "Rewrite the response using only facts from the knowledge. If the knowledge does not answer the question, say so."
+)
 
 
 def _quote(text: str, limit: int = 160) -> str:
@@ -36,9 +37,22 @@ class ClaimsUtility:
     name = "claims"
     checks_claims = True  # the executor sends only candidates this utility verified (see Executor._send)
 
-    def __init__(self, verifier, llm=None, prompts=None, consolidator=None, splitter: str = "sentences",
-                 k: int = 3, similarity: float = 0.25, max_evidence: int = 6, threshold: float = 1.0,
-                 gate: bool = True, max_claims: int = 8, balance: bool = True, max_missing: int | None = None):
+    def __init__(
+        self,
+        verifier,
+        llm=None,
+        prompts=None,
+        consolidator=None,
+        splitter: str = "sentences",
+        k: int = 3,
+        similarity: float = 0.25,
+        max_evidence: int = 6,
+        threshold: float = 1.0,
+        gate: bool = True,
+        max_claims: int = 8,
+        balance: bool = True,
+        max_missing: int | None = None,
+    ):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
         if max_missing is not None and max_missing < 0:
@@ -59,16 +73,24 @@ class ClaimsUtility:
         """The candidate's claims, each with its verdict and evidence (`claims`: already split ones)."""
         if claims is None:
             claims, _ = self.splitter.split(candidate, mem.q, mem.h_q)
-        claims, unchecked = claims[: self.max_claims], claims[self.max_claims:]
+        claims, unchecked = claims[: self.max_claims], claims[self.max_claims :]
         pools = [self.finder.pool(claim, mem) for claim in claims]
         embed([*claims, *(u.text for pool in pools for u in pool)])  # one encoder batch for the whole candidate
         checks = []
         for claim, pool in zip(claims, pools):
             found = self.finder.find(claim, mem, pool)
             judgement = self.verifier.judge(claim, [u.text for u, _ in found], context=mem.q)
-            refs = [EvidenceRef(id=found[i][0].id, text=found[i][0].text, similarity=round(found[i][1], 4),
-                                location=found[i][0].location, passage=found[i][0].passage)
-                    for i in judgement.evidence if i < len(found)]
+            refs = [
+                EvidenceRef(
+                    id=found[i][0].id,
+                    text=found[i][0].text,
+                    similarity=round(found[i][1], 4),
+                    location=found[i][0].location,
+                    passage=found[i][0].passage,
+                )
+                for i in judgement.evidence
+                if i < len(found)
+            ]
             verdict, p, reason = judgement.verdict, judgement.p_supported, judgement.reason
             if verdict == Verdict.SUPPORTED and self.max_missing is not None:
                 added = missing_words(claim, [u.text for u, _ in found], mem.q)
@@ -79,10 +101,18 @@ class ClaimsUtility:
                 skew = one_sided(claim, [r.id for r in refs], mem, self._claim_stance(claim, mem))
                 if skew:
                     verdict, p, reason = Verdict.NOT_ENOUGH_INFO, min(p, 0.5), skew
-            checks.append(ClaimCheck(claim=claim, verdict=verdict, p_supported=round(p, 4), evidence=refs,
-                                     reason=reason))
-        checks += [ClaimCheck(claim=claim, verdict=Verdict.NOT_ENOUGH_INFO, p_supported=0.0,
-                              reason=f"not checked: more than {self.max_claims} claims") for claim in unchecked]
+            checks.append(
+                ClaimCheck(claim=claim, verdict=verdict, p_supported=round(p, 4), evidence=refs, reason=reason)
+            )
+        checks += [
+            ClaimCheck(
+                claim=claim,
+                verdict=Verdict.NOT_ENOUGH_INFO,
+                p_supported=0.0,
+                reason=f"not checked: more than {self.max_claims} claims",
+            )
+            for claim in unchecked
+        ]
         return checks
 
     def _claim_stance(self, claim: str, mem: WorkingMemory, sure: float = 0.85):

@@ -26,9 +26,15 @@ class CombinedUtility:
 
     name = "combined"
 
-    def __init__(self, base: Callable | None = None, checks: Sequence[str | Callable] = ("repetition",),
-                 ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5,
-                 min_sentence_words: int = 3):
+    def __init__(
+        self,
+        base: Callable | None = None,
+        checks: Sequence[str | Callable] = ("repetition",),
+        ngram: int = 4,
+        within_threshold: float = 0.2,
+        earlier_threshold: float = 0.5,
+        min_sentence_words: int = 3,
+    ):
         self.base = base
         self.checks = []
         for check in checks:

@@ -12,15 +12,48 @@ from augmenter.memory import WorkingMemory
 from augmenter.utilities.repetition import sentences
 from augmenter.utilities.scorers import UtilityResult
 
-FEEDBACK = ('The response asks for {what} ("{question}"), but the conversation already gave it ({given}). Do not ask '
-            'for it again: answer the question about {given}.')
+FEEDBACK = (
+    'The response asks for {what} ("{question}"), but the conversation already gave it ({given}). Do not ask '
+    "for it again: answer the question about {given}."
+)
 
 _NUMBER = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
-_PLACE_NOUN = (r"(?:Hotel|Guesthouse|Guest House|House|Inn|Lodge|B&B|Bed and Breakfast|Restaurant|Bistro|Cafe|Café|"
-               r"Kitchen|Bar|Pub|Grill|Brasserie|Tandoori|Pizzeria|Museum|Theatre|Gallery|College|Spa|Hostel)")
+_PLACE_NOUN = (
+    r"(?:Hotel|Guesthouse|Guest House|House|Inn|Lodge|B&B|Bed and Breakfast|Restaurant|Bistro|Cafe|Café|"
+    r"Kitchen|Bar|Pub|Grill|Brasserie|Tandoori|Pizzeria|Museum|Theatre|Gallery|College|Spa|Hostel)"
+)
 _PLACE_NAME = re.compile(rf"\b((?:[A-Z][\w'&.-]*\s+){{1,4}}){_PLACE_NOUN}\b")
-_STARTERS = {"is", "does", "do", "did", "any", "a", "an", "the", "what", "which", "i", "can", "could", "are", "please",
-             "hi", "hello", "yes", "no", "ok", "okay", "tell", "how", "where", "when", "will", "would", "my", "our"}
+_STARTERS = {
+    "is",
+    "does",
+    "do",
+    "did",
+    "any",
+    "a",
+    "an",
+    "the",
+    "what",
+    "which",
+    "i",
+    "can",
+    "could",
+    "are",
+    "please",
+    "hi",
+    "hello",
+    "yes",
+    "no",
+    "ok",
+    "okay",
+    "tell",
+    "how",
+    "where",
+    "when",
+    "will",
+    "would",
+    "my",
+    "our",
+}
 
 
 @dataclass(frozen=True)
@@ -37,25 +70,57 @@ class Slot:
 
 _I = re.IGNORECASE
 # a message that starts a new search: a place named before it is not the one it asks about
-_NEW_SEARCH = re.compile(r"\b(?:looking for|look for|find|need|want|recommend|suggest|book)\b.*\b(?:hotel|place|"
-                         r"restaurant|guest ?house|somewhere|attraction|park|museum|college|train|taxi)\b", _I)
+_NEW_SEARCH = re.compile(
+    r"\b(?:looking for|look for|find|need|want|recommend|suggest|book)\b.*\b(?:hotel|place|"
+    r"restaurant|guest ?house|somewhere|attraction|park|museum|college|train|taxi)\b",
+    _I,
+)
 SLOTS = (
-    Slot("an area, a price range or a kind of place",
-         re.compile(r"\b(?:what|which|any|certain|particular|specific|preferred) (?:area|part of town|price range|"
-                    r"budget|star rating)\b|\b(?:area|price range|budget)\b.*\bin mind\b|"
-                    r"\b(?:what|which) (?:type|kind|sort) of (?:hotel|place|restaurant|food|cuisine|accommodation)\b|"
-                    r"\bwhere (?:would|do) you (?:like|want|prefer) to (?:stay|eat)\b|\bhow many stars\b|"
-                    r"\b(?:area|price range) (?:do|would) you (?:prefer|like|want)\b", _I), place=True),
-    Slot("which place", re.compile(r"\b(?:which|what) (?:hotel|restaurant|place|guest ?house)\b|"
-                                   r"\bname of the (?:hotel|restaurant|place)\b", _I), place=True, in_query=True),
-    Slot("the day", re.compile(r"\b(?:what|which) (?:day|date)s?\b", _I),
-         re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight|"
-                    r"\d{1,2}(?:st|nd|rd|th))\b", _I)),
-    Slot("the number of people", re.compile(r"\bhow many (?:people|guests|persons|of you|adults)\b|"
-                                            r"\bfor how many (?:people|guests|persons)\b|\bparty size\b", _I),
-         re.compile(rf"\b{_NUMBER} (?:people|guests|persons|adults|of us)\b|\bparty of {_NUMBER}\b", _I)),
-    Slot("the length of the stay", re.compile(r"\bhow many (?:nights|days)\b|\bhow long (?:will|would) you\b", _I),
-         re.compile(rf"\b{_NUMBER} (?:nights?|days?)\b", _I)),
+    Slot(
+        "an area, a price range or a kind of place",
+        re.compile(
+            r"\b(?:what|which|any|certain|particular|specific|preferred) (?:area|part of town|price range|"
+            r"budget|star rating)\b|\b(?:area|price range|budget)\b.*\bin mind\b|"
+            r"\b(?:what|which) (?:type|kind|sort) of (?:hotel|place|restaurant|food|cuisine|accommodation)\b|"
+            r"\bwhere (?:would|do) you (?:like|want|prefer) to (?:stay|eat)\b|\bhow many stars\b|"
+            r"\b(?:area|price range) (?:do|would) you (?:prefer|like|want)\b",
+            _I,
+        ),
+        place=True,
+    ),
+    Slot(
+        "which place",
+        re.compile(
+            r"\b(?:which|what) (?:hotel|restaurant|place|guest ?house)\b|"
+            r"\bname of the (?:hotel|restaurant|place)\b",
+            _I,
+        ),
+        place=True,
+        in_query=True,
+    ),
+    Slot(
+        "the day",
+        re.compile(r"\b(?:what|which) (?:day|date)s?\b", _I),
+        re.compile(
+            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight|"
+            r"\d{1,2}(?:st|nd|rd|th))\b",
+            _I,
+        ),
+    ),
+    Slot(
+        "the number of people",
+        re.compile(
+            r"\bhow many (?:people|guests|persons|of you|adults)\b|"
+            r"\bfor how many (?:people|guests|persons)\b|\bparty size\b",
+            _I,
+        ),
+        re.compile(rf"\b{_NUMBER} (?:people|guests|persons|adults|of us)\b|\bparty of {_NUMBER}\b", _I),
+    ),
+    Slot(
+        "the length of the stay",
+        re.compile(r"\bhow many (?:nights|days)\b|\bhow long (?:will|would) you\b", _I),
+        re.compile(rf"\b{_NUMBER} (?:nights?|days?)\b", _I),
+    ),
 )
 
 
@@ -68,7 +133,7 @@ def place_names(text: str) -> list[str]:
         while lead and lead[0].lower().strip(".") in _STARTERS:
             lead.pop(0)
         if lead:
-            names.append(" ".join([*lead, match.group(0)[len(match.group(1)):]]))
+            names.append(" ".join([*lead, match.group(0)[len(match.group(1)) :]]))
     return names
 
 
@@ -81,8 +146,14 @@ class Dodge:
     given: str
 
 
-def find_dodges(reply: str, query: str, history: Sequence[str] = (), entities: Sequence[str] = (),
-                query_entities: Sequence[str] = (), window: int = 2) -> list[Dodge]:
+def find_dodges(
+    reply: str,
+    query: str,
+    history: Sequence[str] = (),
+    entities: Sequence[str] = (),
+    query_entities: Sequence[str] = (),
+    window: int = 2,
+) -> list[Dodge]:
     """The reply's questions that ask for what the dialogue gave: a day, a number of people or nights the latest
     message (`query`) states, or an area, price range or place when a place is named in it, in the last `window`
     utterances of `history` or among `entities` (those the entity linker found; `query_entities`: in `query`),
@@ -115,8 +186,13 @@ class DodgeUtility:
     name = "dodge"
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
-        dodges = find_dodges(candidate, mem.q, [u.text for u in mem.h_q], [e.name for e in mem.entities],
-                             [e.name for e in mem.entities if e.in_query])
+        dodges = find_dodges(
+            candidate,
+            mem.q,
+            [u.text for u in mem.h_q],
+            [e.name for e in mem.entities],
+            [e.name for e in mem.entities if e.in_query],
+        )
         if not dodges:
             return UtilityResult(1.0)
         first = dodges[0]

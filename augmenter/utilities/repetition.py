@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from augmenter.memory import Utterance, WorkingMemory
 from augmenter.utilities.scorers import UtilityResult
 
-WITHIN_FEEDBACK = ('The response repeats itself: "{sentence}" is said {count} times. Say each thing once, in a short '
-                   'answer.')
-EARLIER_FEEDBACK = ('The response repeats what was already said earlier in the conversation: "{sentence}". Answer '
-                    'the latest message without repeating earlier answers.')
+WITHIN_FEEDBACK = (
+    'The response repeats itself: "{sentence}" is said {count} times. Say each thing once, in a short answer.'
+)
+EARLIER_FEEDBACK = (
+    'The response repeats what was already said earlier in the conversation: "{sentence}". Answer '
+    "the latest message without repeating earlier answers."
+)
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -35,7 +38,7 @@ def sentences(text: str) -> list[str]:
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
 def _key(sentence: str) -> str:
@@ -101,8 +104,9 @@ class RepetitionUtility:
 
     name = "repetition"
 
-    def __init__(self, ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5,
-                 min_sentence_words: int = 3):
+    def __init__(
+        self, ngram: int = 4, within_threshold: float = 0.2, earlier_threshold: float = 0.5, min_sentence_words: int = 3
+    ):
         if ngram < 1:
             raise ValueError(f"ngram is an n-gram length >= 1, got {ngram}")
         for key, value in (("within_threshold", within_threshold), ("earlier_threshold", earlier_threshold)):

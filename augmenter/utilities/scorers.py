@@ -86,8 +86,10 @@ def as_check(utility: Any) -> Check:
     declared = [name for name in ("checks_claims", "on_topic") if hasattr(utility, name)]
     if declared:
         missing = "on_topic" if declared == ["checks_claims"] else "checks_claims"
-        raise TypeError(f"utility {type(utility).__name__} declares {declared[0]} but not {missing}: a Check "
-                        "declares both (augmenter.utilities.scorers.Check)")
+        raise TypeError(
+            f"utility {type(utility).__name__} declares {declared[0]} but not {missing}: a Check "
+            "declares both (augmenter.utilities.scorers.Check)"
+        )
     return Checked(utility)
 
 
@@ -123,8 +125,9 @@ class SelfCritiqueUtility(KF1Utility):
 
     name = "self_critique"
 
-    def __init__(self, llm: MeteredLLM, prompts: PromptEngine, threshold: float = 0.2, max_tokens: int = 80,
-                 gate: bool = True):
+    def __init__(
+        self, llm: MeteredLLM, prompts: PromptEngine, threshold: float = 0.2, max_tokens: int = 80, gate: bool = True
+    ):
         super().__init__(threshold=threshold, gate=gate)
         self.llm = llm
         self.prompts = prompts
@@ -139,8 +142,9 @@ class SelfCritiqueUtility(KF1Utility):
         return UtilityResult(result.score, critique or self.feedback)
 
 
-RECALL_FEEDBACK = ("The answer is not supported by the knowledge. "
-                   "Please answer again with a short answer taken from the knowledge.")
+RECALL_FEEDBACK = (
+    "The answer is not supported by the knowledge. Please answer again with a short answer taken from the knowledge."
+)
 
 
 class RecallUtility:

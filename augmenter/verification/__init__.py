@@ -11,5 +11,13 @@ from augmenter.verification.verifiers import (
     Verifier,
 )
 
-__all__ = ["ClaimSplitter", "CombinedVerifier", "EvidenceFinder", "FastVerifier", "Judgement", "LLMVerifier",
-           "Verifier", "split_sentences"]
+__all__ = [
+    "ClaimSplitter",
+    "CombinedVerifier",
+    "EvidenceFinder",
+    "FastVerifier",
+    "Judgement",
+    "LLMVerifier",
+    "Verifier",
+    "split_sentences",
+]

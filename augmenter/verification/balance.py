@@ -11,8 +11,11 @@ from augmenter.memory import WorkingMemory
 
 # words that say a claim gives both sides of the reviews (a contrast, or that opinion is split): "one said", "some
 # guests" or "most" alone still give one side, which the rules call unsupported when the reviews are mixed
-HEDGE = re.compile(r"\b(mixed|divided|split|varied|vary|varies|disagree|others?|not all|not every|but|however|"
-                   r"although|though|while|whereas|yet|on the other hand)\b", re.IGNORECASE)
+HEDGE = re.compile(
+    r"\b(mixed|divided|split|varied|vary|varies|disagree|others?|not all|not every|but|however|"
+    r"although|though|while|whereas|yet|on the other hand)\b",
+    re.IGNORECASE,
+)
 
 
 def _opinion_entities(mem: WorkingMemory, cited: Iterable[str]) -> list:

@@ -53,8 +53,13 @@ def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     with _LOCK:
         missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
         if missing:
-            vectors = _model().encode(missing, batch_size=batch_size, normalize_embeddings=True,
-                                      show_progress_bar=False, convert_to_numpy=True)
+            vectors = _model().encode(
+                missing,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
             for text, vector in zip(missing, np.asarray(vectors, dtype=np.float32)):
                 _CACHE[text] = vector
             while len(_CACHE) > _CACHE_SIZE:

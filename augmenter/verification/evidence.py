@@ -54,8 +54,9 @@ class EvidenceFinder:
             pool += [u for u in units(extra[: self.k]) if u.text not in seen]
         return pool
 
-    def find(self, claim: str, mem: WorkingMemory,
-             pool: list[EvidenceUnit] | None = None) -> list[tuple[EvidenceUnit, float]]:
+    def find(
+        self, claim: str, mem: WorkingMemory, pool: list[EvidenceUnit] | None = None
+    ) -> list[tuple[EvidenceUnit, float]]:
         pool = self.pool(claim, mem) if pool is None else pool
         if not pool:
             return []

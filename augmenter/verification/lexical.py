@@ -10,44 +10,104 @@ import Stemmer  # PyStemmer: Snowball stemmers
 
 # "one" is left out: "one of the best" states no number.
 _UNITS = {w: i for i, w in enumerate("zero _ two three four five six seven eight nine".split()) if w != "_"}
-_TEENS = {w: i + 10 for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
-                                          "nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
-         if w != "_"}
-_WORD_NUMBER = re.compile(r"\b(?:(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS) + r"|one))?|(" +
-                          "|".join([*_TEENS, *_UNITS]) + r"))\b(?![- ](?:hundred|thousand|million))", re.IGNORECASE)
+_TEENS = {
+    w: i + 10
+    for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())
+}
+_TENS = {
+    w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"
+}
+_WORD_NUMBER = re.compile(
+    r"\b(?:("
+    + "|".join(_TENS)
+    + r")(?:[- ]("
+    + "|".join(_UNITS)
+    + r"|one))?|("
+    + "|".join([*_TEENS, *_UNITS])
+    + r"))\b(?![- ](?:hundred|thousand|million))",
+    re.IGNORECASE,
+)
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY_WORDS = {**{d: {d} for d in DAYS}, **{d + "s": {d} for d in DAYS},
-              "weekend": {"saturday", "sunday"}, "weekends": {"saturday", "sunday"},
-              "weekday": set(DAYS[:5]), "weekdays": set(DAYS[:5])}
-_DAY_RANGE = re.compile(r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|through|till)\s*("
-                        + "|".join(DAYS) + r")s?\b", re.IGNORECASE)
-_NEGATIONS = {"no", "not", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable",
-              "closed", "unavailable", "prohibited", "forbidden", "banned", "lacks", "lack", "isnt", "arent", "doesnt",
-              "dont", "didnt", "wont", "cant", "wasnt", "werent", "hasnt", "havent", "shouldnt", "couldnt", "wouldnt",
-              "neednt", "mustnt", "aint", "nt"}
-STOPWORDS = frozenset("""a an the and or but if of at by for with about against between into through during before
+_DAY_WORDS = {
+    **{d: {d} for d in DAYS},
+    **{d + "s": {d} for d in DAYS},
+    "weekend": {"saturday", "sunday"},
+    "weekends": {"saturday", "sunday"},
+    "weekday": set(DAYS[:5]),
+    "weekdays": set(DAYS[:5]),
+}
+_DAY_RANGE = re.compile(
+    r"\b(" + "|".join(DAYS) + r")s?\s*(?:to|-|–|until|through|till)\s*(" + "|".join(DAYS) + r")s?\b", re.IGNORECASE
+)
+_NEGATIONS = {
+    "no",
+    "not",
+    "never",
+    "none",
+    "nothing",
+    "nobody",
+    "neither",
+    "nor",
+    "without",
+    "cannot",
+    "unable",
+    "closed",
+    "unavailable",
+    "prohibited",
+    "forbidden",
+    "banned",
+    "lacks",
+    "lack",
+    "isnt",
+    "arent",
+    "doesnt",
+    "dont",
+    "didnt",
+    "wont",
+    "cant",
+    "wasnt",
+    "werent",
+    "hasnt",
+    "havent",
+    "shouldnt",
+    "couldnt",
+    "wouldnt",
+    "neednt",
+    "mustnt",
+    "aint",
+    "nt",
+}
+STOPWORDS = frozenset(
+    """a an the and or but if of at by for with about against between into through during before
 after above below to from up down in out on off over under again further then once here there when where why how all
 any both each few more most other some such only own same so than too very s t can will just should now is are was
 were be been being have has had having do does did doing i me my we our you your he him his she her it its they them
 their what which who whom this that these those am would could also yes as there's it's i'm you're 's im youre its
-theres ive weve theyre youve""".split())
+theres ive weve theyre youve""".split()
+)
 
 # comparatives and superlatives (stemmed, as content_words gives them): a ranking of places is a claim of its own
-COMPARATIVES = frozenset("""best better worst wors least less nicer nicest cheaper cheapest larger largest bigger
+COMPARATIVES = frozenset(
+    """best better worst wors least less nicer nicest cheaper cheapest larger largest bigger
 biggest quieter quietest cleaner cleanest closer closest greater greatest higher highest lower lowest finer finest
-superior prefer favourit""".split())
+superior prefer favourit""".split()
+)
 
 # words that attribute, count or name the kind of place rather than state a fact about it, or join two statements
 # (stemmed): free in a claim's containment ("guests found it quiet: one said ...", "X is good, while Y is big" add
 # nothing the reviews must hold)
-FRAMING = frozenset(stem for stem in Stemmer.Stemmer("english").stemWords("""review reviews reviewer reviewers guest
+FRAMING = frozenset(
+    stem
+    for stem in Stemmer.Stemmer("english").stemWords(
+        """review reviews reviewer reviewers guest
 guests customer customers visitor visitors diner diners patron patrons people person someone everyone one two three
 four five six several many others other said say says saying wrote write writes written mention mentions mentioned
 describe describes described state stated report reported find finds found felt feel feels thought think thinks
 mixed divided opinion opinions agree agrees disagree disagree experience hotel hotels restaurant restaurants place
 places guesthouse establishment knowledge theyve shes hes thats whats while whereas although though however yet
-meanwhile""".split()))
+meanwhile""".split()
+    )
+)
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)?")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,:]\d+)?)(?:\s*(am\b|pm\b|a\.m\.|p\.m\.|%|percent\b))?", re.IGNORECASE)
@@ -101,7 +161,7 @@ def days(text: str) -> set[str]:
     found: set[str] = set()
     for m in _DAY_RANGE.finditer(text):
         start, end = DAYS.index(m.group(1).lower()), DAYS.index(m.group(2).lower())
-        found.update(DAYS[start: end + 1] if start <= end else DAYS[start:] + DAYS[: end + 1])
+        found.update(DAYS[start : end + 1] if start <= end else DAYS[start:] + DAYS[: end + 1])
     for w in tokens(text):
         found |= _DAY_WORDS.get(w, set())
     return found
@@ -119,8 +179,12 @@ def negated(text: str) -> bool:
 
 def names(text: str) -> set[str]:
     """Capitalised words that are not sentence starts (a rough proper-name finder), lower-cased."""
-    return {w.lower() for m in _NAME.finditer(text) for w in m.group(1).split() if w.lower() not in STOPWORDS
-            and w.lower() not in _DAY_WORDS}
+    return {
+        w.lower()
+        for m in _NAME.finditer(text)
+        for w in m.group(1).split()
+        if w.lower() not in STOPWORDS and w.lower() not in _DAY_WORDS
+    }
 
 
 def share_missing(items: set[str], evidence: set[str]) -> float:
@@ -129,8 +193,11 @@ def share_missing(items: set[str], evidence: set[str]) -> float:
 
 
 _LEAD = re.compile(r"^\s*(while|although|though|even though|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
-_TURN = re.compile(r"\s*(?:;|,?\s+\bbut\b|,?\s+\bhowever\b,?|,?\s+\balthough\b|,?\s+\bthough\b|,?\s+\byet\b|"
-                   r",?\s+\bwhereas\b|,\s+\bwhile\b)\s+", re.IGNORECASE)
+_TURN = re.compile(
+    r"\s*(?:;|,?\s+\bbut\b|,?\s+\bhowever\b,?|,?\s+\balthough\b|,?\s+\bthough\b|,?\s+\byet\b|"
+    r",?\s+\bwhereas\b|,\s+\bwhile\b)\s+",
+    re.IGNORECASE,
+)
 
 
 def clauses(sentence: str) -> list[str]:
@@ -167,8 +234,9 @@ def fragments(sentence: str, min_words: int = 3) -> list[str]:
         pieces: list[str] = []
         for piece in _JOINT.split(part):
             if pieces and len(piece.split()) < min_words:
-                pieces[-1] = part[part.index(pieces[-1]): part.index(piece, part.index(pieces[-1]) + len(pieces[-1]))
-                                  + len(piece)]
+                pieces[-1] = part[
+                    part.index(pieces[-1]) : part.index(piece, part.index(pieces[-1]) + len(pieces[-1])) + len(piece)
+                ]
             elif piece.strip():
                 pieces.append(piece.strip())
         out += pieces

@@ -35,9 +35,15 @@ class StoredModel:
             d = json.loads(text)
             names = [str(f) for f in d["feature_names"]]
             mean, scale, coef = (np.asarray(d[k], dtype=float) for k in ("mean", "scale", "coef"))
-            model = cls(names, mean, scale, coef, float(d["intercept"]), float(d["threshold"]),
-                        {k: v for k, v in d.items()
-                         if k not in ("feature_names", "mean", "scale", "coef", "intercept")})
+            model = cls(
+                names,
+                mean,
+                scale,
+                coef,
+                float(d["intercept"]),
+                float(d["threshold"]),
+                {k: v for k, v in d.items() if k not in ("feature_names", "mean", "scale", "coef", "intercept")},
+            )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: not a stored verifier model ({type(exc).__name__}: {exc})") from None
         if not (len(names) == len(mean) == len(scale) == len(coef)):
@@ -54,8 +60,10 @@ class StoredModel:
             return cls.from_json(path.read_text(encoding="utf-8"), str(path))
         packaged = resources.files("augmenter.verification") / "models" / f"{name_or_path}.json"
         if not packaged.is_file():
-            raise ConfigError(f"no packaged verifier model {str(name_or_path)!r} (augmenter/verification/models/); "
-                              "fit one with bench/fit_verifier.py or give a path")
+            raise ConfigError(
+                f"no packaged verifier model {str(name_or_path)!r} (augmenter/verification/models/); "
+                "fit one with bench/fit_verifier.py or give a path"
+            )
         return cls.from_json(packaged.read_text(encoding="utf-8"), f"verifier model {name_or_path}")
 
     def _matrix(self, x) -> tuple[np.ndarray, bool]:
@@ -70,8 +78,10 @@ class StoredModel:
         single = a.ndim == 1
         a = np.atleast_2d(a)
         if a.ndim != 2 or a.shape[1] != len(self.feature_names):
-            raise ConfigError(f"expected {len(self.feature_names)} features ({', '.join(self.feature_names)}), "
-                              f"got shape {np.shape(x)}")
+            raise ConfigError(
+                f"expected {len(self.feature_names)} features ({', '.join(self.feature_names)}), "
+                f"got shape {np.shape(x)}"
+            )
         return a, single
 
     def predict_proba(self, x) -> float | np.ndarray:

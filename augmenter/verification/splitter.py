@@ -20,7 +20,9 @@ ABSTENTION = re.compile(
     r"(there is|there's|i have|i found) no (information|mention|details)|(does|do) not (say|mention|answer|specify)|"
     r"(doesn't|don't) (say|mention|answer|specify)|(cannot|can't|could not|couldn't) find|"
     r"not (mentioned|specified|stated) in|"
-    r"no information (about|on|regarding)|unable to (find|answer))\b", re.IGNORECASE)
+    r"no information (about|on|regarding)|unable to (find|answer))\b",
+    re.IGNORECASE,
+)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -38,11 +40,14 @@ def split_sentences(text: str) -> list[str]:
 
 _APOLOGY = re.compile(r"^\s*(?:i'm|i am|we're|we are)\s+(?:sorry|afraid)\W*(?:but\s+)?", re.IGNORECASE)
 _CLAUSES = re.compile(r",?\s+\b(?:but|however|although|though|yet)\b|;|:", re.IGNORECASE)
-_POLITE = re.compile(r"^(i hope (this|that) helps|enjoy (your|the)|have a (great|nice|good|lovely)|great question|"
-                     r"glad to help|happy to help|feel free|please (let me know|feel free|contact)|"
-                     r"(i'm|i am) (sorry|afraid)\W*$|(i'm |i am |so |very )?sorry (for|about) (the|my|any) "
-                     r"(oversight|confusion|mistake|misunderstanding|error|inconvenience)\W*$|"
-                     r"(my )?apologies( for (the|my|any) \w+)?\W*$)", re.IGNORECASE)
+_POLITE = re.compile(
+    r"^(i hope (this|that) helps|enjoy (your|the)|have a (great|nice|good|lovely)|great question|"
+    r"glad to help|happy to help|feel free|please (let me know|feel free|contact)|"
+    r"(i'm|i am) (sorry|afraid)\W*$|(i'm |i am |so |very )?sorry (for|about) (the|my|any) "
+    r"(oversight|confusion|mistake|misunderstanding|error|inconvenience)\W*$|"
+    r"(my )?apologies( for (the|my|any) \w+)?\W*$)",
+    re.IGNORECASE,
+)
 
 
 def is_abstention(sentence: str) -> bool:
@@ -59,8 +64,11 @@ def is_claim(sentence: str) -> bool:
     if not sentence or sentence.endswith("?") or is_abstention(sentence):
         return False
     lowered = sentence.lower()
-    if re.match(r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|you're welcome|sure|of course|"
-                r"certainly|great|okay|ok)( there| again| so much| very much| to you)?\b[.!,]?$", lowered):
+    if re.match(
+        r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|you're welcome|sure|of course|"
+        r"certainly|great|okay|ok)( there| again| so much| very much| to you)?\b[.!,]?$",
+        lowered,
+    ):
         return False
     if re.match(r"^(is there anything else|can i help|would you like|let me know|do you want|how can i help)", lowered):
         return False
@@ -71,8 +79,10 @@ def is_claim(sentence: str) -> bool:
 
 def parse_claims(text: str) -> list[str] | None:
     """The claims in an LLM answer (one per line, bullets and numbering stripped); [] for NONE; None if unusable."""
-    lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)]|claim\s*\d*:)\s*", "", ln, flags=re.IGNORECASE).strip()
-             for ln in text.strip().splitlines()]
+    lines = [
+        re.sub(r"^\s*(?:[-*•]|\d+[.)]|claim\s*\d*:)\s*", "", ln, flags=re.IGNORECASE).strip()
+        for ln in text.strip().splitlines()
+    ]
     lines = [ln.strip('"').strip() for ln in lines if ln.strip()]
     if not lines:
         return None
@@ -87,8 +97,7 @@ class ClaimSplitter:
     their own (pronouns resolved); output that is empty, over-long or mostly words the candidate does not contain
     falls back to the sentence split. `method="sentences"`: no LLM call."""
 
-    def __init__(self, method: str = "sentences", llm=None, prompts=None, max_claims: int = 8,
-                 max_tokens: int = 160):
+    def __init__(self, method: str = "sentences", llm=None, prompts=None, max_claims: int = 8, max_tokens: int = 160):
         if method not in METHODS:
             raise ValueError(f"claim splitting method must be one of {', '.join(METHODS)}, got {method!r}")
         if method == "llm" and (llm is None or prompts is None):

@@ -50,8 +50,9 @@ def _bigrams(words: list[str]) -> set[tuple[str, str]]:
 def new_words(claim: str, evidence: Sequence[str], context: str = "") -> list[str]:
     """The claim's content words (stemmed) that it does not get for free: not the question's (`context`), nor in the
     name of an entity the evidence is about ("[NAME] ...")."""
-    asked = set(lexical.content_words(context)) | {w for unit in evidence for name in _ENTITY.findall(unit)
-                                                   for w in lexical.content_words(name)}
+    asked = set(lexical.content_words(context)) | {
+        w for unit in evidence for name in _ENTITY.findall(unit) for w in lexical.content_words(name)
+    }
     return [w for w in lexical.content_words(claim) if w not in asked]
 
 
@@ -73,8 +74,9 @@ def missing_words(claim: str, evidence: Sequence[str], context: str = "") -> lis
     return list(dict.fromkeys(t for t, stem in zip(surface, lexical.stem_words(surface)) if stem in missing))
 
 
-def fast_features(claim: str, evidence: Sequence[str],
-                  context: str = "") -> tuple[dict[str, float], list[int], str | None]:
+def fast_features(
+    claim: str, evidence: Sequence[str], context: str = ""
+) -> tuple[dict[str, float], list[int], str | None]:
     """The fast verifier's features, the evidence order by similarity (best first) and the lexical conflict found.
     (The claim's length is deliberately not a feature: in labelled sets it tells more about how the set was made
     than about support.)
@@ -90,8 +92,10 @@ def fast_features(claim: str, evidence: Sequence[str],
     top3 = " ".join(evidence[i] for i in order[:3])
     everything = " ".join(evidence)
     best_words, top_words, all_words = (set(lexical.content_words(t)) for t in (best, top3, everything))
+
     def cover(pool):
         return sum(w in pool for w in new) / len(new) if new else 0.0
+
     bigrams = _bigrams(words)
     claim_numbers, top_numbers, all_numbers = (lexical.numbers(t) for t in (claim, top3, everything))
     claim_days, top_days = lexical.days(claim), lexical.days(top3)
@@ -99,8 +103,9 @@ def fast_features(claim: str, evidence: Sequence[str],
     number_conflict = bool(claim_numbers and top_numbers and not (claim_numbers & top_numbers))
     day_conflict = bool(claim_days and top_days and not (claim_days & top_days))
     names = frozenset(w for unit in evidence for name in _ENTITY.findall(unit) for w in lexical.content_words(name))
-    claim_negative, best_negative, overlap = (lexical.polarity_against(claim, best, names) if best
-                                              else (False, False, 0.0))
+    claim_negative, best_negative, overlap = (
+        lexical.polarity_against(claim, best, names) if best else (False, False, 0.0)
+    )
     negation_conflict = bool(best) and claim_negative != best_negative and overlap >= 0.5
     features = {
         "max_sim": max_sim,
@@ -115,8 +120,9 @@ def fast_features(claim: str, evidence: Sequence[str],
         "days_missing": lexical.share_missing(claim_days, lexical.days(everything)),
         "day_conflict": float(day_conflict),
         "negation_conflict": float(negation_conflict) * max_sim,
-        "names_missing": lexical.share_missing(lexical.names(claim),
-                                               all_words | {w.lower() for w in lexical.tokens(everything)}),
+        "names_missing": lexical.share_missing(
+            lexical.names(claim), all_words | {w.lower() for w in lexical.tokens(everything)}
+        ),
         "no_evidence": float(not evidence),
     }
     reason = None
@@ -209,8 +215,9 @@ class LLMVerifier:
         self.max_evidence = max_evidence
         self.params = SamplingParams(max_tokens=4, temperature=0.0, logprobs=top_logprobs)
 
-    def distribution(self, claim: str, evidence: Sequence[str],
-                     context: str = "") -> tuple[dict[Verdict, float], list[int]]:
+    def distribution(
+        self, claim: str, evidence: Sequence[str], context: str = ""
+    ) -> tuple[dict[Verdict, float], list[int]]:
         order = [int(i) for i in np.argsort(-similarities(claim, list(evidence)), kind="stable")] if evidence else []
         shown = [evidence[i] for i in order[: self.max_evidence]]
         out = self.llm.complete(self.prompts.verify_claim(claim, shown, context), self.params)
@@ -233,8 +240,16 @@ class CombinedVerifier(FastVerifier):
 
     name = "combined"
 
-    def __init__(self, llm, prompts, model: str = "combined", threshold: float | None = None,
-                 refute_similarity: float = 0.5, max_evidence: int = 4, top_logprobs: int = 10):
+    def __init__(
+        self,
+        llm,
+        prompts,
+        model: str = "combined",
+        threshold: float | None = None,
+        refute_similarity: float = 0.5,
+        max_evidence: int = 4,
+        top_logprobs: int = 10,
+    ):
         super().__init__(model, threshold, refute_similarity)
         self.llm_verifier = LLMVerifier(llm, prompts, max_evidence=max_evidence, top_logprobs=top_logprobs)
 

@@ -17,16 +17,32 @@ from augmenter.documents.readers.rst import read_rst
 from augmenter.documents.readers.text import read_text
 
 READERS: dict[str, Callable[[bytes, str], Document]] = {
-    ".md": read_markdown, ".markdown": read_markdown, ".txt": read_text, ".text": read_text,
-    ".pdf": read_pdf, ".html": read_html, ".htm": read_html, ".docx": read_docx, ".rst": read_rst, ".rest": read_rst,
+    ".md": read_markdown,
+    ".markdown": read_markdown,
+    ".txt": read_text,
+    ".text": read_text,
+    ".pdf": read_pdf,
+    ".html": read_html,
+    ".htm": read_html,
+    ".docx": read_docx,
+    ".rst": read_rst,
+    ".rest": read_rst,
     ".ipynb": read_notebook,
 }
 _MAGIC = {".pdf": (b"%PDF",), ".docx": (b"PK\x03\x04",)}
 # the modules each reader needs (all brought by the 'docs' extra; markdown-it-py by rich, a core dependency, too);
 # cryptography is pypdf's for AES-encrypted PDFs, which only reading a PDF tells apart: required for every PDF
-MODULES = {".md": ("markdown_it",), ".markdown": ("markdown_it",), ".pdf": ("pypdf", "cryptography"),
-           ".html": ("selectolax",), ".htm": ("selectolax",), ".docx": ("docx",), ".rst": ("docutils",),
-           ".rest": ("docutils",), ".ipynb": ("markdown_it",)}
+MODULES = {
+    ".md": ("markdown_it",),
+    ".markdown": ("markdown_it",),
+    ".pdf": ("pypdf", "cryptography"),
+    ".html": ("selectolax",),
+    ".htm": ("selectolax",),
+    ".docx": ("docx",),
+    ".rst": ("docutils",),
+    ".rest": ("docutils",),
+    ".ipynb": ("markdown_it",),
+}
 
 
 def supported(name: str) -> bool:
@@ -70,8 +86,9 @@ def read_document(name: str, data: bytes) -> Document:
     except ImportError as exc:  # a library found missing (or broken) only now: not this file's fault
         module = (getattr(exc, "name", None) or "").partition(".")[0] or "a library that is not installed"
         if module in {m for modules in MODULES.values() for m in modules}:
-            raise MissingLibrary(f"reading it needs {module}, which the 'docs' extra brings: "
-                                 "pip install 'augmenter[docs]'") from None
+            raise MissingLibrary(
+                f"reading it needs {module}, which the 'docs' extra brings: pip install 'augmenter[docs]'"
+            ) from None
         raise MissingLibrary(f"reading it needs {module}, which is not installed") from None
     except Exception as exc:  # a reader's bug or a library's surprise: this file only is skipped
         raise Unreadable(f"could not be read ({type(exc).__name__}: {clean(str(exc))[:120]})") from None

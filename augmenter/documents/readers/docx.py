@@ -51,8 +51,11 @@ def read_docx(data: bytes, name: str) -> Document:
                     header = cells
                     out.add(" | ".join(c for c in cells if c), headings.path)
                 else:
-                    pairs = zip(header + [""] * len(cells), cells) if len(header) == len(cells) else \
-                        (("", c) for c in cells)
+                    pairs = (
+                        zip(header + [""] * len(cells), cells)
+                        if len(header) == len(cells)
+                        else (("", c) for c in cells)
+                    )
                     out.add("; ".join(f"{h}: {c}" if h else c for h, c in pairs if c), headings.path)
             continue
         text, style = clean(item.text), _style(item)

@@ -11,11 +11,62 @@ import re
 from augmenter.documents.model import BlockList, Document, HeadingPath, clean, title_from_name
 from augmenter.documents.readers.text import decode
 
-DROP = {"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas", "nav",
-        "form", "select", "button", "head", "-comment", "video", "audio", "map"}
-BLOCK = {"p", "div", "section", "article", "main", "header", "footer", "aside", "li", "ul", "ol", "dl", "dt", "dd",
-         "pre", "blockquote", "figure", "figcaption", "table", "thead", "tbody", "tfoot", "tr", "caption", "address",
-         "details", "summary", "hr", "body", "html", "fieldset", "legend", "center"}
+DROP = {
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "nav",
+    "form",
+    "select",
+    "button",
+    "head",
+    "-comment",
+    "video",
+    "audio",
+    "map",
+}
+BLOCK = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "aside",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "pre",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "caption",
+    "address",
+    "details",
+    "summary",
+    "hr",
+    "body",
+    "html",
+    "fieldset",
+    "legend",
+    "center",
+}
 CELL = {"td", "th"}
 HEADING = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)

@@ -66,7 +66,7 @@ def read_markdown(data: bytes, name: str) -> Document:
     if front:  # blanked out (same line count), so that line numbers stay those of the file
         found = _TITLE.search(front.group(1))
         title = strip_markup(clean(found.group(1))) if found else None
-        body = "\n" * front.group(0).count("\n") + text[front.end():]
+        body = "\n" * front.group(0).count("\n") + text[front.end() :]
     body = unwrap(body)
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)] + [len(text)]
 

@@ -14,8 +14,9 @@ from augmenter.documents.model import Block, Document, MissingLibrary, Unreadabl
 
 _HYPHEN = re.compile(r"(\w)-\n(\w)")
 _PAGE_NUMBER = re.compile(r"^(page )?\d+( (of|/) \d+)?$", re.IGNORECASE)  # page furniture, left out
-_NEEDS_CRYPTOGRAPHY = ("encrypted PDF (AES): reading it needs cryptography, which the 'docs' extra brings: "
-                       "pip install 'augmenter[docs]'")
+_NEEDS_CRYPTOGRAPHY = (
+    "encrypted PDF (AES): reading it needs cryptography, which the 'docs' extra brings: pip install 'augmenter[docs]'"
+)
 
 
 def _outline(reader) -> list[tuple[int, tuple[str, ...]]]:
@@ -110,6 +111,8 @@ def read_pdf(data: bytes, name: str) -> Document:
     if bad_pages:
         notes.append(f"page{'s' * (len(bad_pages) > 1)} {', '.join(map(str, bad_pages[:10]))} could not be read")
     if not blocks and pages:
-        raise Unreadable(f"no text layer ({len(pages)} page{'s' * (len(pages) > 1)}; a scanned PDF?): "
-                         "it needs OCR, which augmenter does not do")
+        raise Unreadable(
+            f"no text layer ({len(pages)} page{'s' * (len(pages) > 1)}; a scanned PDF?): "
+            "it needs OCR, which augmenter does not do"
+        )
     return Document(title, blocks, "pdf", pages=len(pages), notes=notes)

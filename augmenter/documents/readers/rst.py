@@ -23,9 +23,18 @@ py:module std:ref std:doc confval""".split()
 DROPPED = """toctree autoclass autofunction automodule automethod autodata autoexception autoattribute autosummary
 module currentmodule py:module py:currentmodule index highlight literalinclude include raw tabularcolumns
 sectionauthor codeauthor moduleauthor only-html rst-class""".split()
-PROSE = {"versionadded": "New in version", "versionchanged": "Changed in version",
-         "deprecated": "Deprecated since version", "seealso": "See also", "only": "", "hlist": "", "glossary": "",
-         "centered": "", "tab": "", "card": ""}
+PROSE = {
+    "versionadded": "New in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "seealso": "See also",
+    "only": "",
+    "hlist": "",
+    "glossary": "",
+    "centered": "",
+    "tab": "",
+    "card": "",
+}
 VERSIONED = ("versionadded", "versionchanged", "deprecated")
 CODE = ["code-block", "sourcecode", "testcode", "doctest", "ipython", "code-cell", "jupyter-execute"]
 _TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.DOTALL)
@@ -124,9 +133,18 @@ def read_rst(data: bytes, name: str) -> Document:
 
     _registered()
     text, note = decode(data)
-    settings = {"report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
-                "raw_enabled": False, "syntax_highlight": "none", "doctitle_xform": False,
-                "sectsubtitle_xform": False, "input_encoding": "unicode", "line_length_limit": 100_000}
+    settings = {
+        "report_level": 5,
+        "halt_level": 5,
+        "warning_stream": io.StringIO(),
+        "file_insertion_enabled": False,
+        "raw_enabled": False,
+        "syntax_highlight": "none",
+        "doctitle_xform": False,
+        "sectsubtitle_xform": False,
+        "input_encoding": "unicode",
+        "line_length_limit": 100_000,
+    }
     tree = publish_doctree(text, settings_overrides=settings)
     out, headings = BlockList(), HeadingPath()
     title = None
@@ -177,8 +195,17 @@ def read_rst(data: bytes, name: str) -> Document:
                         walk(b, depth)
             elif isinstance(child, nodes.field):
                 out.add(f"{clean(_text(child[0]))}: {_text(child[1])}", headings.path)
-            elif isinstance(child, (nodes.system_message, nodes.comment, nodes.target, nodes.substitution_definition,
-                                    nodes.raw, nodes.image)):
+            elif isinstance(
+                child,
+                (
+                    nodes.system_message,
+                    nodes.comment,
+                    nodes.target,
+                    nodes.substitution_definition,
+                    nodes.raw,
+                    nodes.image,
+                ),
+            ):
                 continue
             elif isinstance(child, nodes.Admonition) and not isinstance(child, nodes.admonition):
                 lead = child.tagname.capitalize()

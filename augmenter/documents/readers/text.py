@@ -14,8 +14,12 @@ _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t\r]*(?:\n|\Z)))+")  # a run of lines
 
 def decode(data: bytes, declared: str | None = None) -> tuple[str, str | None]:
     """(text, a note when it was not UTF-8). Binary content (NUL or many control bytes) is Unreadable."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             try:
                 return data.decode(codec), None
