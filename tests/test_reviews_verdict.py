@@ -10,7 +10,6 @@ from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.reviews import VerdictWriter, reviewers, side_of
 from augmenter.reviews.replies import composed_reply, verdict_first
-from augmenter.reviews.verdict import answering_clause
 
 
 def review(text, stance, doc_id=1, domain="hotel", n=0):
@@ -138,10 +137,39 @@ def test_a_sentence_on_several_things_falls_into_fragments_words_unchanged():
     assert fragments("Lots of drinks, but it's out of the way.") == ["Lots of drinks", "it's out of the way"]
 
 
-def test_the_clause_that_answers_is_quoted_words_unchanged():
+def test_a_short_first_piece_joins_the_one_after_it():
+    from augmenter.verification.lexical import fragments
+
+    assert fragments("However, once you get past that hump, the food is great.") == [
+        "However, once you get past that hump",
+        "the food is great",
+    ]
+    assert fragments("Sadly, the view was of the car park and the room was dark.") == [
+        "Sadly, the view was of the car park",
+        "the room was dark",
+    ]
+
+
+def test_the_part_closest_to_the_question_is_found_in_one_batch_words_unchanged():
+    from augmenter.verification.encoder import closest_parts
+    from augmenter.verification.lexical import fragments, parts_of
+
     sentence = "The rooms were not as clean as we expected, but the views from the balcony are worth it"
-    assert answering_clause("Does it have good views?", sentence) == "the views from the balcony are worth it"
-    assert answering_clause("Is it clean?", "Spotless room.") == "Spotless room."
+    assert closest_parts("Does it have good views?", [sentence, "Spotless room."], parts_of) == [
+        "the views from the balcony are worth it",
+        "Spotless room",
+    ]
+    assert closest_parts("Is it quiet?", ["Drinks are cheap here and the street is very quiet."], fragments) == [
+        "the street is very quiet"
+    ]
+
+
+def test_a_fragment_judged_is_quoted_as_the_part_that_holds_it():
+    from augmenter.verification.lexical import part_holding
+
+    sentence = "The bed was hard, but the view, just the way I like it, was great."
+    assert part_holding(sentence, "just the way I like it") == "the view, just the way I like it, was great"
+    assert part_holding("Quiet.", "Loud") == "Quiet."
 
 
 def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():

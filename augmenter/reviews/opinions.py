@@ -22,8 +22,8 @@ import numpy as np
 
 from augmenter.errors import ConfigError
 from augmenter.memory import Snippet
-from augmenter.verification.encoder import embed
-from augmenter.verification.lexical import clauses, content_words, fragments
+from augmenter.verification.encoder import closest_parts, embed
+from augmenter.verification.lexical import clauses, content_words, fragments, part_holding
 from augmenter.verification.model import StoredModel
 
 STANCES = ("positive", "negative", "neutral")
@@ -155,27 +155,10 @@ class OpinionGatherer:
         self.stance = StanceModel.load(stance)
 
     def _classified(self, query: str, chosen: list[Snippet]) -> list[str]:
-        focus = []
-        for s in chosen:  # the clause of each sentence that is about the aspect
-            parts = clauses(s.text)
-            focus.append(
-                parts[int(np.argmax(embed([query, *parts])[1:] @ embed([query])[0]))] if len(parts) > 1 else parts[0]
-            )
+        """The stored classifier's stance of each sentence's clause closest to the question (a sentence often
+        praises one thing and complains about another)."""
+        focus = closest_parts(query, [s.text for s in chosen], clauses)
         return [stance for stance, _ in self.stance.predict(focus)]
-
-    @staticmethod
-    def _focus(query: str, texts: Sequence[str]) -> list[str]:
-        """Each text's fragment (`fragments`) closest in meaning to the query."""
-        pieces = [fragments(t) for t in texts]
-        flat = [p for ps in pieces for p in ps]
-        if not flat:
-            return list(texts)
-        vectors = embed([query, *flat])
-        sims, out, at = vectors[1:] @ vectors[0], [], 0
-        for ps in pieces:
-            out.append(ps[int(np.argmax(sims[at : at + len(ps)]))])
-            at += len(ps)
-        return out
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
@@ -214,7 +197,8 @@ class OpinionGatherer:
             if self.min_about_side is not None:
                 stances = self._classified(query, [reviews[i] for i in keep])
                 keep = [i for i, st in zip(keep, stances) if st != "neutral"]
-                focus = dict(zip(keep, self._focus(query, [reviews[i].text for i in keep])))
+                whole = {i: reviews[i].text for i in keep}
+                focus = dict(zip(keep, closest_parts(query, list(whole.values()), fragments)))
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
@@ -223,6 +207,11 @@ class OpinionGatherer:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
         if not keep:
             return None
+        if self.judge is not None and self.min_about_side is not None:  # judged by a fragment, quoted as its clause
+            reviews = [
+                r.model_copy(update={"text": part_holding(whole[i], r.text)}) if i in whole else r
+                for i, r in enumerate(reviews)
+            ]
         chosen = [reviews[i] for i in keep]
         if self.judge is None:
             stances = self._classified(query, chosen)

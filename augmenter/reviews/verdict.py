@@ -18,7 +18,6 @@ from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.reviews.judge import ReviewJudge
 from augmenter.text import is_yes_no
-from augmenter.verification.encoder import embed
 from augmenter.verification.lexical import content_words, names, numbers, parts_of, statements
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
@@ -27,7 +26,7 @@ DIVIDED = frozenset(content_words("divided mixed some others while whereas but h
 # what a verdict may say beyond the question's and the reviews' words
 VERDICT_WORDS = DIVIDED | frozenset(
     content_words(
-        "most mostly many generally yes no guests guest diners diner reviewers reviewer customers visitors people say "
+        "yes no guests guest diners diner reviewers reviewer customers visitors people say "
         "says said find found praise "
         "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
         "describe described think thought report reported speak spoke wrote write well positive negative opinion "
@@ -64,16 +63,6 @@ def side_of(sentences: Sequence[Snippet]) -> str | None:
     """ "positive" or "negative" when the sentences take one side, "mixed" when both, None when neither."""
     found = {s.stance for s in sentences} & set(SIDES)
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
-
-
-def answering_clause(question: str, sentence: str, min_words: int = 4) -> str:
-    """The clause of a review sentence closest in meaning to the question, when the sentence turns between topics
-    ("The rooms were not clean, but the views are worth it"); the sentence itself otherwise. Words unchanged."""
-    parts = [c for c in parts_of(sentence) if len(c.split()) >= min_words]
-    if len(parts) < 2:
-        return sentence.strip()
-    vectors = embed([question, *parts])
-    return parts[int((vectors[1:] @ vectors[0]).argmax())]
 
 
 @dataclass

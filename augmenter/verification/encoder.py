@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -67,6 +67,21 @@ def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([_CACHE[t] for t in texts])
+
+
+def closest_parts(query: str, texts: Sequence[str], split: Callable[[str], list[str]]) -> list[str]:
+    """Each text's part (`split(text)`: its clauses, its fragments) closest in meaning to `query`, in one batch; a
+    text `split` leaves whole (or empty) stays as it is."""
+    pieces = [split(t) or [t] for t in texts]
+    flat = [p for ps in pieces for p in ps]
+    if not flat:
+        return list(texts)
+    vectors = embed([query, *flat])
+    sims, out, at = vectors[1:] @ vectors[0], [], 0
+    for ps in pieces:
+        out.append(ps[int(np.argmax(sims[at : at + len(ps)]))])
+        at += len(ps)
+    return out
 
 
 def similarities(claim: str, sentences: Sequence[str]) -> np.ndarray:

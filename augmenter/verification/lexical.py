@@ -227,20 +227,33 @@ _JOINT = re.compile(r"\s*[;,]\s*(?:and\s+|but\s+)?|\s+and\s+", re.IGNORECASE)
 
 def fragments(sentence: str, min_words: int = 3) -> list[str]:
     """A sentence's parts (`parts_of`) cut further at commas and "and" ("Drinks are expensive here and the view is not
-    much"), a piece of fewer than `min_words` words joined back to the one before it ("clean and spacious" stays
-    whole). Words unchanged."""
+    much"), a piece of fewer than `min_words` words joined to its neighbour: to the one before it ("clean and
+    spacious" stays whole), or, when it comes first, to the one after it ("However, once you get past that hump, ...").
+    Words unchanged."""
     out: list[str] = []
     for part in parts_of(sentence):
-        pieces: list[str] = []
-        for piece in _JOINT.split(part):
-            if pieces and len(piece.split()) < min_words:
-                pieces[-1] = part[
-                    part.index(pieces[-1]) : part.index(piece, part.index(pieces[-1]) + len(pieces[-1])) + len(piece)
-                ]
-            elif piece.strip():
-                pieces.append(piece.strip())
-        out += pieces
-    return out or [sentence.strip()]
+        spans, start = [], 0
+        for joint in _JOINT.finditer(part):
+            spans.append((start, joint.start()))
+            start = joint.end()
+        spans.append((start, len(part)))
+        kept: list[tuple[int, int]] = []
+        for begin, end in spans:
+            if not part[begin:end].strip():
+                continue
+            short = len(part[begin:end].split()) < min_words
+            if kept and (short or len(part[kept[-1][0] : kept[-1][1]].split()) < min_words):
+                kept[-1] = (kept[-1][0], end)
+            else:
+                kept.append((begin, end))
+        out += [part[begin:end].strip() for begin, end in kept]
+    return [p for p in out if p] or [sentence.strip()]
+
+
+def part_holding(sentence: str, piece: str) -> str:
+    """The part of `sentence` (`parts_of`) that holds `piece` (a fragment of it), else the sentence: what a reply
+    quotes of a sentence judged by one of its fragments."""
+    return next((part for part in parts_of(sentence) if piece in part), sentence.strip())
 
 
 _FAQ = re.compile(r"\bA:\s*(.*)$", re.DOTALL)
