@@ -422,6 +422,7 @@ class Consolidator(Node):
     opinions_min_related: number(ge=0, le=1) = None
     opinions_min_about: number(ge=0, le=1, null=True) = None
     opinions_min_about_side: number(ge=0, le=1, null=True) = None
+    opinions_about_by: setting("question, topic or either", lambda v: v in ("question", "topic", "either")) = None
 
 
 class TableText(Node):

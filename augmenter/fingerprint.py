@@ -28,7 +28,12 @@ RUN_OPTIONS: dict[str, tuple[str, ...]] = {
 
 # Options added after runs were recorded, with their "off" value: left out while off, so older runs still resume.
 ADDED_OPTIONS: dict[str, dict[str, object]] = {
-    "consolidator": {"review_window": 0, "faq_context": 0, "_target_": "augmenter.knowledge.KnowledgeConsolidator"},
+    "consolidator": {
+        "review_window": 0,
+        "faq_context": 0,
+        "_target_": "augmenter.knowledge.KnowledgeConsolidator",
+        "opinions_about_by": "question",
+    },
     "executor": {"unsupported": "supported_part", "fewshot_guard": False},
 }
 

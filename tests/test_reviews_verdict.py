@@ -226,3 +226,41 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
 def test_the_place_asked_about_may_be_named():
     llm = FakeLLM(["Yes, Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written
+
+
+def test_the_about_pass_may_ask_of_the_questions_topic_named_without_a_side():
+    from augmenter.reviews.judge import ReviewJudge
+
+    def about(yes):
+        return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+
+    llm = FakeLLM(["noise.", about(0.9), about(0.1), about(0.8), about(0.5)])
+    judge = ReviewJudge(llm, min_about=0.85, about_by="either")
+    assert judge.about("Is it quiet there?", "It is quite noisy.") == pytest.approx(0.9)  # the topic's, the higher
+    assert judge.topic("Is it quiet there?") == "noise"
+    asked = [call[-1]["content"] for call in llm.calls]
+    assert asked[0].endswith("Is it quiet there?") and "Topic: noise\nReview sentence: It is quite noisy." == asked[1]
+    assert "Customer: Is it quiet there?" in asked[2]  # and the question's own pass
+    judge.about("Is it quiet there?", "The street was loud.")
+    assert len(llm.calls) == 5  # the topic is named once per question
+    assert ReviewJudge(FakeLLM([about(0.3)])).about("Is it quiet?", "Loud.") == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="about_by"):
+        ReviewJudge(llm, about_by="aspect")
+
+
+def test_each_sentence_is_asked_in_a_row_per_pass_up_to_the_first_on_the_question():
+    from augmenter.reviews.judge import ReviewJudge
+
+    def about(yes):
+        return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+
+    sentences = ["The bed was soft.", "It is quite noisy.", "Lovely staff."]
+    # either: the topic's pass first (reaches 0.85 at the second sentence), then the question's for those two
+    llm = FakeLLM(["noise", about(0.2), about(0.9), about(0.3), about(0.1)])
+    seen = ReviewJudge(llm, about_by="either").about_each("Is it quiet?", sentences, enough=0.85)
+    assert seen == pytest.approx([0.3, 0.9])
+    asked = [call[-1]["content"] for call in llm.calls[1:]]
+    assert [a.startswith("Topic: noise") for a in asked] == [True, True, False, False]
+    # the question's pass alone stops where a sentence reaches it; none does: every sentence asked
+    assert ReviewJudge(FakeLLM([about(0.9)])).about_each("Is it quiet?", sentences, 0.85) == pytest.approx([0.9])
+    assert len(ReviewJudge(FakeLLM(default=about(0.5))).about_each("Is it quiet?", sentences, 0.85)) == 3

@@ -49,6 +49,7 @@ class KnowledgeConsolidator:
         opinions_min_related: float = 0.85,
         opinions_min_about: float | None = None,
         opinions_min_about_side: float | None = None,
+        opinions_about_by: str = "question",
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -82,6 +83,7 @@ class KnowledgeConsolidator:
                 opinions_min_related,
                 opinions_min_about,
                 opinions_min_about_side,
+                opinions_about_by,
             )
             self.opinions = self.opinion_settings.gatherer(knowledge)
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index

@@ -17,7 +17,8 @@ SIDES = ("positive", "negative", "mixed")
 class OpinionSettings:
     """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
     their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
-    `min_about`); `min_about_side`: see `OpinionGatherer`."""
+    `min_about`, and `about_by`: what its about-pass asks, see `ReviewJudge`); `min_about_side`: see
+    `OpinionGatherer`."""
 
     min_p: float = 0.3
     max_sentences: int = 6
@@ -25,6 +26,7 @@ class OpinionSettings:
     min_related: float = 0.85
     min_about: float | None = None
     min_about_side: float | None = None
+    about_by: str = "question"
 
     def gatherer(self, kb):
         """The opinion gatherer over `kb` (its judge is set by `judge` once an LLM is at hand)."""
@@ -51,7 +53,7 @@ class OpinionSettings:
         """The LLM review judge the gatherer asks (with `stance="llm"`)."""
         from augmenter.reviews.judge import ReviewJudge
 
-        return ReviewJudge(llm, min_related=self.min_related, min_about=self.min_about)
+        return ReviewJudge(llm, min_related=self.min_related, min_about=self.min_about, about_by=self.about_by)
 
 
 def with_opinions(

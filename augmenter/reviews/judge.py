@@ -16,6 +16,7 @@ from augmenter.llm.base import SamplingParams
 from augmenter.prompts.engine import PromptTemplate
 
 LABELS = {"praise": "positive", "complaint": "negative", "unrelated": "unrelated"}
+ABOUT_BY = ("question", "topic", "either")
 
 
 def label_of(token: str):
@@ -30,7 +31,11 @@ class ReviewJudge:
     """`judge(question, sentences)` -> (stance, p) per sentence: "positive" or "negative" with the probability of
     being related to the question, or "unrelated" when that probability is below `min_related`. `about(question,
     sentence)`: a second, yes/no pass on whether a sentence speaks to exactly what was asked, for the sentence a
-    reply will quote (`min_about`: the probability it needs; None: not asked)."""
+    reply will quote (`min_about`: the probability it needs; None: not asked).
+
+    `about_by="topic"` asks that pass of the question's topic, named without a side ("noise" for "Is it quiet?":
+    `topic`, one short generation per question), so that a sentence on the other side ("it is quite noisy") is
+    not read as off the question; "either" takes the higher of the two."""
 
     def __init__(
         self,
@@ -40,14 +45,23 @@ class ReviewJudge:
         top_logprobs: int = 20,
         about_prompt: str = "review_about",
         min_about: float | None = None,
+        about_by: str = "question",
+        topic_prompt: str = "review_topic",
+        about_topic_prompt: str = "review_about_topic",
     ):
         for name, value in (("min_related", min_related), ("min_about", min_about)):
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], got {value}")
-        self.llm, self.min_related, self.min_about = llm, min_related, min_about
+        if about_by not in ABOUT_BY:
+            raise ValueError(f"about_by must be one of {', '.join(ABOUT_BY)}, got {about_by!r}")
+        self.llm, self.min_related, self.min_about, self.about_by = llm, min_related, min_about, about_by
         self.prompt = PromptTemplate.load(prompt)
         self.about_prompt = PromptTemplate.load(about_prompt)
+        if about_by != "question":
+            self.topic_prompt = PromptTemplate.load(topic_prompt)
+            self.about_topic_prompt = PromptTemplate.load(about_topic_prompt)
         self.params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=top_logprobs)
+        self._topics: dict[str, str] = {}
 
     def distribution(self, question: str, sentence: str) -> dict[str, float]:
         """P(praise), P(complaint), P(unrelated), renormalised over the three labels (uniform if none is seen)."""
@@ -63,10 +77,51 @@ class ReviewJudge:
         total = sum(mass.values())
         return {k: v / total for k, v in mass.items()}
 
+    def topic(self, question: str) -> str:
+        """What `question` asks about, named without a side ("noise" for "Is it quiet?"); the question itself when
+        the model names nothing. One generation per question."""
+        if question not in self._topics:
+            params = SamplingParams(max_tokens=12, temperature=0.0)
+            out = self.llm.complete(self.topic_prompt.render(q=question), params)
+            named = out.text.strip().split("\n")[0].strip(" .\"'")
+            self._topics[question] = named if 0 < len(named.split()) <= 6 else question
+        return self._topics[question]
+
     def about(self, question: str, sentence: str) -> float:
         """P(the sentence speaks to exactly what was asked), from the Yes/No answer's first token (prompt
-        `review_about`); 0.5 when neither is seen."""
-        out = self.llm.complete(self.about_prompt.render(q=question, sentence=sentence), self.params)
+        `review_about`, or of the question's topic: `about_by`); 0.5 when neither is seen."""
+        if self.about_by == "question":
+            return self._yes(self.about_prompt.render(q=question, sentence=sentence))
+        on_topic = self._yes(self.about_topic_prompt.render(topic=self.topic(question), sentence=sentence))
+        if self.about_by == "topic":
+            return on_topic
+        return max(on_topic, self._yes(self.about_prompt.render(q=question, sentence=sentence)))
+
+    def about_each(self, question: str, sentences: Sequence[str], enough: float) -> list[float]:
+        """`about` of each sentence in order, up to the first that reaches `enough` (the rest are not asked). Each
+        pass runs over the sentences in a row, so that the model reuses its prompt's prefix (with "either", the
+        topic's pass first, then the question's up to where the topic's reached `enough`)."""
+        if self.about_by == "question":
+            return self._walk([self.about_prompt.render(q=question, sentence=s) for s in sentences], enough)
+        topic = self.topic(question)
+        on_topic = self._walk([self.about_topic_prompt.render(topic=topic, sentence=s) for s in sentences], enough)
+        if self.about_by == "topic":
+            return on_topic
+        asked = self._walk(
+            [self.about_prompt.render(q=question, sentence=s) for s in sentences[: len(on_topic)]], enough
+        )
+        return [max(t, q) for t, q in zip(on_topic, asked)]  # shorter where the question's pass reached it first
+
+    def _walk(self, prompts: list, enough: float) -> list[float]:
+        seen: list[float] = []
+        for messages in prompts:
+            seen.append(self._yes(messages))
+            if seen[-1] >= enough:
+                break
+        return seen
+
+    def _yes(self, messages) -> float:
+        out = self.llm.complete(messages, self.params)
         yes = no = 0.0
         for token, logprob in ((out.top_logprobs or [{}])[0]).items():
             word = token.strip().strip("*\"'`.:").lower()

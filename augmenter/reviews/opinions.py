@@ -168,12 +168,8 @@ class OpinionGatherer:
         out_keep, out_stances = [], []
         for side in ("positive", "negative"):
             mine = [i for i, st in zip(keep, stances) if st == side]
-            lead, seen = None, []
-            for k, i in enumerate(mine):
-                seen.append(self.judge.about(question, reviews[i].text))
-                if seen[-1] >= self.judge.min_about:
-                    lead = k
-                    break
+            seen = self.judge.about_each(question, [reviews[i].text for i in mine], self.judge.min_about)
+            lead = len(seen) - 1 if seen and seen[-1] >= self.judge.min_about else None
             if lead is None and self.min_about_side is not None and seen and max(seen) >= self.min_about_side:
                 lead = int(np.argmax(seen))
             if lead is not None:
