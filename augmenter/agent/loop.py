@@ -34,7 +34,7 @@ class Agent:
         self,
         policy: Any,
         executor: Executor,
-        max_llm_calls: int = 3,
+        max_llm_calls: int = 1,
         max_steps: int = 12,
         max_query_chars: int = 2000,
         callbacks: Sequence[Callback] = (),

@@ -42,7 +42,7 @@ class KnowledgeConsolidator:
         misspelt_names: bool = True,
         review_window: int = 0,
         faq_context: int = 0,
-        opinions: bool = False,
+        opinions: bool = True,
         opinions_min_p: float = 0.3,
         opinions_max_sentences: int = 6,
         opinions_stance: str = "model",

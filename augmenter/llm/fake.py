@@ -27,9 +27,9 @@ class FakeLLM:
 
     def __init__(
         self,
-        responses: Iterable[Reply] | None = None,
+        responses: Iterable[Reply] | None = (),
         rules: dict[str, Reply] | None = None,
-        default: Reply | None = "I am a fake LLM.",
+        default: Reply | None = "This is a scripted reply from the fake LLM.",
         model: str = "scripted",
         stream_delay: float = 0.0,
     ):

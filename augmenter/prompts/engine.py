@@ -105,7 +105,7 @@ class PromptEngine:
 
     def __init__(
         self,
-        response: str = "customer_service",
+        response: str = "assistant",
         self_ask: str = "self_ask",
         self_critique: str = "self_critique",
         search_query: str = "search_query",

@@ -29,7 +29,7 @@ class CombinedUtility:
     def __init__(
         self,
         base: Callable | None = None,
-        checks: Sequence[str | Callable] = ("repetition",),
+        checks: Sequence[str | Callable] = ("answers",),
         ngram: int = 4,
         within_threshold: float = 0.2,
         earlier_threshold: float = 0.5,
