@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from augmenter.memory import WorkingMemory
+from augmenter.settings import Positive, Share
 from augmenter.utilities.answers import AnswersQuestion
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
@@ -30,10 +31,10 @@ class CombinedUtility:
         self,
         base: Callable | None = None,
         checks: Sequence[str | Callable] = ("answers",),
-        ngram: int = 4,
-        within_threshold: float = 0.2,
-        earlier_threshold: float = 0.5,
-        min_sentence_words: int = 3,
+        ngram: Positive = 4,
+        within_threshold: Share = 0.2,
+        earlier_threshold: Share = 0.5,
+        min_sentence_words: Positive = 3,
     ):
         self.base = base
         self.checks = []
