@@ -182,11 +182,15 @@ def build_utility(node: DictConfig, **available: Any) -> Any:
     return instantiate(node, "utility", **available)
 
 
-def build_replies(knowledge, consolidator, utility, llm, quote: bool = False, verdicts: bool = False):
+REVIEW_SETTINGS = {"quote_reviews": "quote", "review_verdicts": "verdicts"}  # executor.* -> ReviewReplies
+
+
+def build_replies(knowledge, consolidator, utility, llm, **settings: bool):
     """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
     snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
     from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
-    `quote` and `verdicts`: `executor.quote_reviews` and `executor.review_verdicts`. None for other knowledge."""
+    `settings`: its `quote` and `verdicts` (`executor.quote_reviews` and `executor.review_verdicts`). None for other
+    knowledge."""
     from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
     from augmenter.reviews.composer import AnswerFinder, ReviewReplies
 
@@ -198,8 +202,7 @@ def build_replies(knowledge, consolidator, utility, llm, quote: bool = False, ve
         utility if isinstance(utility, AnswerFinder) else None,
         llm,
         judge=gatherer.judge if gatherer is not None else None,
-        quote=quote,
-        verdicts=verdicts,
+        **settings,
     )
 
 
@@ -226,8 +229,8 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
         composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
         settings = OmegaConf.to_container(cfg.get("executor") or {})
         # two of the executor's settings are the reviews' replies': their quotes and their verdict
-        quote, verdicts = settings.pop("quote_reviews", False), settings.pop("review_verdicts", False)
-        replies = build_replies(knowledge, consolidator, utility, llm, quote, verdicts) if composer is None else None
+        reviews = {new: settings.pop(old) for old, new in REVIEW_SETTINGS.items() if old in settings}
+        replies = build_replies(knowledge, consolidator, utility, llm, **reviews) if composer is None else None
         executor = Executor(
             llm=llm,
             prompts=prompts,

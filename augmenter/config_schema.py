@@ -3,18 +3,27 @@
 `validate(cfg)` raises ConfigError with one line naming the key, the bad value and what is allowed.
 A group's node is checked against the model of its `_target_` (a target not listed here is free-form:
 its own signature is checked when it is instantiated); unknown keys are errors everywhere else.
+The models of the targets and of the nodes the builders read are derived from the signatures of what they build
+(`derived`: type hints, enums, Literal choices and the bounds of `augmenter/settings.py`); the sections that
+commands read themselves (eval, env, train, serve, ...) are still written out here.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import operator
-from collections.abc import Callable
-from typing import Annotated, Any, ClassVar, Union, get_args
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import is_dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError
+from hydra.utils import get_object
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 
 from augmenter.errors import ConfigError
@@ -112,6 +121,87 @@ class Node(BaseModel):
     TARGET: ClassVar[str | None] = None
 
 
+def choice(values: Sequence[Any], null: bool = False) -> Any:
+    shown = [str(v) for v in values]
+    words = " or ".join(shown) if len(shown) < 3 else f"one of {', '.join(shown[:-1])} or {shown[-1]}"
+    return setting(words, lambda v: isinstance(v, str) and v in shown, null)
+
+
+def _bounds_of(metadata: Sequence[Any]) -> dict[str, float]:
+    bounds: dict[str, float] = {}
+    for item in metadata:
+        for key in ("ge", "gt", "le", "lt"):
+            if isinstance(getattr(item, key, None), (int, float)):
+                bounds[key] = getattr(item, key)
+    return bounds
+
+
+def _schema_type(hint: Any) -> Any:
+    """The schema's type for a parameter's type hint, or None for a type no config sets (a built object)."""
+    args = get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
+    null = type(None) in args
+    args = tuple(a for a in args if a is not type(None))
+    bounds: dict[str, float] = {}
+    if len(args) == 1 and get_origin(args[0]) is Annotated:
+        base, *metadata = get_args(args[0])
+        args, bounds = (base,), _bounds_of(metadata)
+    enums = [a for a in args if isinstance(a, type) and issubclass(a, Enum)]
+    if enums:  # `str | Select`: the enum's values
+        return choice([m.value for m in enums[0]], null)
+    if set(args) == {str, Path}:
+        return filepath(null)
+    if len(args) != 1:
+        return None
+    hint, origin = args[0], get_origin(args[0])
+    if origin is Literal:
+        return choice(get_args(hint), null)
+    if hint is bool:
+        return setting("true or false", lambda v: isinstance(v, bool), null)
+    if hint is int:
+        return integer(null, **bounds)
+    if hint is float:
+        return number(null, **bounds)
+    if hint is str:
+        return string(null)
+    if origin in (list, tuple, Sequence, Iterable) and get_args(hint)[:1] == (str,):
+        return setting("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), null)
+    if (
+        origin in (Sequence, list)
+        and get_origin(get_args(hint)[0]) in (Mapping, dict)
+        or get_args(hint)[:1] == (Mapping,)
+    ):
+        return RuleList
+    if hint in (dict, Mapping) or origin in (dict, Mapping):
+        return AnyMapping
+    return None
+
+
+def derived(
+    target: str | Callable, *, parent: type[Node] | None = None, omit: Sequence[str] = (), **fields: Any
+) -> Any:
+    """The model of a node whose `_target_` is `target` (or of an untargeted node that `target` reads): an
+    optional field per parameter whose type hint says what a config may set, with its bounds
+    (`augmenter/settings.py`); `fields` add or replace what a hint cannot say (nested nodes, URLs, replies of any
+    type). Parameters that hold built objects (the knowledge, an LLM) are left out, and so are those in `omit`
+    (set by the builder from another node)."""
+    name = target if isinstance(target, str) else None
+    function = get_object(target) if isinstance(target, str) else target
+    hints = get_type_hints(function.__init__ if isinstance(function, type) else function, include_extras=True)
+    if is_dataclass(function):  # its generated __init__ has no hints of its own
+        hints = get_type_hints(function, include_extras=True)
+    declared: dict[str, Any] = {}
+    for parameter in inspect.signature(function).parameters.values():
+        kind = _schema_type(hints[parameter.name]) if parameter.name in hints else None
+        if kind is not None and parameter.name not in omit:
+            declared[parameter.name] = (kind, None)
+    declared.update({key: (kind, None) for key, kind in fields.items()})
+    model = create_model(
+        (name or function.__name__).rpartition(".")[2], __base__=parent or Node, __module__=__name__, **declared
+    )
+    model.TARGET = name
+    return model
+
+
 class Custom(Node):
     """A target this schema does not know (your own class): checked by its signature when instantiated."""
 
@@ -138,339 +228,119 @@ def by_target(*models: type[Node], untargeted: type[Node] | None = None) -> Any:
     return Annotated[Union[options], Discriminator(tag)]  # noqa: UP007 (a tuple of types: only Union takes it)
 
 
+# Each target's model is derived from its signature (`derived`); only what a type hint cannot say is written here.
 # llm
 class LLMBase(Node):
     fallbacks: list[LLM] = []  # tried in order when this backend fails
 
 
-class FakeLLM(LLMBase):
-    TARGET = "augmenter.llm.FakeLLM"
-    responses: AnyList = None
-    rules: AnyMapping = None
-    default: Any = None
-    model: string() = None
-    stream_delay: number(ge=0) = None
-
-
-class LocalLLM(LLMBase):
-    TARGET = "augmenter.llm.LocalLLM"
-    model: string() = None
-    n_ctx: Positive = None
-    n_threads: integer(ge=1, null=True) = None
-    verbose: Flag = None
-    wait_policy: string(null=True) = None
-    kv_reuse: string() = None
-    n_batch: integer(ge=1, null=True) = None
-
-
-class OpenAILLM(LLMBase):
-    TARGET = "augmenter.llm.OpenAICompatLLM"
-    model: string(null=True) = None
-    base_url: Url = None
-    api_key_env: string() = None
-    timeout: Seconds = None
-    deadline: Seconds = None
-    max_retries: Count = None
-    backoff: number(ge=0) = None
-
-
+_REPLIES = setting("a list", lambda v: isinstance(v, list), null=True)  # FakeLLM's replies: strings or errors
+FakeLLM = derived("augmenter.llm.FakeLLM", parent=LLMBase, responses=_REPLIES, default=Any)
+LocalLLM = derived("augmenter.llm.LocalLLM", parent=LLMBase)
+OpenAILLM = derived("augmenter.llm.OpenAICompatLLM", parent=LLMBase, base_url=Url)  # a URL is a str to Python
 LLM = by_target(FakeLLM, LocalLLM, OpenAILLM)
 LLMBase.model_rebuild()
 
 
 # retriever
-class BM25(Node):
-    TARGET = "augmenter.knowledge.RankBM25Retriever"
-    k1: number(ge=0) = None
-    b: Share = None
-
-
-class BM25s(BM25):
-    TARGET = "augmenter.knowledge.BM25sRetriever"
-    backend: string() = None
-
-
-class Dense(Node):
-    TARGET = "augmenter.knowledge.DenseRetriever"
-    index: string() = None
-    store: filepath(null=True) = None
-    batch_size: Positive = None
-    hnsw_m: integer(ge=2) = None
-    ef_search: Positive = None
-    candidates: Positive = None
-    progress: Flag = None
-
-
-class Lucene(BM25):
-    TARGET = "augmenter.knowledge.lucene.LuceneRetriever"
-    index_dir: filepath(null=True) = None
-    threads: Positive = None
-    hits: Positive = None
-
-
-class Hybrid(Node):
-    TARGET = "augmenter.knowledge.HybridRetriever"
-    k_rrf: Count = None
-    depth: integer(ge=1, null=True) = None
-    sparse: Retriever = None
-    dense: Retriever = None
-
-
+BM25 = derived("augmenter.knowledge.RankBM25Retriever")
+BM25s = derived("augmenter.knowledge.BM25sRetriever")
+Dense = derived("augmenter.knowledge.DenseRetriever")
+Lucene = derived("augmenter.knowledge.lucene.LuceneRetriever")
+Hybrid = derived("augmenter.knowledge.HybridRetriever", sparse="Retriever", dense="Retriever")  # nested nodes
 Retriever = by_target(BM25s, BM25, Dense, Hybrid, Lucene)
 Hybrid.model_rebuild()
 
 
 # knowledge
-class Demo(Node):
-    TARGET = "augmenter.knowledge.demo.load_demo_knowledge"
-    directory: filepath(null=True) = None
-
-
-class Demo2(Demo):
-    TARGET = "augmenter.knowledge.demo.load_demo2_knowledge"
-
-
-class DSTC11(Node):
-    TARGET = "augmenter.knowledge.load_dstc11"
-    path: filepath() = None
-    entity_mapping: filepath(null=True) = None
-
-
-class JSONL(Node):
-    TARGET = "augmenter.knowledge.load_jsonl"
-    path: filepath() = None
-
-
-class DocumentAnswers(Node):
-    enabled: Flag = None
-    prompt: string() = None
-    chunks: Positive = None
-    passages: Positive = None
-    max_passage_words: Positive = None
-    split_questions: Flag = None
-    focus_titles: Flag = None
-    min_quote_score: number(null=True) = None
-    max_refusal: number(ge=0, le=1) = None
-    yes_no_quoted: Flag = None
-    quote_words: Positive = None
-
-
-class Documents(Node):
-    TARGET = "augmenter.documents.load_documents"
-    path: setting(
+Demo = derived("augmenter.knowledge.demo.load_demo_knowledge")
+Demo2 = derived("augmenter.knowledge.demo.load_demo2_knowledge")
+DSTC11 = derived("augmenter.knowledge.load_dstc11")
+JSONL = derived("augmenter.knowledge.load_jsonl")
+DocumentAnswers = derived(get_object("augmenter.documents.composer.DocumentComposer"), enabled=Flag)
+Documents = derived(
+    "augmenter.documents.load_documents",
+    path=setting(  # a str or a list of them: the hint's union is one the derivation does not take apart
         "a file, folder or glob, or a list of them",
         lambda v: (
             (isinstance(v, str) and v.strip() != "")
             or (isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v))
         ),
-    ) = None
-    index_dir: filepath(null=True) = None
-    words: integer(ge=1, null=True) = None
-    overlap: integer(ge=0, null=True) = None
-    include: setting(
-        "a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), null=True
-    ) = None
-    exclude: setting(
-        "a list of globs", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), null=True
-    ) = None
-    max_file_mb: number(gt=0) = None
-    update: Flag = None
-    answer: DocumentAnswers | None = None
-
-
-class DSTC7Facts(Node):
-    TARGET = "augmenter.tasks.dstc7.load_facts"
-    root: filepath() = None
-
-
-class OTTQA(Node):
-    TARGET = "augmenter.tasks.ottqa.load_corpus"
-    root: filepath() = None
-    max_passage_chars: Positive = None
-
-
+    ),
+    answer=DocumentAnswers | None,  # DocumentComposer's settings, read from a mapping
+)
+DSTC7Facts = derived("augmenter.tasks.dstc7.load_facts")
+OTTQA = derived("augmenter.tasks.ottqa.load_corpus")
 Knowledge = by_target(Demo, Demo2, DSTC11, JSONL, Documents, DSTC7Facts, OTTQA)
 
 
 # policy
-class Rules(Node):
-    TARGET = "augmenter.policies.RulePolicy"
-    rules: RuleList = None
-    file: filepath(null=True) = None
-
-
-class Preset(Node):
-    TARGET = "augmenter.policies.LLMAugmenterPolicy"
-
-
-class NoKnowledge(Preset):
-    TARGET = "augmenter.policies.NoKnowledgePolicy"
-
-
-class AlwaysUse(Preset):
-    TARGET = "augmenter.policies.AlwaysUsePolicy"
-
-
-class Grounded(Preset):
-    TARGET = "augmenter.policies.GroundedPolicy"
-
-
-class SelfAsk(Node):
-    TARGET = "augmenter.policies.SelfAskPolicy"
-    feedback: Flag = None
-
-
-class Trained(Node):
+class Trained(Node):  # hand-kept: T5Policy's module imports torch (augmenter[train]), which the core lacks
     TARGET = "augmenter.policies.t5.T5Policy.load"
     checkpoint: filepath() = None
     greedy: Flag = None
 
 
-Policy = by_target(Rules, Preset, NoKnowledge, AlwaysUse, Grounded, SelfAsk, Trained)
+Policy = by_target(
+    *(
+        derived(f"augmenter.policies.{name}")
+        for name in ("RulePolicy", "LLMAugmenterPolicy", "NoKnowledgePolicy", "AlwaysUsePolicy", "GroundedPolicy")
+    ),
+    derived("augmenter.policies.SelfAskPolicy"),
+    Trained,
+)
 
 
 # prompt
-class Prompt(Node):
-    TARGET = "augmenter.prompts.PromptEngine"
-    response: string() = None
-    self_ask: string() = None
-    self_critique: string() = None
-    search_query: string() = None
-    claims: string() = None
-    verify_claim: string() = None
-    today: string(null=True) = None
-    max_history_turns: Count = None
-    max_chars_per_turn: Positive = None
+Prompt = derived("augmenter.prompts.PromptEngine")
 
 
 # utility
-class KF1(Node):
-    TARGET = "augmenter.utilities.KF1Utility"
-    threshold: Share = None
-    feedback: string() = None
-    gate: Flag = None
-
-
-class Recall(KF1):
-    TARGET = "augmenter.utilities.RecallUtility"
-
-
-class SelfCritique(Node):
-    TARGET = "augmenter.utilities.SelfCritiqueUtility"
-    threshold: Share = None
-    max_tokens: Positive = None
-    gate: Flag = None
-
-
-class Claims(Node):
-    TARGET = "augmenter.utilities.ClaimsUtility"
-    splitter: string() = None
-    k: Count = None
-    similarity: Cosine = None
-    max_evidence: Positive = None
-    threshold: Share = None
-    gate: Flag = None
-    max_claims: Positive = None
-    balance: Flag = None
-    max_missing: integer(ge=0, null=True) = None
-
-
-class Combined(Node):
-    TARGET = "augmenter.utilities.CombinedUtility"
-    base: by_target(KF1, Recall, SelfCritique, Claims) = None
-    checks: Texts = None
-    ngram: Positive = None
-    within_threshold: Share = None
-    earlier_threshold: Share = None
-    min_sentence_words: Positive = None
+KF1 = derived("augmenter.utilities.KF1Utility")
+Recall = derived("augmenter.utilities.RecallUtility")
+SelfCritique = derived("augmenter.utilities.SelfCritiqueUtility")
+Claims = derived("augmenter.utilities.ClaimsUtility")
+Combined = derived(
+    "augmenter.utilities.CombinedUtility",
+    base=by_target(KF1, Recall, SelfCritique, Claims),  # a nested node
+    checks=Texts,  # names in a config (Python may pass callables too)
+)
 
 
 # verifier
-class FastVerifier(Node):
-    TARGET = "augmenter.verification.FastVerifier"
-    model: string() = None
-    threshold: number(ge=0, le=1, null=True) = None
-    refute_similarity: Cosine = None
-
-
-class LLMVerifier(Node):
-    TARGET = "augmenter.verification.LLMVerifier"
-    threshold: Share = None
-    max_evidence: Positive = None
-    top_logprobs: Positive = None
-
-
-class CombinedVerifier(FastVerifier):
-    TARGET = "augmenter.verification.CombinedVerifier"
-    max_evidence: Positive = None
-    top_logprobs: Positive = None
+FastVerifier = derived("augmenter.verification.FastVerifier")
+LLMVerifier = derived("augmenter.verification.LLMVerifier")
+CombinedVerifier = derived("augmenter.verification.CombinedVerifier")
 
 
 # consolidator (a node without _target_, as configs before the consolidator group had, is the snippet one)
-class Consolidator(Node):
-    TARGET = "augmenter.knowledge.KnowledgeConsolidator"
-    k: Positive = None
-    history_turns: Count = None
-    focus_entities: Flag = None
-    misspelt_names: Flag = None
-    review_window: Count = None
-    faq_context: Count = None
-    opinions: Flag = None
-    opinions_min_p: number(ge=0, le=1) = None
-    opinions_max_sentences: Positive = None
-    opinions_stance: setting("model or llm", lambda v: v in ("model", "llm")) = None
-    opinions_min_related: number(ge=0, le=1) = None
-    opinions_min_about: number(ge=0, le=1, null=True) = None
-    opinions_min_about_side: number(ge=0, le=1, null=True) = None
-    opinions_about_by: setting("question, topic or either", lambda v: v in ("question", "topic", "either")) = None
-
-
-class TableText(Node):
-    TARGET = "augmenter.knowledge.chainer.TableTextConsolidator"
-    k: Positive = None
-    mode: string() = None
-    first_hop: Positive = None
-    lexical_weight: Share = None
-    max_passage_chars: Positive = None
+Consolidator = derived("augmenter.knowledge.KnowledgeConsolidator")
+TableText = derived("augmenter.knowledge.chainer.TableTextConsolidator")
 
 
 # the other sections of chat, eval and train
-class Agent(Node):
-    max_llm_calls: Positive = None
-    max_steps: Positive = None
-    max_query_chars: Positive = None
+# the nodes the builders read (augmenter/config.py), derived from what reads them
+Agent = derived(get_object("augmenter.agent.Agent"))
+Sampling = derived(
+    get_object("augmenter.llm.SamplingParams"),
+    retry_temperature=_schema_type(
+        get_type_hints(get_object("augmenter.agent.Executor").__init__, include_extras=True)["retry_temperature"]
+    ),
+)
+Executor = derived(
+    get_object("augmenter.agent.Executor"),
+    omit=("retry_temperature",),  # sampling.retry_temperature
+    quote_reviews=Flag,  # ReviewReplies' quote and verdicts (config.REVIEW_SETTINGS)
+    review_verdicts=Flag,
+)
 
 
-class Sampling(Node):
-    max_tokens: Positive = None
-    temperature: number(ge=0) = None
-    retry_temperature: number(ge=0) = None
-    top_p: number(gt=0, le=1) = None
-    seed: integer(null=True) = None
-    stop: Texts = None
-    logprobs: Count = None
-    repeat_penalty: number(gt=0) = None
-
-
-class Executor(Node):
-    select: string() = None
-    feedback_in_prompt: Flag = None
-    query_generation: Flag = None
-    max_queries: Positive = None
-    fewshot_guard: Flag = None
-    unsupported: string() = None
-    quote_reviews: Flag = None
-    review_verdicts: Flag = None
-
-
-class LLMCache(Node):
+class LLMCache(Node):  # hand-kept: `enabled` is build_llm's switch, not a parameter; `dir` is CachedLLM's `directory`
     enabled: Flag = None
     dir: filepath(null=True) = None
 
 
-class LLMGuard(Node):
-    max_consecutive_failures: Positive = None
-    cooldown: number(ge=0) = None
+LLMGuard = derived(get_object("augmenter.llm.ResilientLLM"))
 
 
 class EvalSample(Node):

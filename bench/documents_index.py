@@ -62,7 +62,7 @@ def child(mode: str, folder: str, index: str) -> dict:
 
         start = time.perf_counter()
         kb = load_documents(folder, index, update=False)
-        consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=5)
+        consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=5, opinions=False)
         loaded = time.perf_counter() - start
         from documents_corpus import TOPICS
 

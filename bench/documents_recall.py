@@ -34,7 +34,7 @@ KS = (1, 3, 5)
 def recall(kb, questions, focus: bool = True) -> dict:
     from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
 
-    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=max(KS), focus_entities=focus)
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=max(KS), focus_entities=focus, opinions=False)
     single = {k: 0 for k in KS}
     cross = {k: 0.0 for k in KS}
     n_single = n_cross = 0
@@ -72,7 +72,7 @@ def synthetic_recall(kb, n: int = 300, seed: int = 0) -> dict:
 
     rng = random.Random(seed)
     rows = [s for s in kb.snippets if s.location.path.startswith("distractors/")]
-    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=max(KS))
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=max(KS), opinions=False)
     found = {k: 0 for k in KS}
     for _ in range(n):
         chunk = rng.choice(rows)

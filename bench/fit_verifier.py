@@ -96,7 +96,9 @@ def main() -> None:
         _safe_threshold(fitted.pipeline, X, y, args.precision) if args.precision else None,
     )
     if args.combined_limit:
-        verifier = LLMVerifier(build_llm(compose("chat", ["llm_cache.enabled=true"])), PromptEngine())
+        verifier = LLMVerifier(
+            build_llm(compose("chat", ["llm_cache.enabled=true"])), PromptEngine(response="customer_service")
+        )
         rows = sorted(random.Random(args.seed).sample(range(len(items)), min(args.combined_limit, len(items))))
         llm = []
         for i in tqdm(rows, desc="LLM verifier", unit="claim"):

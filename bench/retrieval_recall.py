@@ -41,7 +41,9 @@ def main() -> None:
     retriever = BM25sRetriever()
     for focus in (True, False):
         for history_turns in (0, 1, 2):
-            kc = KnowledgeConsolidator(kb, retriever, k=args.k, history_turns=history_turns, focus_entities=focus)
+            kc = KnowledgeConsolidator(
+                kb, retriever, k=args.k, history_turns=history_turns, focus_entities=focus, opinions=False
+            )
             recall = linked = 0.0
             for inst in instances:
                 entities = kc.link(inst.q, inst.history)

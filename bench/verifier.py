@@ -186,7 +186,7 @@ def main() -> None:
     llm_verifier = None
     if {"llm", "combined"} & set(wanted):
         cfg = compose("chat", ["llm_cache.enabled=false"])
-        llm_verifier = LLMVerifier(build_llm(cfg), PromptEngine())
+        llm_verifier = LLMVerifier(build_llm(cfg), PromptEngine(response="customer_service"))
     for name in args.datasets.split(","):
         items = load(name, Path(args.data_root), args.seed)
         rows = fast_rows(name, items, cache, args.max_units)

@@ -38,7 +38,7 @@ def main() -> None:
     args = ap.parse_args()
     root = Path(args.data_root) / "dstc11-track5"
     kb = load_dstc11(root / "knowledge.json", root / "entity_mapping.json")
-    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=5)
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=5, opinions=False)
     utility = ClaimsUtility(FastVerifier(), consolidator=consolidator)
     turns = load_turns(root / "dev", knowledge_seeking_only=True, limit=args.turns, seed=args.seed)
     encoder.embed(["warm up the encoder", "a second sentence"])

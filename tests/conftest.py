@@ -71,8 +71,11 @@ def make_agent(demo_kb):
 
     def build(fake, policy, utility=None, kb=None, **agent_kwargs):
         llm = MeteredLLM(fake)
-        consolidator = KnowledgeConsolidator(kb or demo_kb, BM25sRetriever(), k=3)
-        executor = Executor(llm, PromptEngine(), utility or KF1Utility(threshold=0.3), consolidator)
+        consolidator = KnowledgeConsolidator(kb or demo_kb, BM25sRetriever(), k=3, opinions=False)
+        executor = Executor(
+            llm, PromptEngine(response="customer_service"), utility or KF1Utility(threshold=0.3), consolidator
+        )
+        agent_kwargs.setdefault("max_llm_calls", 3)  # the paper's budget, which these tests were written for
         return Agent(policy, executor, **agent_kwargs)
 
     return build

@@ -52,7 +52,7 @@ def test_llm_claims_are_parsed_and_unusable_output_falls_back_to_sentences():
     assert parse_claims("   ") is None
     candidate = "The hotel has a heated pool. Parking costs 15 pounds."
     good = FakeLLM(responses=["- The Grand Meridian Hotel has a heated pool.\n- Parking costs 15 pounds."])
-    splitter = ClaimSplitter("llm", MeteredLLM(good), PromptEngine())
+    splitter = ClaimSplitter("llm", MeteredLLM(good), PromptEngine(response="customer_service"))
     assert splitter.split(candidate, "Is there a pool?") == (
         ["The Grand Meridian Hotel has a heated pool.", "Parking costs 15 pounds."],
         "llm",
@@ -174,7 +174,7 @@ def test_label_scores_come_from_first_token_logprobs():
 def test_llm_verifier_uses_logprobs_and_shows_the_most_similar_evidence():
     scripted = Completion("REF", top_logprobs=[{"REF": math.log(0.7), "SUP": math.log(0.2), "NOT": math.log(0.1)}])
     fake = FakeLLM(responses=[scripted])
-    verifier = LLMVerifier(MeteredLLM(fake), PromptEngine(), max_evidence=1)
+    verifier = LLMVerifier(MeteredLLM(fake), PromptEngine(response="customer_service"), max_evidence=1)
     j = verifier.judge("A shuttle to the airport costs 20 pounds.", [POOL, SHUTTLE])
     assert j.verdict == Verdict.REFUTED and j.p_supported == pytest.approx(0.2)
     prompt = fake.calls[0][-1]["content"]
@@ -225,8 +225,8 @@ def claims_agent(demo_kb, fast):
 
     def build(fake, **executor_kwargs):
         llm = MeteredLLM(fake)
-        consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3)
-        prompts = PromptEngine()
+        consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3, opinions=False)
+        prompts = PromptEngine(response="customer_service")
         utility = ClaimsUtility(fast, consolidator=consolidator)
         executor = Executor(llm, prompts, utility, consolidator, **executor_kwargs)
         return Agent(LLMAugmenterPolicy(), executor, max_llm_calls=2)
@@ -267,9 +267,13 @@ def test_an_llm_failure_during_the_check_never_sends_the_unchecked_candidate(dem
         return wrong
 
     llm = MeteredLLM(FakeLLM(default=reply))
-    consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3)
-    utility = ClaimsUtility(LLMVerifier(llm, PromptEngine()), consolidator=consolidator)
-    agent = Agent(LLMAugmenterPolicy(), Executor(llm, PromptEngine(), utility, consolidator), max_llm_calls=3)
+    consolidator = KnowledgeConsolidator(demo_kb, BM25sRetriever(), k=3, opinions=False)
+    utility = ClaimsUtility(LLMVerifier(llm, PromptEngine(response="customer_service")), consolidator=consolidator)
+    agent = Agent(
+        LLMAugmenterPolicy(),
+        Executor(llm, PromptEngine(response="customer_service"), utility, consolidator),
+        max_llm_calls=3,
+    )
     mem = agent.respond("Does the Grand Meridian Hotel have free parking?")
     assert mem.response != wrong and mem.outcome == "failed" and "server down" in mem.warnings[0]
 

@@ -456,7 +456,7 @@ def test_a_folder_of_every_format_is_indexed_with_citable_chunks(folder, tmp_pat
     # retrieval indexes the title and headings too: "tyres" is only a heading of the PDF
     from augmenter.knowledge import BM25sRetriever, KnowledgeConsolidator
 
-    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=1)
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=1, opinions=False)
     assert consolidator.retrieve("How hard should tyres be pumped?")[1][0].id == tyres.id
 
 
@@ -467,7 +467,7 @@ def test_the_index_is_reused_at_start_up_from_bm25s_own_files(folder, tmp_path, 
     kb = load_documents(str(folder), str(tmp_path / "index"))
     assert (kb.generation.bm25_dir / "params.index.json").exists()
     monkeypatch.setattr(BM25sRetriever, "index", lambda self, texts: pytest.fail("indexed again at start-up"))
-    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=2)
+    consolidator = KnowledgeConsolidator(kb, BM25sRetriever(), k=2, opinions=False)
     assert consolidator.retrieve("When does the kitchen open?")[1][0].location.path == "kitchen.md"
     other = BM25sRetriever(k1=1.2)  # other BM25 parameters than the saved index's: indexed in memory, same texts
     assert not other.load(kb.generation.bm25_dir, len(kb.snippets))
@@ -527,12 +527,12 @@ def test_dense_embeddings_are_cached_by_content_hash(folder, tmp_path, monkeypat
     )
     index = tmp_path / "index"
     kb = load_documents(str(folder), str(index))
-    KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2)
+    KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2, opinions=False)
     assert len(encoded) == len(kb.snippets)
     encoded.clear()
     (folder / "notes.txt").write_text("The wifi password is taped under the router.\n", encoding="utf-8")
     kb = load_documents(str(folder), str(index))  # the update at start-up reads the changed file
-    consolidator = KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2)
+    consolidator = KnowledgeConsolidator(kb, DenseRetriever(progress=False), k=2, opinions=False)
     assert encoded == [t for t in kb.search_texts if "router" in t]  # only the changed chunk is embedded again
     hits = consolidator.retrieve("where is the wifi password")[1]
     assert hits[0].location.path == "notes.txt"

@@ -150,7 +150,11 @@ def test_a_plain_function_utility_scores_the_reward(env):
         return 0.25
 
     ex = env.agent.executor
-    agent = Agent(LLMAugmenterPolicy(), Executor(ex.llm, PromptEngine(), utility, ex.consolidator), max_llm_calls=2)
+    agent = Agent(
+        LLMAugmenterPolicy(),
+        Executor(ex.llm, PromptEngine(response="customer_service"), utility, ex.consolidator),
+        max_llm_calls=2,
+    )
     plain = TurnEnv(agent, env.users)
     turn = _seeking_turn(env)
     plain.reset(seed=0, options={"turn": turn})

@@ -214,7 +214,7 @@ def _loads(load, *paths):
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # numpy's "invalid value" on a base without words
             kb = load(*paths)
-            KnowledgeConsolidator(kb, BM25sRetriever()).retrieve("is there a pool")
+            KnowledgeConsolidator(kb, BM25sRetriever(), opinions=False).retrieve("is there a pool")
     except KnowledgeFormatError as exc:
         assert isinstance(exc, AugmenterError) and str(exc) and "\n" not in str(exc)
 

@@ -264,7 +264,7 @@ def test_one_edit(a, b, expected):
 
 
 def test_consolidator_focuses_on_linked_entity(dstc11_kb):
-    kc = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5)
+    kc = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5, opinions=False)
     history = [Utterance(speaker="S", text="Yes, the Hobsons House has 3 stars.")]
     q = "Are their bathrooms adequately sanitized?"
     query, evidence = kc.retrieve(q, history, kc.link(q, history))
@@ -272,14 +272,16 @@ def test_consolidator_focuses_on_linked_entity(dstc11_kb):
     # the gold knowledge of this DSTC11 dev instance (labels.json, first knowledge-seeking turn)
     assert {"hotel:20:review:9:4", "hotel:20:review:6:4", "hotel:20:review:4:2"} <= {s.id for s in evidence}
     assert "hobsons" not in query
-    _, unfocused = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), focus_entities=False).retrieve(q, history)
+    _, unfocused = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), focus_entities=False, opinions=False).retrieve(
+        q, history
+    )
     assert any(s.entity_name != "HOBSONS HOUSE" for s in unfocused)
 
 
 def test_evidence_linker_attaches_review_context_and_faq(dstc11_kb):
     q = "Is the room at the Gonville Hotel clean?"
-    plain = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5)
-    linked = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5, review_window=1, faq_context=1)
+    plain = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5, opinions=False)
+    linked = KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), k=5, review_window=1, faq_context=1, opinions=False)
     _, before = plain.retrieve(q, (), plain.link(q))
     _, after = linked.retrieve(q, (), linked.link(q))
     assert [s.id for s in before] == [s.id for s in after]  # the same evidence, only richer
@@ -296,4 +298,4 @@ def test_evidence_linker_attaches_review_context_and_faq(dstc11_kb):
     assert all(not s.context for s in after if s.doc_type == "faq")
     assert all(not s.context for s in before)
     with pytest.raises(ValueError, match="review_window"):
-        KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), review_window=-1)
+        KnowledgeConsolidator(dstc11_kb, BM25sRetriever(), review_window=-1, opinions=False)

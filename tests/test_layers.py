@@ -28,7 +28,15 @@ LAYERS = [
     },
     {"augmenter.memory"},
     {"augmenter.text"},
-    {"augmenter.errors", "augmenter.extras", "augmenter.paths", "augmenter.redact", "augmenter.storage", "augmenter"},
+    {
+        "augmenter.errors",
+        "augmenter.extras",
+        "augmenter.paths",
+        "augmenter.redact",
+        "augmenter.settings",
+        "augmenter.storage",
+        "augmenter",
+    },
 ]
 
 

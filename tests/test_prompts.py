@@ -6,7 +6,7 @@ from augmenter.prompts import PromptEngine, PromptTemplate
 
 
 def test_response_prompt_has_instruction_history_evidence_and_feedback():
-    engine = PromptEngine(max_history_turns=2)
+    engine = PromptEngine(max_history_turns=2, response="customer_service")
     mem = WorkingMemory(
         q="Is their beer good?",
         h_q=[
@@ -30,7 +30,7 @@ def test_response_prompt_has_instruction_history_evidence_and_feedback():
 
 
 def test_prompt_without_evidence_has_no_knowledge_section():
-    text = PromptEngine().respond(WorkingMemory(q="Hello"))[-1]["content"]
+    text = PromptEngine(response="customer_service").respond(WorkingMemory(q="Hello"))[-1]["content"]
     assert "Knowledge" not in text and text.endswith("User: Hello")
 
 

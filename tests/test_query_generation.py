@@ -55,5 +55,12 @@ def test_the_date_hint_goes_into_the_prompt():
     from augmenter.memory import WorkingMemory
     from augmenter.prompts import PromptEngine
 
-    assert "Today is 2026-11-22" in PromptEngine(today="2026-11-22").search_query(WorkingMemory(q="hi"))[-1]["content"]
-    assert "Today is" not in PromptEngine().search_query(WorkingMemory(q="hi"))[-1]["content"]
+    assert (
+        "Today is 2026-11-22"
+        in PromptEngine(today="2026-11-22", response="customer_service").search_query(WorkingMemory(q="hi"))[-1][
+            "content"
+        ]
+    )
+    assert (
+        "Today is" not in PromptEngine(response="customer_service").search_query(WorkingMemory(q="hi"))[-1]["content"]
+    )

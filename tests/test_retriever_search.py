@@ -153,7 +153,7 @@ def test_a_large_entity_focus_goes_through_the_row_mask(built, texts, cases):
 
 def test_the_consolidator_retrieves_what_it_did_before(dstc11_kb, built, cases):
     retriever = built("bm25s_numba" if NUMBA else "bm25s_numpy")
-    kc = KnowledgeConsolidator(dstc11_kb, retriever, k=K)
+    kc = KnowledgeConsolidator(dstc11_kb, retriever, k=K, opinions=False)
     for query, _ in cases[:150:3]:
         entities = kc.link(query)
         used, evidence = kc.retrieve(query, (), entities)

@@ -68,7 +68,13 @@ class Scripted:
 
 def _agent(kb, reply, utility, replies=None, policy=None):
     llm = MeteredLLM(FakeLLM(default=reply))
-    executor = Executor(llm, PromptEngine(), utility, KnowledgeConsolidator(kb, BM25sRetriever(), k=3), replies=replies)
+    executor = Executor(
+        llm,
+        PromptEngine(response="customer_service"),
+        utility,
+        KnowledgeConsolidator(kb, BM25sRetriever(), k=3, opinions=False),
+        replies=replies,
+    )
     return Agent(policy or LLMAugmenterPolicy(), executor, max_llm_calls=2)
 
 

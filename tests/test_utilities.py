@@ -55,7 +55,7 @@ def test_kf1_threshold_is_validated():
 
 def test_self_critique_asks_the_llm_only_when_failing():
     fake = FakeLLM(responses=["Mention that parking is free for all guests."])
-    utility = SelfCritiqueUtility(MeteredLLM(fake), PromptEngine(), threshold=0.5)
+    utility = SelfCritiqueUtility(MeteredLLM(fake), PromptEngine(response="customer_service"), threshold=0.5)
     assert utility(_mem(), "Parking is free for all guests.").passed
     assert fake.calls == []
     result = utility(_mem(), "I am not sure.")

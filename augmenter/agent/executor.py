@@ -14,6 +14,7 @@ from augmenter.llm.base import MeteredLLM, SamplingParams, TextSink
 from augmenter.memory import Action, ActionRecord, Verdict, WorkingMemory
 from augmenter.prompts import PromptEngine
 from augmenter.prompts.leakage import allowed_text, drop_fewshot_leaks
+from augmenter.settings import NonNegative, Positive
 from augmenter.text import clip
 
 ABSTAIN_REPLY = "I'm sorry, but the knowledge I have does not answer that."
@@ -86,11 +87,11 @@ class Executor:
         utility: Utility,
         consolidator: Consolidator | None = None,
         params: SamplingParams | None = None,
-        retry_temperature: float = 0.7,
+        retry_temperature: NonNegative = 0.7,
         feedback_in_prompt: bool = True,
         select: str | Select = Select.BEST,
         query_generation: bool = False,
-        max_queries: int = 3,
+        max_queries: Positive = 3,
         unsupported: str = "supported_part",
         fewshot_guard: bool = True,
         composer: Composer | None = None,

@@ -11,6 +11,7 @@ from augmenter.agent.executor import Executor
 from augmenter.agent.protocols import Callback, Policy, as_policy
 from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
 from augmenter.memory import Action, ActionRecord, Snippet, Utterance, WorkingMemory
+from augmenter.settings import Positive
 
 EMPTY_REPLY = "It looks like your message was empty. What would you like to know?"
 FAILED_REPLY = "Sorry, I cannot answer right now: the language model is unavailable."
@@ -34,9 +35,9 @@ class Agent:
         self,
         policy: Any,
         executor: Executor,
-        max_llm_calls: int = 3,
-        max_steps: int = 12,
-        max_query_chars: int = 2000,
+        max_llm_calls: Positive = 1,
+        max_steps: Positive = 12,
+        max_query_chars: Positive = 2000,
         callbacks: Sequence[Callback] = (),
     ):
         if max_llm_calls < 1:

@@ -32,6 +32,7 @@ from augmenter.documents.replies import answered, cited, from_passage, not_found
 from augmenter.knowledge.ranking import interleave
 from augmenter.memory import ClaimCheck, Outcome, Snippet, WorkingMemory
 from augmenter.prompts.engine import PromptTemplate
+from augmenter.settings import Positive, Share
 from augmenter.text import is_yes_no
 
 _PARTS = re.compile(
@@ -67,14 +68,14 @@ class DocumentComposer:
         self,
         idf: Idf | None = None,
         prompt: str = "documents",
-        chunks: int = 6,
-        passages: int = 3,
-        max_passage_words: int = 160,
+        chunks: Positive = 6,
+        passages: Positive = 3,
+        max_passage_words: Positive = 160,
         split_questions: bool = True,
         focus_titles: bool = False,
         min_quote_score: float | None = None,
-        quote_words: int = 60,
-        max_refusal: float = 0.8,
+        quote_words: Positive = 60,
+        max_refusal: Share = 0.8,
         yes_no_quoted: bool = True,
     ):
         self.prompt = PromptTemplate.load(prompt)

@@ -10,8 +10,10 @@ import logging
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from annotated_types import Gt
 
 from augmenter.documents.composer import DocumentComposer
 from augmenter.documents.indexer import DEFAULT_MAX_FILE_MB, search_text, update_index, warn_to_stderr
@@ -21,6 +23,7 @@ from augmenter.documents.store import Generation, IndexBusy, IndexStore, default
 from augmenter.errors import InputError
 from augmenter.knowledge.base import Entity, KnowledgeBase
 from augmenter.memory import Location, Snippet
+from augmenter.settings import Count, Positive
 from augmenter.storage import atomic_open, content_hash
 
 log = logging.getLogger(__name__)
@@ -145,12 +148,12 @@ class EmbeddingCache:
 
 def load_documents(
     path: str | Sequence[str],
-    index_dir: str | None = None,
-    words: int | None = None,
-    overlap: int | None = None,
+    index_dir: str | Path | None = None,
+    words: Positive | None = None,
+    overlap: Count | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
-    max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    max_file_mb: Annotated[float, Gt(0)] = DEFAULT_MAX_FILE_MB,
     update: bool = True,
     answer: Mapping | None = None,
 ) -> DocumentKnowledge:

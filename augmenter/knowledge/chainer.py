@@ -17,6 +17,7 @@ from augmenter.errors import ConfigError
 from augmenter.knowledge.retrievers import BM25sRetriever, Retriever, top_k
 from augmenter.knowledge.tables import Table, passage_title
 from augmenter.memory import Snippet
+from augmenter.settings import Positive, Share
 
 
 @dataclass
@@ -148,10 +149,10 @@ class TableTextConsolidator:
         knowledge: TableTextCorpus,
         retriever: Retriever,
         mode: str = "chains",
-        k: int = 5,
-        first_hop: int = 20,
-        lexical_weight: float = 0.5,
-        max_passage_chars: int = 400,
+        k: Positive = 5,
+        first_hop: Positive = 20,
+        lexical_weight: Share = 0.5,
+        max_passage_chars: Positive = 400,
     ):
         if mode not in self.MODES:
             raise ConfigError(f"consolidator.mode must be one of {', '.join(self.MODES)}, got {mode!r}")

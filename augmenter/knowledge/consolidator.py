@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge.base import KnowledgeBase
@@ -10,6 +11,7 @@ from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
 from augmenter.knowledge.ranking import interleave
 from augmenter.knowledge.retrievers import Retriever, tokenize
 from augmenter.memory import EntityMention, Snippet, Utterance
+from augmenter.settings import Count, Positive, Share
 
 
 class KnowledgeConsolidator:
@@ -36,20 +38,20 @@ class KnowledgeConsolidator:
         self,
         knowledge: KnowledgeBase,
         retriever: Retriever,
-        k: int = 5,
-        history_turns: int = 1,
+        k: Positive = 5,
+        history_turns: Count = 1,
         focus_entities: bool = True,
         misspelt_names: bool = True,
-        review_window: int = 0,
-        faq_context: int = 0,
-        opinions: bool = False,
-        opinions_min_p: float = 0.3,
-        opinions_max_sentences: int = 6,
-        opinions_stance: str = "model",
-        opinions_min_related: float = 0.85,
-        opinions_min_about: float | None = None,
-        opinions_min_about_side: float | None = None,
-        opinions_about_by: str = "question",
+        review_window: Count = 0,
+        faq_context: Count = 0,
+        opinions: bool = True,
+        opinions_min_p: Share = 0.3,
+        opinions_max_sentences: Positive = 6,
+        opinions_stance: Literal["model", "llm"] = "model",
+        opinions_min_related: Share = 0.85,
+        opinions_min_about: Share | None = None,
+        opinions_min_about_side: Share | None = None,
+        opinions_about_by: Literal["question", "topic", "either"] = "question",
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from annotated_types import Ge
 
 from augmenter.errors import ConfigError
 from augmenter.extras import ENCODER, require
 from augmenter.knowledge.retrievers import Hits, Retriever, check_search, search_by_scores, settle
 from augmenter.knowledge.topk import best_rows
 from augmenter.paths import cache_dir
+from augmenter.settings import Count, Positive
 from augmenter.storage import atomic_open, content_hash
 from augmenter.verification.encoder import minilm_path
 
@@ -38,11 +41,11 @@ class DenseRetriever:
     def __init__(
         self,
         index: str = "flat",
-        store: str | None = None,
-        batch_size: int = 64,
-        hnsw_m: int = 32,
-        ef_search: int = 128,
-        candidates: int = 200,
+        store: str | Path | None = None,
+        batch_size: Positive = 64,
+        hnsw_m: Annotated[int, Ge(2)] = 32,
+        ef_search: Positive = 128,
+        candidates: Positive = 200,
         progress: bool = True,
     ):
         if index not in INDEXES:
@@ -153,7 +156,7 @@ class HybridRetriever:
 
     name = "hybrid"
 
-    def __init__(self, sparse: Retriever, dense: Retriever, k_rrf: int = 60, depth: int | None = None):
+    def __init__(self, sparse: Retriever, dense: Retriever, k_rrf: Count = 60, depth: Positive | None = None):
         self.sparse, self.dense, self.k_rrf, self.depth = sparse, dense, k_rrf, depth
         self._n: int | None = None
 

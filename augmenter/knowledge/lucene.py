@@ -26,6 +26,7 @@ import numpy as np
 from augmenter.errors import ConfigError
 from augmenter.knowledge.retrievers import Hits, check_search, settle, tokenize
 from augmenter.paths import cache_dir
+from augmenter.settings import NonNegative, Positive, Share
 from augmenter.storage import content_hash
 
 EMPTY = "__empty__"  # stands for a text without terms; no query term can match it (tokens are [a-z0-9]+)
@@ -86,7 +87,12 @@ class LuceneRetriever:
     name = "lucene"
 
     def __init__(
-        self, index_dir: str | None = None, k1: float = 1.5, b: float = 0.75, threads: int = 1, hits: int = 100
+        self,
+        index_dir: str | Path | None = None,
+        k1: NonNegative = 1.5,
+        b: Share = 0.75,
+        threads: Positive = 1,
+        hits: Positive = 100,
     ):
         self.index_dir = Path(index_dir) if index_dir else None
         self.k1, self.b, self.threads, self.hits = k1, b, threads, hits

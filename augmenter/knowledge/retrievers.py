@@ -23,6 +23,7 @@ from rank_bm25 import BM25Okapi
 
 from augmenter.errors import ConfigError, InputError
 from augmenter.knowledge.topk import NUMBA, best_rows, column_bounds, csc_row_scores, csc_top_k
+from augmenter.settings import NonNegative, Share
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(STOPWORDS_EN)
@@ -108,7 +109,7 @@ class BM25sRetriever:
 
     name = "bm25s"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, backend: str = "numpy", numba: bool | None = None):
+    def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75, backend: str = "numpy", numba: bool | None = None):
         if numba and not NUMBA:
             raise ConfigError("BM25sRetriever(numba=True) needs numba: pip install numba")
         self.k1, self.b, self._numba = k1, b, numba
@@ -194,7 +195,7 @@ class RankBM25Retriever:
 
     name = "rank_bm25"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
+    def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75):
         self.k1, self.b = k1, b
         self._bm25: _LuceneIdfBM25 | None = None
         self._n = 0

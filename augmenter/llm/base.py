@@ -6,7 +6,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, field, replace
-from typing import Protocol, runtime_checkable
+from typing import Annotated, Protocol, runtime_checkable
+
+from annotated_types import Gt, Interval
+
+from augmenter.settings import Count, NonNegative, Positive
 
 Messages = list[dict[str, str]]  # OpenAI chat format: [{"role": "system" | "user" | "assistant", "content": ...}]
 TextSink = Callable[[str], None]  # receives a reply's text piece by piece as it is generated (streaming)
@@ -24,13 +28,13 @@ class Completion:
 
 @dataclass
 class SamplingParams:
-    max_tokens: int = 160
-    temperature: float = 0.0
-    top_p: float = 1.0
+    max_tokens: Positive = 160
+    temperature: NonNegative = 0.0
+    top_p: Annotated[float, Interval(gt=0, le=1)] = 1.0
     seed: int | None = 0
     stop: list[str] = field(default_factory=list)
-    logprobs: int = 0  # > 0: return the top-`logprobs` log-probabilities of the first answer token
-    repeat_penalty: float = 1.0  # llama.cpp's penalty on tokens already in the context (1.0: off)
+    logprobs: Count = 0  # > 0: return the top-`logprobs` log-probabilities of the first answer token
+    repeat_penalty: Annotated[float, Gt(0)] = 1.0  # llama.cpp's penalty on tokens already in the context (1.0: off)
 
     def key(self) -> dict:
         key = {

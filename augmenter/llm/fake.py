@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
+from augmenter.settings import NonNegative
 
 Reply = str | Completion | Exception | Callable[[Messages], str | Completion]
 
@@ -27,11 +28,11 @@ class FakeLLM:
 
     def __init__(
         self,
-        responses: Iterable[Reply] | None = None,
+        responses: Iterable[Reply] | None = (),
         rules: dict[str, Reply] | None = None,
-        default: Reply | None = "I am a fake LLM.",
+        default: Reply | None = "This is a scripted reply from the fake LLM.",
         model: str = "scripted",
-        stream_delay: float = 0.0,
+        stream_delay: NonNegative = 0.0,
     ):
         self.model = model
         self.stream_delay = stream_delay

@@ -9,6 +9,7 @@ from pathlib import Path
 from augmenter.errors import ConfigError, LLMError
 from augmenter.llm.assets import check_installed, model_path
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
+from augmenter.settings import Positive
 
 
 class LocalLLM:
@@ -38,12 +39,12 @@ class LocalLLM:
     def __init__(
         self,
         model: str = "qwen2.5-coder-1.5b-instruct",
-        n_ctx: int = 4096,
-        n_threads: int | None = None,
+        n_ctx: Positive = 4096,
+        n_threads: Positive | None = None,
         verbose: bool = False,
         wait_policy: str | None = "passive",
         kv_reuse: str = "any",
-        n_batch: int | None = None,
+        n_batch: Positive | None = None,
     ):
         if kv_reuse not in self.KV_REUSE:
             raise ConfigError(f"llm.kv_reuse must be one of {', '.join(self.KV_REUSE)}, got {kv_reuse!r}")

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from augmenter.errors import ConfigError, LLMError, LLMFatalError
 from augmenter.llm.base import Completion, Messages, SamplingParams, TextSink, identity
 from augmenter.redact import header_safe, redact, register_secret
+from augmenter.settings import Count, NonNegative, Seconds
 from augmenter.text import one_line
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -66,10 +67,10 @@ class OpenAICompatLLM:
         model: str,
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        timeout: float = 120.0,
-        deadline: float = 300.0,
-        max_retries: int = 3,
-        backoff: float = 0.5,
+        timeout: Seconds = 120.0,
+        deadline: Seconds = 300.0,
+        max_retries: Count = 3,
+        backoff: NonNegative = 0.5,
     ):
         if not model:
             raise LLMError("llm.model must name the server's model")

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from augmenter.errors import CircuitOpenError, LLMError, LLMFatalError
 from augmenter.llm.base import LLM, Completion, Messages, SamplingParams, TextSink, identity_of, stream_completion
 from augmenter.redact import redact
+from augmenter.settings import NonNegative, Positive
 
 
 class ResilientLLM:
@@ -27,7 +28,11 @@ class ResilientLLM:
     """
 
     def __init__(
-        self, primary: LLM, fallbacks: Sequence[LLM] = (), max_consecutive_failures: int = 5, cooldown: float = 30.0
+        self,
+        primary: LLM,
+        fallbacks: Sequence[LLM] = (),
+        max_consecutive_failures: Positive = 5,
+        cooldown: NonNegative = 30.0,
     ):
         if (
             isinstance(max_consecutive_failures, bool)

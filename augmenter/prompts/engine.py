@@ -14,6 +14,7 @@ import yaml
 from augmenter.errors import ConfigError
 from augmenter.llm.base import Messages
 from augmenter.memory import WorkingMemory
+from augmenter.settings import Count, Positive
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
 
@@ -105,12 +106,12 @@ class PromptEngine:
 
     def __init__(
         self,
-        response: str = "customer_service",
+        response: str = "assistant",
         self_ask: str = "self_ask",
         self_critique: str = "self_critique",
         search_query: str = "search_query",
-        max_history_turns: int = 6,
-        max_chars_per_turn: int = 600,
+        max_history_turns: Count = 6,
+        max_chars_per_turn: Positive = 600,
         today: str | None = None,
         claims: str = "claims",
         verify_claim: str = "verify_claim",

@@ -57,7 +57,7 @@ class ReviewReplies:
         answers: AnswerFinder | None = None,
         llm=None,
         judge=None,
-        quote: bool = False,
+        quote: bool = True,
         verdicts: bool = False,
     ):
         if verdicts and llm is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from augmenter.errors import InputError
 from augmenter.knowledge.chainer import TableTextCorpus
 from augmenter.knowledge.tables import Cell, Table
+from augmenter.settings import Positive
 from augmenter.storage import json_error
 from augmenter.tasks.base import Turn, seeded_sample
 
@@ -70,7 +71,7 @@ def load_questions(root: str | Path, limit: int | None = None, seed: int | None 
     )
 
 
-def load_corpus(root: str | Path, max_passage_chars: int = 600) -> TableTextCorpus:
+def load_corpus(root: str | Path, max_passage_chars: Positive = 600) -> TableTextCorpus:
     """Every dev table's rows and every linked passage, as one retrieval corpus (`knowledge=ottqa`)."""
     tables = load_tables(root)
     return TableTextCorpus(tables, load_passages(root, set(tables)), max_passage_chars=max_passage_chars)

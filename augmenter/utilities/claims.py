@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from augmenter.extras import ENCODER, require
 from augmenter.memory import ClaimCheck, EvidenceRef, Verdict, WorkingMemory
+from augmenter.settings import Cosine, Count, Positive, Share
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification import ClaimSplitter, EvidenceFinder
 from augmenter.verification.balance import one_sided
@@ -44,14 +45,14 @@ class ClaimsUtility:
         prompts=None,
         consolidator=None,
         splitter: str = "sentences",
-        k: int = 3,
-        similarity: float = 0.25,
-        max_evidence: int = 6,
-        threshold: float = 1.0,
+        k: Count = 3,
+        similarity: Cosine = 0.25,
+        max_evidence: Positive = 6,
+        threshold: Share = 1.0,
         gate: bool = True,
-        max_claims: int = 8,
+        max_claims: Positive = 8,
         balance: bool = True,
-        max_missing: int | None = None,
+        max_missing: Count | None = None,
     ):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from augmenter.memory import WorkingMemory
+from augmenter.settings import Positive, Share
 from augmenter.utilities.answers import AnswersQuestion
 from augmenter.utilities.dodge import DodgeUtility
 from augmenter.utilities.repetition import RepetitionUtility
@@ -29,11 +30,11 @@ class CombinedUtility:
     def __init__(
         self,
         base: Callable | None = None,
-        checks: Sequence[str | Callable] = ("repetition",),
-        ngram: int = 4,
-        within_threshold: float = 0.2,
-        earlier_threshold: float = 0.5,
-        min_sentence_words: int = 3,
+        checks: Sequence[str | Callable] = ("answers",),
+        ngram: Positive = 4,
+        within_threshold: Share = 0.2,
+        earlier_threshold: Share = 0.5,
+        min_sentence_words: Positive = 3,
     ):
         self.base = base
         self.checks = []

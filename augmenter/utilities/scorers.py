@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from augmenter.llm.base import MeteredLLM, SamplingParams
 from augmenter.memory import WorkingMemory
 from augmenter.prompts import PromptEngine
+from augmenter.settings import Positive, Share
 from augmenter.utilities.kf1 import knowledge_f1, normalize_answer
 
 PAPER_FEEDBACK = "The response is inconsistent with the knowledge. Please generate again."  # footnote 3
@@ -103,7 +104,7 @@ class KF1Utility:
 
     name = "kf1"
 
-    def __init__(self, threshold: float = 0.2, feedback: str = PAPER_FEEDBACK, gate: bool = True):
+    def __init__(self, threshold: Share = 0.2, feedback: str = PAPER_FEEDBACK, gate: bool = True):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a KF1 in [0, 1], got {threshold}")
         self.threshold = threshold
@@ -126,7 +127,12 @@ class SelfCritiqueUtility(KF1Utility):
     name = "self_critique"
 
     def __init__(
-        self, llm: MeteredLLM, prompts: PromptEngine, threshold: float = 0.2, max_tokens: int = 80, gate: bool = True
+        self,
+        llm: MeteredLLM,
+        prompts: PromptEngine,
+        threshold: Share = 0.2,
+        max_tokens: Positive = 80,
+        gate: bool = True,
     ):
         super().__init__(threshold=threshold, gate=gate)
         self.llm = llm
@@ -155,7 +161,7 @@ class RecallUtility:
 
     name = "recall"
 
-    def __init__(self, threshold: float = 0.8, feedback: str = RECALL_FEEDBACK, gate: bool = True):
+    def __init__(self, threshold: Share = 0.8, feedback: str = RECALL_FEEDBACK, gate: bool = True):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a recall in [0, 1], got {threshold}")
         self.threshold, self.feedback, self.gate = threshold, feedback, gate

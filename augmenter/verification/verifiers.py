@@ -20,6 +20,7 @@ import numpy as np
 
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Verdict
+from augmenter.settings import Cosine, Positive, Share
 from augmenter.verification import lexical
 from augmenter.verification.encoder import similarities
 from augmenter.verification.model import StoredModel
@@ -144,7 +145,7 @@ class FastVerifier:
 
     name = "fast"
 
-    def __init__(self, model: str = "fast", threshold: float | None = None, refute_similarity: float = 0.5):
+    def __init__(self, model: str = "fast", threshold: Share | None = None, refute_similarity: Cosine = 0.5):
         self.model = StoredModel.load(model)
         self.threshold = self.model.threshold if threshold is None else threshold
         self.refute_similarity = refute_similarity
@@ -210,7 +211,7 @@ class LLMVerifier:
 
     name = "llm"
 
-    def __init__(self, llm, prompts, threshold: float = 0.5, max_evidence: int = 4, top_logprobs: int = 10):
+    def __init__(self, llm, prompts, threshold: Share = 0.5, max_evidence: Positive = 4, top_logprobs: Positive = 10):
         self.llm, self.prompts, self.threshold = llm, prompts, threshold
         self.max_evidence = max_evidence
         self.params = SamplingParams(max_tokens=4, temperature=0.0, logprobs=top_logprobs)
@@ -245,10 +246,10 @@ class CombinedVerifier(FastVerifier):
         llm,
         prompts,
         model: str = "combined",
-        threshold: float | None = None,
-        refute_similarity: float = 0.5,
-        max_evidence: int = 4,
-        top_logprobs: int = 10,
+        threshold: Share | None = None,
+        refute_similarity: Cosine = 0.5,
+        max_evidence: Positive = 4,
+        top_logprobs: Positive = 10,
     ):
         super().__init__(model, threshold, refute_similarity)
         self.llm_verifier = LLMVerifier(llm, prompts, max_evidence=max_evidence, top_logprobs=top_logprobs)
