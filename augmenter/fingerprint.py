@@ -3,8 +3,9 @@ naming the precompute log.
 
 `system_config` is the resolved config without the options that only say how a run is executed or shown, with
 options added after runs were recorded dropped while they are off (older runs still match), the verifier only when
-the claims utility uses it, and the content of the prompt files and verifier weights it names (an edited prompt
-changes the system as much as a changed option does). `fingerprint` is a short hash of it or of some of its groups.
+the claims utility uses it, and the content of the prompt files (their comments apart) and verifier weights it names
+(an edited prompt changes the system as much as a changed option does). `fingerprint` is a short hash of it or of
+some of its groups.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def system_config(cfg: DictConfig, ignore: Mapping[str, Sequence[str]] | None = 
     if claims:  # the claim-splitting and verification prompts (PromptEngine's defaults unless set)
         files.update({key: prompts.get(key, key) for key in ("claims", "verify_claim")})
     data["prompt_files"] = {
-        key: content_hash(PromptTemplate.source(name)) for key, name in files.items() if isinstance(name, str)
+        key: content_hash(PromptTemplate.content(name)) for key, name in files.items() if isinstance(name, str)
     }
     model = (data.get("verifier") or {}).get("model")
     if claims and model:  # refitted verifier weights are a different system too

@@ -61,3 +61,17 @@ def test_the_eval_resumes_an_older_runs_config_and_refuses_another_system(tmp_pa
     with pytest.raises(ConfigError, match="consolidator"):
         build_evaluator(compose("eval", [*args, "consolidator.k=3"])).run()
     assert OmegaConf.select(compose("eval", args), "consolidator.k") == 5
+
+
+def test_a_prompt_files_comments_are_no_part_of_the_system(tmp_path):
+    from augmenter.prompts import PromptTemplate
+
+    source = PromptTemplate.source("assistant")
+    prompt = tmp_path / "mine.yaml"
+    cfg = compose("eval", ["llm=fake", f"prompt.response={prompt}"])
+    prompt.write_text(source, encoding="utf-8")
+    plain = fingerprint(cfg)
+    prompt.write_text("# a note on why\n" + source.replace("\n", "\n  # and another\n", 1), encoding="utf-8")
+    assert PromptTemplate.content(str(prompt)) == PromptTemplate.content("assistant") and fingerprint(cfg) == plain
+    prompt.write_text(source.replace("instruction: >-", "instruction: >-\n  Be brief.", 1), encoding="utf-8")
+    assert fingerprint(cfg) != plain  # an edited prompt is another system

@@ -170,7 +170,7 @@ def _judge_fingerprint(jc, identity: str) -> dict:
         "max_chars": jc.max_chars,
         "history": jc.history,
         "prompts": {
-            name: content_hash(PromptTemplate.source((jc.prompts or {}).get(name, f"judge_{name}")))
+            name: content_hash(PromptTemplate.content((jc.prompts or {}).get(name, f"judge_{name}")))
             for name in LLM_JUDGES
         },
     }

@@ -157,7 +157,7 @@ def conversation_fingerprint(cfg: DictConfig) -> dict:
     for key in ("out_dir", "restart", "max_failed", "progress", "conversations", "chat_seeds"):  # not the system
         converse.pop(key, None)
     data["converse"] = converse
-    data["user_simulator_prompt"] = content_hash(PromptTemplate.source(str(cfg.user_simulator.prompt)))
+    data["user_simulator_prompt"] = content_hash(PromptTemplate.content(str(cfg.user_simulator.prompt)))
     return data
 
 

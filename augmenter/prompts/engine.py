@@ -61,6 +61,12 @@ class PromptTemplate:
             raise ConfigError(f"unknown prompt {name_or_path!r}; packaged prompts: {', '.join(known)}")
         return packaged.read_text(encoding="utf-8")
 
+    @staticmethod
+    def content(name_or_path: str) -> str:
+        """`source` without its comment lines: what a run's fingerprint hashes (a comment edited is no new system)."""
+        lines = PromptTemplate.source(name_or_path).splitlines()
+        return "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+
     @classmethod
     def load(cls, name_or_path: str) -> PromptTemplate:
         """Load a packaged prompt by name or a YAML file by path (see `source`)."""
