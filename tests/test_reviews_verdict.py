@@ -91,7 +91,7 @@ WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "
 @pytest.mark.parametrize(
     "draft, problem",
     [
-        ("Diners think the restaurant does not serve alcohol.", "a negation the reviews do not make"),
+        ("Diners think the restaurant does not serve alcohol.", "words the reviews do not use"),  # the question's
         ("No, diners complained about the alcoholic drink menu.", "a No"),
     ],
 )
@@ -264,3 +264,23 @@ def test_each_sentence_is_asked_in_a_row_per_pass_up_to_the_first_on_the_questio
     # the question's pass alone stops where a sentence reaches it; none does: every sentence asked
     assert ReviewJudge(FakeLLM([about(0.9)])).about_each("Is it quiet?", sentences, 0.85) == pytest.approx([0.9])
     assert len(ReviewJudge(FakeLLM(default=about(0.5))).about_each("Is it quiet?", sentences, 0.85)) == 3
+
+
+def test_a_negation_the_reviews_do_not_make_and_the_questions_own_words_are_refused():
+    wine = [review("The wine list is long and the house red is lovely.", "positive", domain="restaurant")]
+    negated = VerdictWriter(FakeLLM(["Diners say the wine list is not long."])).write("Is the wine list long?", wine)
+    assert not negated.written and negated.problem == "a negation the reviews do not make"
+    assert negated.text == "Diners who mention it speak well of it."
+    # "upbeat" and "fun" are the question's words, not the reviews': the question's premise is no verdict
+    vibe = [review("Great ambience.", "positive", domain="restaurant")]
+    restated = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."])).write("Is the vibe upbeat and fun?", vibe)
+    assert not restated.written and "upbeat" in restated.problem
+
+
+def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
+    views = [review("The view was stunning, the bed was comfy and the staff were kind.", "positive")]
+    more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]))
+    verdict = more.write("Is the view good?", views)
+    assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
+    kept = VerdictWriter(FakeLLM(["Yes, guests found the view stunning.", judged(0.9, 0.05)]))
+    assert kept.write("Is the view good?", views).written

@@ -2,7 +2,9 @@
 sent before the reviewers' own words.
 
 The model writes it from the review sentences the opinion gatherer found, and it is kept only when it adds nothing
-they and the question lack (no word, number or name of its own beyond a few verdict words) and takes their side (the
+the part of each sentence closest to the question lacks (no word, number or name of its own beyond a few verdict
+words; the question's own words are not enough, or the verdict could restate the question as the reviews' answer, and
+a sentence's other parts speak of other things) and takes their side (the
 review judge reads it as praise where they praise, complaint where they complain; where they are divided it must say
 so and answer neither yes nor no). Otherwise a fixed sentence says which side the reviews take.
 """
@@ -18,7 +20,8 @@ from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.reviews.judge import ReviewJudge
 from augmenter.text import is_yes_no
-from augmenter.verification.lexical import content_words, names, numbers, parts_of, statements
+from augmenter.verification.encoder import closest_parts
+from augmenter.verification.lexical import content_words, fragments, names, numbers, parts_of, statements
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
@@ -133,14 +136,24 @@ class VerdictWriter:
         )
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
-        problem = self.problem(question, text, said, side, place)
+        focus = closest_parts(question, said, fragments)  # what each sentence says on the question
+        problem = self.problem(question, text, said, side, place, focus)
         if not problem:
             return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
         return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
 
-    def problem(self, question: str, text: str, said: Sequence[str], side: str, place: str = "") -> str:
-        """Why `text` may not lead the reply ("" when it may); `place`: the name it may use."""
-        source = " ".join([question, place, *said])
+    def problem(
+        self,
+        question: str,
+        text: str,
+        said: Sequence[str],
+        side: str,
+        place: str = "",
+        focus: Sequence[str] | None = None,
+    ) -> str:
+        """Why `text` may not lead the reply ("" when it may); `place`: the name it may use; `focus`: the part of each
+        sentence on the question, whose words it may use (default: the sentences whole)."""
+        source = " ".join([place, *(said if focus is None else focus)])
         if not text or len(text.split()) > self.max_words:
             return "empty or long"
         if numbers(text) - numbers(source):
