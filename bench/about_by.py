@@ -70,9 +70,9 @@ def judge_all(rows: list[dict], llm_name: str) -> dict[str, dict]:
 
 
 def f_half(right: np.ndarray, kept: np.ndarray) -> float:
-    tp = float((right & kept).sum())
-    precision, recall = tp / max(1, kept.sum()), tp / max(1, right.sum())
-    return 0.0 if not tp else 1.25 * precision * recall / (0.25 * precision + recall)
+    from sklearn.metrics import fbeta_score
+
+    return float(fbeta_score(right, kept, beta=0.5, zero_division=0))
 
 
 def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:

@@ -90,12 +90,7 @@ class ReviewJudge:
     def about(self, question: str, sentence: str) -> float:
         """P(the sentence speaks to exactly what was asked), from the Yes/No answer's first token (prompt
         `review_about`, or of the question's topic: `about_by`); 0.5 when neither is seen."""
-        if self.about_by == "question":
-            return self._yes(self.about_prompt.render(q=question, sentence=sentence))
-        on_topic = self._yes(self.about_topic_prompt.render(topic=self.topic(question), sentence=sentence))
-        if self.about_by == "topic":
-            return on_topic
-        return max(on_topic, self._yes(self.about_prompt.render(q=question, sentence=sentence)))
+        return self.about_each(question, [sentence], enough=math.inf)[0]
 
     def about_each(self, question: str, sentences: Sequence[str], enough: float) -> list[float]:
         """`about` of each sentence in order, up to the first that reaches `enough` (the rest are not asked). Each
