@@ -323,3 +323,22 @@ def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path
     assert run_dir(cfg).parent.name == "dstc11-dev-n40-seed2-minus-n200-seed0-minus-n60-seed1(minus-n200-seed0)"
     with pytest.raises(ConfigError, match="eval.exclude"):
         compose("eval", _eval_args(tmp_path, "eval.exclude=[{limit:0,seed:1}]"))
+
+
+def test_a_deeply_nested_exclude_names_a_folder_the_filesystem_takes(tmp_path):
+    """Four rounds apart from each other name a sample over 255 bytes: its folder keeps the start and a digest."""
+    from augmenter.eval.runner import MAX_SAMPLE_NAME, run_dir
+
+    e3 = "[{limit:200,seed:0},{limit:60,seed:1,exclude:{limit:200,seed:0}}]"
+    e4 = f"[{{limit:200,seed:0}},{{limit:60,seed:1,exclude:{{limit:200,seed:0}}}},{{limit:60,seed:3,exclude:{e3}}}]"
+    e5 = e4[:-1] + f",{{limit:60,seed:4,exclude:{e4}}}]"
+    names = {
+        run_dir(
+            compose("eval", _eval_args(tmp_path, "eval.limit=60", f"eval.seed={seed}", f"eval.exclude={e5}"))
+        ).parent.name
+        for seed in (5, 6)
+    }
+    assert len(names) == 2  # two samples, two folders
+    for name in names:
+        assert len(name) <= MAX_SAMPLE_NAME and name.startswith("dstc11-dev-n60-seed")
+        (tmp_path / name).mkdir()  # the filesystem takes it

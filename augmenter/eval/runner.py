@@ -11,6 +11,8 @@ allows end the run with `EvalFailed`. The evaluator gets its agent and task buil
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import logging
 import os
@@ -66,6 +68,9 @@ def _excluded(exclude) -> list:
     return list(exclude) if isinstance(exclude, (list, ListConfig)) else [exclude]
 
 
+MAX_SAMPLE_NAME = 160  # characters of a run's sample folder name; a longer one is cut and given a digest
+
+
 def _sample_name(sample) -> str:
     inner = "".join(f"-minus{_sample_name(s)}" for s in _excluded(sample.get("exclude")))
     return f"-n{sample.limit or 'all'}-seed{sample.seed}" + (f"({inner[1:]})" if inner else "")
@@ -79,6 +84,8 @@ def run_dir(cfg: DictConfig) -> Path:
         sample += f"-minus-n{excluded[0].limit}-seed{excluded[0].seed}"
     else:
         sample += "".join(f"-minus{_sample_name(s)}" for s in excluded)
+    if len(sample) > MAX_SAMPLE_NAME:  # a folder name has at most 255 bytes: keep its start and a digest of the rest
+        sample = f"{sample[: MAX_SAMPLE_NAME - 13]}-{hashlib.sha256(sample.encode()).hexdigest()[:12]}"
     return Path(ev.out_dir) / sample / str(cfg.name)
 
 
