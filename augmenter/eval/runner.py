@@ -12,7 +12,6 @@ allows end the run with `EvalFailed`. The evaluator gets its agent and task buil
 from __future__ import annotations
 
 import hashlib
-
 import json
 import logging
 import os
