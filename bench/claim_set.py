@@ -40,6 +40,10 @@ the records of the turns where two runs sent different answers, and those go on 
 records.jsonl --after runs/e2e-v2/1.5b/dstc11-dev-n200-seed0/grounded_bm25_classifier/records.jsonl \
         --out runs/claim-set/default-v2                            # -> before.jsonl, after.jsonl
 
+A round labelled in parts as its answers arrive (items built from the turns answered so far, then from the rest):
+`merge --round R --parts R-a,R-b` numbers the parts' items on from each other into R (items, key, labels, ranks),
+where `settle --round R` reports them as one round.
+
 Everything lives in bench/labels/<round>/: items.jsonl (the answers, no system), key.json (answer -> systems; never
 given to a labeller), sheets/ (what labellers read), labels/ (their files), settled.jsonl, report.json and report.md.
 """
@@ -255,9 +259,47 @@ def head_to_head(items: list[Item], ranks: list[dict]) -> dict[str, float]:
     return {f"{a} over {b}": round(100 * statistics.mean(v), 1) for (a, b), v in sorted(wins.items())}
 
 
+MERGED = (
+    "labels/labeller-1.jsonl",
+    "labels/labeller-2.jsonl",
+    "labels/labeller-3.jsonl",
+    "labels/ranks-1.jsonl",
+    "labels/ranks-2.jsonl",
+)
+
+
+def merge(parts: list[Path], directory: Path) -> str:
+    """The parts' items, key, labels and ranks as one round in `directory`, each part's items numbered on from the
+    previous part's (their dialogues must differ)."""
+    offset, items, key, dialogues = 0, [], {}, set()
+    lines: dict[str, list[str]] = {name: [] for name in MERGED}
+    for part in parts:
+        part_items = [json.loads(line) for line in (part / "items.jsonl").read_text().splitlines() if line.strip()]
+        if clash := dialogues & {i["dialogue_id"] for i in part_items}:
+            sys.exit(f"{part.name}: dialogue {sorted(clash)[0]} is in an earlier part too")
+        dialogues |= {i["dialogue_id"] for i in part_items}
+        items += [{**i, "item": i["item"] + offset} for i in part_items]
+        key.update({str(int(n) + offset): v for n, v in json.loads((part / "key.json").read_text()).items()})
+        for name in MERGED:
+            path = part / name
+            for line in path.read_text().splitlines() if path.exists() else []:
+                if line.strip():
+                    row = json.loads(line)
+                    lines[name].append(json.dumps({**row, "item": row["item"] + offset}, ensure_ascii=False))
+        offset = max(i["item"] for i in items)
+    (directory / "labels").mkdir(parents=True, exist_ok=True)
+    write_atomic(directory / "items.jsonl", "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
+    write_atomic(directory / "key.json", json.dumps(key, indent=1) + "\n")
+    for name, rows in lines.items():
+        if rows:
+            write_atomic(directory / name, "".join(row + "\n" for row in rows))
+    return f"{len(items)} items from {len(parts)} parts -> {directory}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("controls", "changed", "items", "render", "disputes", "settle"))
+    ap.add_argument("step", choices=("controls", "changed", "items", "render", "disputes", "settle", "merge"))
+    ap.add_argument("--parts", help="merge: the rounds labelled in parts, comma-separated, in order")
     ap.add_argument("--before", help="changed: the earlier run's records.jsonl")
     ap.add_argument("--after", help="changed: the later run's records.jsonl")
     ap.add_argument("--from", dest="source", help="controls: the earlier round")
@@ -282,6 +324,9 @@ def main() -> None:
         return
     directory = LABELS / args.round
     directory.mkdir(parents=True, exist_ok=True)
+    if args.step == "merge":
+        print(merge([LABELS / part for part in args.parts.split(",")], directory))
+        return
     if args.step == "items":
         runs = dict(p.split("=", 1) for p in args.runs.split(",")) if args.runs else default_runs()
         items = build_items(runs, seed=args.seed, limit=args.turns)
