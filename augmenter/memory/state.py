@@ -62,9 +62,11 @@ class Location(BaseModel):
 @dataclass(frozen=True)
 class KnowledgeKind:
     """What a kind of knowledge (the `doc_type` of its snippets) declares to the generic state. `label`: what its
-    snippets show before their text in a prompt (None: nothing, the text alone)."""
+    snippets show before their text in a prompt (None: nothing, the text alone). `answers`: whether a snippet of it
+    is the knowledge's own answer to the question (`WorkingMemory.knowledge_answers`; None: never)."""
 
     label: Callable[[Snippet], str] | None = None
+    answers: Callable[[Snippet], bool] | None = None
 
 
 # The kinds of knowledge declared by the rooms that own them (`register_kind`), by doc_type; a snippet of a kind
@@ -73,7 +75,8 @@ KINDS: dict[str, KnowledgeKind] = {}
 
 
 def register_kind(doc_type: str, kind: KnowledgeKind) -> None:
-    """Declare what snippets of `doc_type` show (see KnowledgeKind); the room that owns the kind calls it on import."""
+    """Declare what snippets of `doc_type` show and whether one answers the question (see KnowledgeKind); the room
+    that owns the kind calls it on import."""
     KINDS[doc_type] = kind
 
 
@@ -212,6 +215,16 @@ class WorkingMemory(BaseModel):
     @property
     def has_candidate(self) -> bool:
         return bool(self.o)
+
+    @property
+    def knowledge_answers(self) -> bool:
+        """The evidence holds the knowledge's own answer to the question: a snippet its kind says answers it (see
+        KnowledgeKind.answers)."""
+        for s in self.e:
+            kind = KINDS.get(s.doc_type or "")
+            if kind is not None and kind.answers is not None and kind.answers(s):
+                return True
+        return False
 
     @property
     def has_unverified_candidate(self) -> bool:
