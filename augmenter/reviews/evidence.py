@@ -1,6 +1,7 @@
 """Reviews in the turn's evidence: the opinion gatherer's settings (`OpinionSettings`, the consolidator's
 `opinions` node), the evidence with the gathered opinions in place of the retrieved review sentences
-(`with_opinions`), and whether they take a side on the question (`reviews_answer`, the rule policies' predicate).
+(`with_opinions`), and whether the gathered line takes a side on the question (`takes_a_side`: the reviews' own
+answer, declared to the state as the "opinions" kind's, see `augmenter.reviews.kinds`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Literal
 
 from augmenter.errors import ConfigError
-from augmenter.memory import EntityMention, Snippet, WorkingMemory
+from augmenter.memory import EntityMention, Snippet
 from augmenter.settings import Positive, Share
 
 SIDES = ("positive", "negative", "mixed")
@@ -109,6 +110,7 @@ def with_opinions(
     return out
 
 
-def reviews_answer(mem: WorkingMemory) -> bool:
-    """Whether the evidence holds reviews that take a side on the question (the opinion gatherer's line)."""
-    return any(s.doc_type == "opinions" and s.stance in SIDES for s in mem.e)
+def takes_a_side(line: Snippet) -> bool:
+    """Whether the opinion gatherer's line (doc_type "opinions") counts reviews that take a side on the question:
+    then the reviews answer it."""
+    return line.stance in SIDES
