@@ -216,7 +216,7 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     knowledge = instantiate(cfg.knowledge, "knowledge")
     retriever = instantiate(cfg.retriever, "retriever")
     consolidator = instantiate(cfg.consolidator, "consolidator", knowledge=knowledge, retriever=retriever)
-    if getattr(consolidator, "needs_llm", False):  # the opinion gatherer's judge (consolidator.opinions_stance=llm):
+    if getattr(consolidator, "needs_llm", False):  # the opinion gatherer's judge (consolidator.opinions.stance=llm):
         # a model instance of its own, so that its scoring passes and the response calls each keep their prompt's
         # prefix in their own KV cache; its calls count in the same usage (the turn's trace and cost)
         consolidator.use_llm(llm if given else llm.sharing_usage(build_llm(cfg).llm))

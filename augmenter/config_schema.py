@@ -23,7 +23,16 @@ from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origi
 from urllib.parse import urlparse
 
 from hydra.utils import get_object
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, PlainValidator, Tag, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainValidator,
+    Tag,
+    ValidationError,
+    create_model,
+)
 from pydantic_core import PydanticCustomError
 
 from augmenter.errors import ConfigError
@@ -314,7 +323,17 @@ CombinedVerifier = derived("augmenter.verification.CombinedVerifier")
 
 
 # consolidator (a node without _target_, as configs before the consolidator group had, is the snippet one)
-Consolidator = derived("augmenter.knowledge.KnowledgeConsolidator")
+Opinions = derived("augmenter.reviews.evidence.OpinionSettings")
+_TAGS.update({"switch", Opinions.TARGET})
+_MODELS[Opinions.TARGET] = Opinions
+_Switch = setting("true, false, null or a node of settings", lambda v: v is None or isinstance(v, bool))
+Consolidator = derived(
+    "augmenter.knowledge.KnowledgeConsolidator",
+    opinions=Annotated[  # off (false or null), the defaults (true), or its settings (a node)
+        Annotated[_Switch, Tag("switch")] | Annotated[Opinions, Tag(Opinions.TARGET)],
+        Discriminator(lambda v: Opinions.TARGET if isinstance(v, dict) else "switch"),
+    ],
+)
 TableText = derived("augmenter.knowledge.chainer.TableTextConsolidator")
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 
 from omegaconf import DictConfig, OmegaConf
 
 from augmenter.prompts import PromptTemplate
+from augmenter.reviews.evidence import OpinionSettings
 from augmenter.storage import content_hash
 from augmenter.verification.model import StoredModel
 
@@ -51,10 +53,24 @@ UNUSED_OPTIONS = {
 }
 
 
+def flat_opinions(node: dict) -> None:
+    """The consolidator's `opinions` node as the flat options runs were recorded with (`opinions: true` and
+    `opinions_<setting>`; the defaults when off), so that a node and its flat form compare equal. In place."""
+    if "opinions" not in node or any(key.startswith("opinions_") for key in node):
+        return
+    value = node["opinions"]
+    settings = value if isinstance(value, dict) else {}
+    node["opinions"] = bool(value)
+    node.update({f"opinions_{f.name}": settings.get(f.name, f.default) for f in fields(OpinionSettings)})
+
+
 def normalized(data: dict) -> dict:
-    """A config dict (today's or one stored by an earlier version) as it is compared: without run options, options
-    added since at their off value, or options its node never used. In place; applying it twice changes nothing."""
+    """A config dict (today's or one stored by an earlier version) as it is compared: without run options, the
+    opinions node flat (`flat_opinions`), options added since at their off value, or options its node never used.
+    In place; applying it twice changes nothing."""
     without_options(data)
+    if isinstance(data.get("consolidator"), dict):
+        flat_opinions(data["consolidator"])
     for group, options in ADDED_OPTIONS.items():
         for key, off in options.items():
             if isinstance(data.get(group), dict) and data[group].get(key, off) == off:

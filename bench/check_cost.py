@@ -37,10 +37,9 @@ EXPERIMENT = [
     "utility=grounded",
     "verifier=fast",
     "policy=llm_augmenter",
-    "consolidator.opinions=true",
-    "consolidator.opinions_stance=llm",
-    "consolidator.opinions_min_p=0.15",
-    "consolidator.opinions_max_sentences=8",
+    "consolidator.opinions.stance=llm",
+    "consolidator.opinions.min_p=0.15",
+    "consolidator.opinions.max_sentences=8",
     "agent.max_llm_calls=1",
     "llm_cache.enabled=false",
 ]

@@ -23,7 +23,7 @@ rounds' labels of the controls measure their agreement), labelled by new labelle
 
     augmenter eval experiment=grounded_bm25 $S eval.out_dir=runs/claim-set/1.5b
     augmenter eval experiment=grounded_bm25 $S eval.out_dir=runs/claim-set/0.5b llm=local_small \
-        consolidator.opinions_stance=model consolidator.opinions_min_p=0.3 consolidator.opinions_max_sentences=6
+        consolidator.opinions.stance=model consolidator.opinions.min_p=0.3 consolidator.opinions.max_sentences=6
     python bench/claim_set.py controls --from dstc11-dev --systems bm25-1.5b,claims-1.5b --out runs/claim-set/controls
     python bench/claim_set.py items --round dstc11-dev-r2 --per-sheet 10 --runs grounded-1.5b=runs/claim-set/1.5b/\
 dstc11-dev-n60-seed1-minus-n200-seed0/grounded_bm25/records.jsonl,grounded-0.5b=runs/claim-set/0.5b/\

@@ -42,10 +42,9 @@ GROUNDED = [
     "task=dstc11",
     "prompt=assistant",
     "utility=grounded",
-    "consolidator.opinions=true",
-    "consolidator.opinions_stance=llm",
-    "consolidator.opinions_min_p=0.15",
-    "consolidator.opinions_max_sentences=8",
+    "consolidator.opinions.stance=llm",
+    "consolidator.opinions.min_p=0.15",
+    "consolidator.opinions.max_sentences=8",
     "llm_cache.enabled=true",
 ]
 

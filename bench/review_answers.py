@@ -2,7 +2,7 @@
 earlier systems' answers (`bench/claim_set.py items --runs ...`): the same turns, histories and gold knowledge.
 
     python bench/review_answers.py --from dstc11-dev-e2e --name verdict-1.5b \
-        --set executor.review_verdicts=true consolidator.opinions_stance=llm
+        --set executor.review_verdicts=true consolidator.opinions.stance=llm
     # -> runs/claim-set/answers/<name>.jsonl (resumable: turns already answered are kept)
     python bench/review_answers.py --records runs/verdict2/.../table2_bm25/records.jsonl --name verdict-1.5b ...
     # fresh turns: those an eval run answered (the records of the systems it is compared with)

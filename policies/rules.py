@@ -16,10 +16,13 @@ holds. Predicates:
 | has_feedback | the latest verified candidate failed its utility (f is set) |
 | contradicted | a claim of the latest verified candidate is refuted by the knowledge (claims utility) |
 | claims_supported | the latest verified candidate was claim-checked and every claim is supported |
-| reviews_answer | the evidence holds reviews that take a side on the question (`augmenter.reviews.evidence`) |
+| knowledge_answers | the evidence holds the knowledge's own answer, as its kind declares (`KnowledgeKind.answers`) |
 | asked_need_knowledge | the self-ask question was asked this turn |
 | needs_knowledge | the LLM said it needs external knowledge |
 | query_matches:REGEX | q matches the (case-insensitive) regular expression |
+
+`reviews_answer` (the name older rule files use) is read as `knowledge_answers`: the reviews' kind declares that
+the opinion gatherer's line answers when the reviews it counts take a side on the question (`augmenter.reviews`).
 
 Actions: consolidate_knowledge, call_llm, verify_utility, send, ask_need_knowledge.
 """
@@ -35,7 +38,6 @@ import yaml
 
 from augmenter.errors import ConfigError
 from augmenter.memory import Action, WorkingMemory
-from augmenter.reviews.evidence import reviews_answer
 
 Predicate = Callable[[WorkingMemory], bool]
 
@@ -49,10 +51,12 @@ PREDICATES: dict[str, Predicate] = {
     "has_feedback": lambda m: m.feedback is not None,
     "contradicted": lambda m: m.contradicted,
     "claims_supported": lambda m: m.claims_supported,
-    "reviews_answer": reviews_answer,  # a knowledge kind's own predicate: its room says what it means
+    "knowledge_answers": lambda m: m.knowledge_answers,  # what answers is each knowledge kind's to declare
     "asked_need_knowledge": lambda m: m.needs_knowledge is not None,
     "needs_knowledge": lambda m: bool(m.needs_knowledge),
 }
+# Names rule files may still use for a predicate: the name it had when reviews were the only knowledge that answered.
+ALIASES = {"reviews_answer": "knowledge_answers"}
 
 
 def _predicate(term: str) -> Predicate:
@@ -66,6 +70,7 @@ def _predicate(term: str) -> Predicate:
         except re.error as exc:
             raise ConfigError(f"policy rule: bad regular expression in {term!r}: {exc}") from None
         return lambda m: bool(pattern.search(m.q))
+    term = ALIASES.get(term, term)
     if term not in PREDICATES:
         raise ConfigError(
             f"policy rule: unknown predicate {term!r}; known: {', '.join(PREDICATES)}, query_matches:REGEX"
@@ -161,15 +166,16 @@ class LLMAugmenterPolicy(RulePolicy):
 
 
 class GroundedPolicy(RulePolicy):
-    """The checked system's policy: when reviews speak to the question, the answer is theirs, quoted (no draft: a small
-    model's summaries of reviews it cannot all see are often wrong); otherwise the paper's loop: draft, verify, revise
-    while the budget lasts, send (a failed draft: the knowledge's own words). Sending with no candidate is allowed only
-    when the executor can answer from the knowledge (see Agent)."""
+    """The checked system's policy: when the evidence holds the knowledge's own answer (`knowledge_answers`, e.g.
+    reviews that take a side on the question), that answer is sent, quoted (no draft: a small model's summaries of
+    knowledge it cannot all see are often wrong); otherwise the paper's loop: draft, verify, revise while the budget
+    lasts, send (a failed draft: the knowledge's own words). Sending with no candidate is allowed only when the
+    executor can answer from the knowledge (see Agent)."""
 
     name = "grounded"
     RULES = (
         {"if": "not consolidated", "then": "consolidate_knowledge"},
-        {"if": "reviews_answer and not has_candidate", "then": "send"},
+        {"if": "knowledge_answers and not has_candidate", "then": "send"},
         {"if": "not has_candidate", "then": "call_llm"},
         {"if": "unverified_candidate", "then": "verify_utility"},
         {"if": "contradicted", "then": "call_llm"},

@@ -70,6 +70,25 @@ def test_if_then_rules_from_config(make_agent):
     assert regex.next_action(WorkingMemory(q="Hi")) == Action.CALL_LLM
 
 
+def test_knowledge_answers_when_a_kind_declares_a_snippet_its_answer_and_reviews_answer_reads_the_same():
+    import augmenter.reviews  # noqa: F401  (declares the "opinions" kind: a line that takes a side answers)
+    from augmenter.memory import Snippet
+    from augmenter.policies import GroundedPolicy
+
+    def line(stance):
+        return Snippet(id="opinions:hotel:1", text="2 positive, 1 negative.", doc_type="opinions", stance=stance)
+
+    sides = WorkingMemory(q="Is it quiet?", consolidated=True, e=[line("mixed")])
+    neutral = WorkingMemory(q="Is it quiet?", consolidated=True, e=[line("neutral")])
+    review = WorkingMemory(q="Is it quiet?", consolidated=True, e=[Snippet(id="r", text="Quiet.", doc_type="review")])
+    assert sides.knowledge_answers and not neutral.knowledge_answers and not review.knowledge_answers
+    for name in ("knowledge_answers", "reviews_answer"):
+        rules = RulePolicy([{"if": f"{name} and not has_candidate", "then": "send"}, {"then": "call_llm"}])
+        assert [rules.next_action(m) for m in (sides, neutral, review)] == [Action.SEND, *[Action.CALL_LLM] * 2]
+    grounded = GroundedPolicy()
+    assert [grounded.next_action(m) for m in (sides, neutral)] == [Action.SEND, Action.CALL_LLM]
+
+
 @pytest.mark.parametrize(
     "rules, message",
     [

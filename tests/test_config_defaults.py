@@ -24,6 +24,7 @@ from augmenter.config import GROUPS, REVIEW_SETTINGS, compose, group_options
 from augmenter.documents.composer import DocumentComposer
 from augmenter.llm import CachedLLM, ResilientLLM, SamplingParams
 from augmenter.reviews.composer import ReviewReplies
+from augmenter.reviews.evidence import OpinionSettings
 
 # options that vary a target another option of their group defines (its reference)
 VARIANTS = {
@@ -128,6 +129,8 @@ def test_constructor_defaults_are_the_configs():
         bad += _mismatches(option, get_object(target), node, target)
         if target == "augmenter.documents.load_documents":
             bad += _mismatches(f"{option} answer", DocumentComposer, node.get("answer") or {}, "knowledge.answer")
+        if target == "augmenter.knowledge.KnowledgeConsolidator":  # its opinions node: the settings' defaults
+            bad += _mismatches(f"{option} opinions", OpinionSettings, node["opinions"], "consolidator.opinions")
     assert not bad, "\n".join(bad)
 
 

@@ -15,6 +15,9 @@ BAD = [  # (command, extra overrides, the bad override, what the message must sa
     ("chat", [], "agent.max_llm_calls=0", "an integer >= 1"),
     ("chat", [], "agent.max_steps=2.5", "an integer >= 1"),
     ("chat", [], "consolidator.k=0", "an integer >= 1"),
+    ("chat", [], "consolidator.opinions.min_p=2", "a number in [0, 1]"),
+    ("chat", [], "consolidator.opinions.stance=lm", "model or llm"),
+    ("chat", [], "consolidator.opinions=3", "true, false, null or a node of settings"),
     ("chat", ["utility=claims"], "utility.threshold=2", "a number in [0, 1]"),
     ("chat", [], "utility.base.threshold=2", "a number in [0, 1]"),
     ("chat", ["utility=kf1"], "utility.threshold=-0.1", "a number in [0, 1]"),
@@ -124,3 +127,16 @@ def test_a_value_under_the_home_folder_is_expanded_as_a_shell_would(monkeypatch,
         tmp_path / "my home" / "hand book"
     )
     assert compose("chat", ["knowledge=docs", "knowledge.path='docs/~x'"]).knowledge.path == "docs/~x"  # as written
+
+
+def test_the_consolidators_opinions_are_off_the_defaults_or_a_node_of_settings():
+    from augmenter.reviews.evidence import OpinionSettings
+
+    assert OpinionSettings.of(False) is None and OpinionSettings.of(None) is None
+    assert OpinionSettings.of(True) == OpinionSettings()
+    assert OpinionSettings.of({"stance": "llm", "min_p": 0.05}) == OpinionSettings(stance="llm", min_p=0.05)
+    with pytest.raises(ConfigError, match="no setting 'stanc'; settings: min_p"):
+        OpinionSettings.of({"stanc": "llm"})
+    with pytest.raises(ConfigError, match="did you mean 'stance'"):
+        compose("chat", ["+consolidator.opinions.stanc=llm"])
+    assert compose("chat", ["consolidator.opinions=false"]).consolidator.opinions is False

@@ -41,6 +41,19 @@ def test_configs_stored_before_the_consolidator_group_still_match():
     assert normalized(copy.deepcopy(table)) == table  # idempotent
 
 
+def test_the_opinions_node_is_the_flat_options_runs_were_recorded_with():
+    """`consolidator.opinions: {stance: llm, ...}` compares equal to the flat `opinions_stance` of older runs."""
+    judged = system_config(compose("chat", ["llm=fake", "consolidator.opinions.stance=llm"]))
+    assert judged["consolidator"]["opinions"] is True and judged["consolidator"]["opinions_stance"] == "llm"
+    assert "opinions_about_by" not in judged["consolidator"]  # added later, at its off value
+    stored = copy.deepcopy(judged)
+    stored["consolidator"]["opinions_about_by"] = "question"  # as a run recorded then stored it
+    assert normalized(stored) == judged
+    off = system_config(compose("eval", ["llm=fake", "experiment=table2_bm25"]))
+    assert off["consolidator"]["opinions"] is False and off["consolidator"]["opinions_min_p"] == 0.3
+    assert system_config(compose("chat", ["llm=fake", "consolidator.opinions.min_p=0.05"])) != judged
+
+
 def test_the_eval_resumes_an_older_runs_config_and_refuses_another_system(tmp_path):
     import json
 

@@ -9,11 +9,11 @@ import pytest
 
 from augmenter.knowledge.base import Entity, KnowledgeBase
 from augmenter.memory import EntityMention, Snippet, Verdict, WorkingMemory
+from augmenter.reviews.balance import one_sided
 from augmenter.reviews.opinions import OpinionGatherer, StanceModel, clauses
 from augmenter.utilities import ClaimsUtility
 from augmenter.utilities.answers import IDK_AND_ANSWER, IDK_WRONG, AnswersQuestion
 from augmenter.verification import FastVerifier
-from augmenter.verification.balance import one_sided
 
 NAME = "LENSFIELD HOTEL"
 REVIEWS = [  # (review, sentence): two reviews praise the bathrooms, one complains, others are about other things
@@ -126,6 +126,25 @@ def test_a_one_sided_summary_of_mixed_reviews_is_not_supported(gathered):
     hedged = utility.check(mem, "Two guests found the bathroom very clean, but one found stray hairs in it.")
     assert all("mixed" not in (c.reason or "") for c in hedged)
     assert ClaimsUtility(FastVerifier(), balance=False).check(mem, "The bathrooms are clean.")[0].reason is None
+
+
+def test_the_claims_utility_holds_a_supported_claim_to_its_injected_balance_check(gathered):
+    from augmenter.reviews import ReviewBalance
+
+    kb, found = gathered
+    mem = _memory(kb, found)
+    asked = []
+
+    def memo(claim, cited, m):
+        asked.append((claim, list(cited)))
+        return "the memo says otherwise"
+
+    checks = ClaimsUtility(FastVerifier(), balance_check=memo).check(
+        mem, "The bathrooms at the Lensfield Hotel are clean."
+    )
+    assert checks[0].verdict == Verdict.NOT_ENOUGH_INFO and checks[0].reason == "the memo says otherwise"
+    assert asked and asked[0][1] == [r.id for r in checks[0].evidence]
+    assert isinstance(ClaimsUtility(FastVerifier()).balance_check, ReviewBalance)  # the default: the reviews' check
 
 
 def test_an_off_topic_answer_fails_with_what_was_asked(gathered):

@@ -147,6 +147,14 @@ def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
+def test_the_generic_state_policies_and_loop_import_nothing_of_the_reviews_room():
+    """What a kind of knowledge means (its label, its answer) its room declares through augmenter.memory's KINDS."""
+    graph = _graph()
+    generic = ("augmenter.memory", "augmenter.policies", "augmenter.agent")
+    found = sorted((a, b) for a, targets in graph.items() for b in targets if a.startswith(generic) and "reviews" in b)
+    assert found == []
+
+
 def test_rule_policies_need_neither_gymnasium_nor_torch():
     code = (
         "import sys, augmenter.policies; from augmenter.policies import LLMAugmenterPolicy; "

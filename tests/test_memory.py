@@ -57,3 +57,25 @@ def test_verdict_needs_an_unverified_candidate():
         pass
     else:
         raise AssertionError("expected ValueError")
+
+
+def test_a_snippet_shows_the_label_its_kind_declares_and_no_label_for_an_undeclared_kind():
+    from augmenter.memory import KINDS, KnowledgeKind, register_kind
+
+    register_kind("memo", KnowledgeKind(label=lambda s: f"Memo ({s.stance or 'plain'}): "))
+    try:
+        memo = Snippet(id="m", text="Lunch at one.", entity_name="TEAM", doc_type="memo", context=["ask Ann"])
+        assert memo.render() == "[TEAM] Memo (plain): Lunch at one. (ask Ann)"
+        assert Snippet(id="n", text="Lunch at one.", doc_type="note").render() == "Lunch at one."
+    finally:
+        del KINDS["memo"]
+
+
+def test_the_reviews_room_declares_how_faqs_and_review_sentences_show():
+    import augmenter.reviews  # noqa: F401  (declares its kinds on import)
+
+    review = Snippet(id="r", text="The beds were comfy.", entity_name="GONVILLE HOTEL", doc_type="review")
+    assert review.render() == "[GONVILLE HOTEL] Review: The beds were comfy."
+    assert review.model_copy(update={"stance": "negative"}).render().startswith("[GONVILLE HOTEL] Review (negative): ")
+    assert Snippet(id="f", text="Q: Parking? A: Free.", doc_type="faq").render() == "Q: Parking? A: Free."
+    assert "stance" in review.model_dump() and "label" not in review.model_dump()  # records carry no label

@@ -1,5 +1,6 @@
 import pytest
 
+import augmenter.reviews  # noqa: F401  (the room that declares how a review sentence shows in a prompt)
 from augmenter.errors import ConfigError
 from augmenter.memory import Snippet, Utterance, WorkingMemory
 from augmenter.prompts import PromptEngine, PromptTemplate

@@ -284,3 +284,26 @@ def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
     assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
     kept = VerdictWriter(FakeLLM(["Yes, guests found the view stunning.", judged(0.9, 0.05)]))
     assert kept.write("Is the view good?", views).written
+
+
+def test_an_accented_word_is_one_word_as_the_reviews_write_it():
+    """'décor' in the question is the reviews' 'decor', not the fragments 'd' and 'cor' the verdict may not use."""
+    from augmenter.verification.lexical import content_words, tokens
+
+    assert tokens("How nice is the indoor décor at the Café?") == [
+        "how",
+        "nice",
+        "is",
+        "the",
+        "indoor",
+        "decor",
+        "at",
+        "the",
+        "cafe",
+    ]
+    decor = [review("The decor was lovely and modern.", "positive", 1), review("Lovely decor.", "positive", 2, n=1)]
+    verdict = VerdictWriter(FakeLLM(["Yes, guests like the décor.", judged(0.9, 0.05)])).write(
+        "Is the indoor décor nice?", decor
+    )
+    assert verdict.written, verdict.problem
+    assert set(content_words("décor")) == set(content_words("decor"))

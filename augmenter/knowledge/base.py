@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.memory import Snippet
+from augmenter.reviews import kinds  # noqa: F401  (the FAQs and reviews read here show as their room declares)
 from augmenter.storage import json_error, read_jsonl
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from augmenter.errors import KnowledgeFormatError
 from augmenter.knowledge.base import KnowledgeBase
@@ -11,7 +10,8 @@ from augmenter.knowledge.linker import EntityLinker, EvidenceLinker, strip_names
 from augmenter.knowledge.ranking import interleave
 from augmenter.knowledge.retrievers import Retriever, tokenize
 from augmenter.memory import EntityMention, Snippet, Utterance
-from augmenter.settings import Count, Positive, Share
+from augmenter.reviews.evidence import OpinionSettings, with_opinions
+from augmenter.settings import Count, Positive
 
 
 class KnowledgeConsolidator:
@@ -28,10 +28,11 @@ class KnowledgeConsolidator:
     - the top `k` snippets become e;
     - with `review_window` or `faq_context` above 0, the evidence linker attaches to each review snippet its
       neighbouring review sentences and its entity's best FAQs for the query (`EvidenceLinker`);
-    - with `opinions`, the reviews found for a linked entity are replaced by every review sentence of it on the
-      question's aspect, each with its stance, after a line that counts the reviews on each side (the reviews room's
-      `with_opinions`; the `opinions_*` options are its `OpinionSettings`), only for the places the question names
-      when it names any, else for up to three linked ones; the other evidence found (FAQs) comes first.
+    - with `opinions` (the reviews room's `OpinionSettings`, or a node of them; false: the reviews as retrieved),
+      the reviews found for a linked entity are replaced by every review sentence of it on the question's aspect,
+      each with its stance, after a line that counts the reviews on each side (`with_opinions`), only for the
+      places the question names when it names any, else for up to three linked ones; the other evidence found
+      (FAQs) comes first.
     """
 
     def __init__(
@@ -44,14 +45,7 @@ class KnowledgeConsolidator:
         misspelt_names: bool = True,
         review_window: Count = 0,
         faq_context: Count = 0,
-        opinions: bool = True,
-        opinions_min_p: Share = 0.3,
-        opinions_max_sentences: Positive = 6,
-        opinions_stance: Literal["model", "llm"] = "model",
-        opinions_min_related: Share = 0.85,
-        opinions_min_about: Share | None = None,
-        opinions_min_about_side: Share | None = None,
-        opinions_about_by: Literal["question", "topic", "either"] = "question",
+        opinions: OpinionSettings | bool | None = OpinionSettings(),  # noqa: B008 (frozen: one shared default)
     ):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -74,20 +68,8 @@ class KnowledgeConsolidator:
                 f"{knowledge.source or 'the knowledge'}: no snippet has a word to search by "
                 "(only punctuation or stopwords)"
             )
-        self.opinions, self.opinion_settings = None, None  # the reviews' opinion gatherer and its settings
-        if opinions:
-            from augmenter.reviews.evidence import OpinionSettings
-
-            self.opinion_settings = OpinionSettings(
-                opinions_min_p,
-                opinions_max_sentences,
-                opinions_stance,
-                opinions_min_related,
-                opinions_min_about,
-                opinions_min_about_side,
-                opinions_about_by,
-            )
-            self.opinions = self.opinion_settings.gatherer(knowledge)
+        self.opinion_settings = OpinionSettings.of(opinions)  # the reviews' opinion gatherer and its settings
+        self.opinions = self.opinion_settings.gatherer(knowledge) if self.opinion_settings else None
         index = getattr(knowledge, "index_retriever", None)  # a document index loads its saved retrieval index
         if index is not None:
             index(self.retriever)
@@ -95,7 +77,7 @@ class KnowledgeConsolidator:
             self.retriever.index([s.text for s in knowledge.snippets])
 
     def use_llm(self, llm) -> None:
-        """The LLM the opinion gatherer's judge asks (with `opinions_stance="llm"`; the agent hands it over)."""
+        """The LLM the opinion gatherer's judge asks (with `opinions.stance="llm"`; the agent hands it over)."""
         if self.needs_llm:
             self.opinions.judge = self.opinion_settings.judge(llm)
 
@@ -155,8 +137,6 @@ class KnowledgeConsolidator:
         evidence = [self.kb.snippets[i].model_copy(update={"score": round(s, 4)}) for i, s in hits]
         if opinions and self.opinions is not None and self.focus_entities and entities:
             # the reviews on what is asked now (not on the history the fallback search added)
-            from augmenter.reviews.evidence import with_opinions
-
             evidence = with_opinions(self.opinions, focused, evidence, entities, q)
         if self.evidence_linker is not None:  # it weighs the entity's FAQs by their scores for the query
             evidence = self.evidence_linker.attach(evidence, self.retriever.scores(query))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
@@ -20,8 +22,8 @@ class Action(str, Enum):
 
 # How a turn's reply came about: `WorkingMemory.outcome`, and the `outcome` of eval records and served summaries.
 #   "answered"  a candidate the LLM drafted was sent as it is;
-#   "quoted"    the knowledge's own words were sent, quoted (an FAQ's answer, review sentences, a document's
-#               passage, or a candidate's claims replaced by the review sentences they rest on);
+#   "quoted"    the knowledge's own words were sent, quoted (the knowledge's answer or sentences, a document's
+#               passage, or a candidate's claims replaced by the sentences of knowledge they rest on);
 #   "partial"   no candidate passed the check: only the supported claims of the best one were sent;
 #   "abstained" nothing found answers the question for sure: the reply says so (with the best evidence found, or
 #               what contradicts the candidate) instead of guessing;
@@ -48,7 +50,7 @@ class Location(BaseModel):
     end: int | None = None
 
     def label(self) -> str:
-        """How a citation names it, e.g. `policies/travel.pdf, page 2, Travel Policy > Hotels`."""
+        """How a citation names it, e.g. `policies/travel.pdf, page 2, Travel Policy > Per Diem`."""
         parts = [self.path]
         if self.page is not None:
             parts.append(f"page {self.page}")
@@ -57,30 +59,52 @@ class Location(BaseModel):
         return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class KnowledgeKind:
+    """What a kind of knowledge (the `doc_type` of its snippets) declares to the generic state. `label`: what its
+    snippets show before their text in a prompt (None: nothing, the text alone). `answers`: whether a snippet of it
+    is the knowledge's own answer to the question (`WorkingMemory.knowledge_answers`; None: never)."""
+
+    label: Callable[[Snippet], str] | None = None
+    answers: Callable[[Snippet], bool] | None = None
+
+
+# The kinds of knowledge declared by the rooms that own them (`register_kind`), by doc_type; a snippet of a kind
+# no room declared shows its text alone.
+KINDS: dict[str, KnowledgeKind] = {}
+
+
+def register_kind(doc_type: str, kind: KnowledgeKind) -> None:
+    """Declare what snippets of `doc_type` show and whether one answers the question (see KnowledgeKind); the room
+    that owns the kind calls it on import."""
+    KINDS[doc_type] = kind
+
+
 class Snippet(BaseModel):
-    """One piece of knowledge: a FAQ, a review sentence, or a user's own passage (with its `location`)."""
+    """One piece of knowledge: a snippet of a knowledge base (`doc_type` names its kind, see KINDS), or a user's own
+    passage (with its `location`)."""
 
     id: str
     text: str
     domain: str | None = None
     entity_id: int | str | None = None
     entity_name: str | None = None
-    doc_type: str | None = None  # "faq", "review" or free text
+    doc_type: str | None = None  # the kind of knowledge (a kind in KINDS, or free text)
     doc_id: int | str | None = None
     sent_id: int | None = None
     score: float | None = None  # retrieval score, when it came from a retriever
     context: list[str] = Field(default_factory=list)  # linked context (the evidence linker's), shown after the text
-    stance: str | None = None  # a review sentence's stance on the question's aspect: positive, negative, neutral
+    stance: str | None = None  # its stance on the question's aspect (positive, negative, neutral), where read
     location: Location | None = None  # a document chunk's file, page, headings and span (augmenter.documents)
 
     def render(self) -> str:
-        """The snippet as the prompt shows it, e.g. `[GONVILLE HOTEL] Review: The beds were comfy.` (a review sentence
-        with its stance on the question: `Review (negative): ...`)."""
+        """The snippet as the prompt shows it: `[ENTITY NAME] `, the label its kind declares (see KnowledgeKind), the
+        text, then each linked context in parentheses."""
         prefix = f"[{self.entity_name}] " if self.entity_name else ""
-        review = f"Review ({self.stance}): " if self.stance else "Review: "
-        kind = {"faq": "", "review": review}.get(self.doc_type or "", "")
+        kind = KINDS.get(self.doc_type or "")
+        label = kind.label(self) if kind is not None and kind.label is not None else ""
         linked = "".join(f" ({c})" for c in self.context)
-        return f"{prefix}{kind}{self.text}{linked}"
+        return f"{prefix}{label}{self.text}{linked}"
 
 
 class Verdict(str, Enum):
@@ -191,6 +215,16 @@ class WorkingMemory(BaseModel):
     @property
     def has_candidate(self) -> bool:
         return bool(self.o)
+
+    @property
+    def knowledge_answers(self) -> bool:
+        """The evidence holds the knowledge's own answer to the question: a snippet its kind says answers it (see
+        KnowledgeKind.answers)."""
+        for s in self.e:
+            kind = KINDS.get(s.doc_type or "")
+            if kind is not None and kind.answers is not None and kind.answers(s):
+                return True
+        return False
 
     @property
     def has_unverified_candidate(self) -> bool:

@@ -1,14 +1,18 @@
 """Reviews in the turn's evidence: the opinion gatherer's settings (`OpinionSettings`, the consolidator's
-`opinions_*` options), the evidence with the gathered opinions in place of the retrieved review sentences
-(`with_opinions`), and whether they take a side on the question (`reviews_answer`, the rule policies' predicate).
+`opinions` node), the evidence with the gathered opinions in place of the retrieved review sentences
+(`with_opinions`), and whether the gathered line takes a side on the question (`takes_a_side`: the reviews' own
+answer, declared to the state as the "opinions" kind's, see `augmenter.reviews.kinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Literal
 
-from augmenter.memory import EntityMention, Snippet, WorkingMemory
+from augmenter.errors import ConfigError
+from augmenter.memory import EntityMention, Snippet
+from augmenter.settings import Positive, Share
 
 SIDES = ("positive", "negative", "mixed")
 
@@ -20,13 +24,30 @@ class OpinionSettings:
     `min_about`, and `about_by`: what its about-pass asks, see `ReviewJudge`); `min_about_side`: see
     `OpinionGatherer`."""
 
-    min_p: float = 0.3
-    max_sentences: int = 6
-    stance: str = "model"
-    min_related: float = 0.85
-    min_about: float | None = None
-    min_about_side: float | None = None
-    about_by: str = "question"
+    min_p: Share = 0.3
+    max_sentences: Positive = 6
+    stance: Literal["model", "llm"] = "model"
+    min_related: Share = 0.85
+    min_about: Share | None = None
+    min_about_side: Share | None = None
+    about_by: Literal["question", "topic", "either"] = "question"
+
+    @classmethod
+    def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
+        """The settings a consolidator's `opinions` option names: None when off (false or null), the defaults for
+        true, else the node's own (an unknown key is an error)."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"consolidator.opinions: true, false or a node of settings, got {value!r}")
+        known = [f.name for f in fields(cls)]
+        if unknown := sorted(set(value) - set(known)):
+            raise ConfigError(f"consolidator.opinions: no setting {unknown[0]!r}; settings: {', '.join(known)}")
+        return cls(**value)
 
     def gatherer(self, kb):
         """The opinion gatherer over `kb` (its judge is set by `judge` once an LLM is at hand)."""
@@ -40,7 +61,7 @@ class OpinionSettings:
             instead="consolidator.opinions=false utility=kf1 need no extra",
         )
         if self.stance not in ("model", "llm"):
-            raise ValueError(f"opinions_stance must be model or llm, got {self.stance!r}")
+            raise ValueError(f"opinions.stance must be model or llm, got {self.stance!r}")
         return OpinionGatherer(
             kb, min_p=self.min_p, max_sentences=self.max_sentences, min_about_side=self.min_about_side
         )
@@ -89,6 +110,7 @@ def with_opinions(
     return out
 
 
-def reviews_answer(mem: WorkingMemory) -> bool:
-    """Whether the evidence holds reviews that take a side on the question (the opinion gatherer's line)."""
-    return any(s.doc_type == "opinions" and s.stance in SIDES for s in mem.e)
+def takes_a_side(line: Snippet) -> bool:
+    """Whether the opinion gatherer's line (doc_type "opinions") counts reviews that take a side on the question:
+    then the reviews answer it."""
+    return line.stance in SIDES

@@ -4,14 +4,20 @@ unsupported or contradicted claim and quotes the evidence, so the revision can f
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from augmenter.extras import ENCODER, require
 from augmenter.memory import ClaimCheck, EvidenceRef, Verdict, WorkingMemory
+from augmenter.reviews import ReviewBalance
 from augmenter.settings import Cosine, Count, Positive, Share
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification import ClaimSplitter, EvidenceFinder
-from augmenter.verification.balance import one_sided
 from augmenter.verification.encoder import embed
 from augmenter.verification.verifiers import missing_words
+
+# Why a claim the verifier supports misstates the balance of the knowledge it rests on (None: it does not), given the
+# claim, the ids of its evidence (best first) and the Working Memory.
+BalanceCheck = Callable[[str, Iterable[str], WorkingMemory], str | None]
 
 FEEDBACK_HEAD = "Some claims in the response are not backed by the knowledge:"
 FEEDBACK_TAIL = (
@@ -28,12 +34,13 @@ class ClaimsUtility:
     claim is refuted and at least `threshold` of its claims are SUPPORTED; `gate=False` gives feedback to every
     candidate with a claim that is not SUPPORTED, whatever the threshold. `splitter`: "sentences" (no LLM call)
     or "llm" (the `claims` prompt, sentence split as the fallback); `k`, `similarity`, `max_evidence`: the
-    per-claim evidence (see EvidenceFinder). `balance`: a claim the verifier supports from reviews that the evidence
-    counts as mixed (the opinion gatherer's line) is not supported when it gives one side only, nor when it takes
-    the side no review on it takes (see augmenter.verification.balance). `max_missing`: a claim is SUPPORTED only if
-    at most this many of the words it adds (not the question's, not the place's name) are missing from its evidence
-    (None: no such gate): "a heated rooftop pool with a bar" against "an indoor heated pool" adds "rooftop" and
-    "bar", whatever the verifier's similarity says."""
+    per-claim evidence (see EvidenceFinder). `balance`: a claim the verifier supports is not supported when
+    `balance_check` says it misstates how the knowledge it rests on is split (by default the reviews' check,
+    `augmenter.reviews.ReviewBalance`: a claim from reviews that the evidence counts as mixed, the opinion gatherer's
+    line, that gives one side only, or that takes the side no review on it takes). `max_missing`: a claim is
+    SUPPORTED only if at most this many of the words it adds (not the question's, not the place's name) are missing
+    from its evidence (None: no such gate): "a heated rooftop pool with a bar" against "an indoor heated pool" adds
+    "rooftop" and "bar", whatever the verifier's similarity says."""
 
     name = "claims"
     checks_claims = True  # the executor sends only candidates this utility verified (see Executor._send)
@@ -53,6 +60,7 @@ class ClaimsUtility:
         max_claims: Positive = 8,
         balance: bool = True,
         max_missing: Count | None = None,
+        balance_check: BalanceCheck | None = None,
     ):
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold is a share of supported claims in [0, 1], got {threshold}")
@@ -64,7 +72,7 @@ class ClaimsUtility:
         self.splitter = ClaimSplitter(splitter, llm, prompts, max_claims=max_claims)
         self.finder = EvidenceFinder(consolidator, k=k, similarity=similarity, max_units=max_evidence)
         self.threshold, self.gate, self.max_claims, self.balance = threshold, gate, max_claims, balance
-        self._stance = None
+        self.balance_check: BalanceCheck = balance_check if balance_check is not None else ReviewBalance()
 
     def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
         """Every sentence: what was asked is the answers check's to judge (`utility=grounded` combines them)."""
@@ -99,7 +107,7 @@ class ClaimsUtility:
                     verdict, p = Verdict.NOT_ENOUGH_INFO, min(p, 0.5)
                     reason = f"the knowledge does not say: {', '.join(added)}"
             if verdict == Verdict.SUPPORTED and self.balance:
-                skew = one_sided(claim, [r.id for r in refs], mem, self._claim_stance(claim, mem))
+                skew = self.balance_check(claim, [r.id for r in refs], mem)
                 if skew:
                     verdict, p, reason = Verdict.NOT_ENOUGH_INFO, min(p, 0.5), skew
             checks.append(
@@ -115,19 +123,6 @@ class ClaimsUtility:
             for claim in unchecked
         ]
         return checks
-
-    def _claim_stance(self, claim: str, mem: WorkingMemory, sure: float = 0.85):
-        """The claim's own stance (positive / negative / neutral) when the evidence holds an opinion count and the
-        stance model is at least `sure` of it (it is right on 80% of review clauses: a reversal is read only where
-        it is confident)."""
-        if not any(s.doc_type == "opinions" for s in mem.e):
-            return None
-        if self._stance is None:
-            from augmenter.reviews.opinions import StanceModel
-
-            self._stance = StanceModel.load()
-        stance, p = self._stance.predict([claim])[0]
-        return stance if p >= sure else None
 
     @staticmethod
     def score_of(checks: list[ClaimCheck]) -> float:

@@ -4,6 +4,7 @@ that the evidence lacks or contradicts. Pure Python, microseconds per claim."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import Stemmer  # PyStemmer: Snowball stemmers
@@ -115,7 +116,9 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z'’]+(?:\s+[A-Z][a-z'’]+)*
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens, apostrophes folded ("doesn't" -> "doesnt")."""
+    """Lower-case word tokens, apostrophes and accents folded ("doesn't" -> "doesnt", "décor" -> "decor")."""
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return _TOKEN.findall(text.lower().replace("'", "").replace("’", ""))
 
 

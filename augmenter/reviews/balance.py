@@ -1,13 +1,18 @@
 """Claims that summarise reviews, held against how the reviews on the question are split (the claim set's
 labelling rules: "a summary of mixed reviews that picks one side only is S if at least one review says it and none
-says otherwise, else U"). The split comes from the opinion gatherer's line in the evidence (doc_type "opinions")."""
+says otherwise, else U"). The split comes from the opinion gatherer's line in the evidence (doc_type "opinions").
+`ReviewBalance` is the check the claims utility asks of a supported claim (`augmenter.utilities.ClaimsUtility`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from augmenter.memory import WorkingMemory
+
+if TYPE_CHECKING:
+    from augmenter.reviews.opinions import StanceModel
 
 # words that say a claim gives both sides of the reviews (a contrast, or that opinion is split): "one said", "some
 # guests" or "most" alone still give one side, which the rules call unsupported when the reviews are mixed
@@ -43,3 +48,28 @@ def one_sided(claim: str, cited: Iterable[str], mem: WorkingMemory, stance: str 
         if stance in ("positive", "negative") and digest.stance in ("positive", "negative") and stance != digest.stance:
             return f"the reviews on this are {digest.stance} ({digest.text.rstrip('.')})"
     return None
+
+
+class ReviewBalance:
+    """Why a supported claim misstates how the reviews it rests on are split (None if it does not): `one_sided`, with
+    the claim's own stance read by the stored stance model when the evidence holds an opinion count and the model
+    is at least `sure` of it (it is right on 80% of review clauses: a reversal is read only where it is confident).
+    The model is loaded on first use."""
+
+    def __init__(self, sure: float = 0.85):
+        self.sure = sure
+        self._stance: StanceModel | None = None
+
+    def __call__(self, claim: str, cited: Iterable[str], mem: WorkingMemory) -> str | None:
+        return one_sided(claim, cited, mem, self.claim_stance(claim, mem))
+
+    def claim_stance(self, claim: str, mem: WorkingMemory) -> str | None:
+        """The claim's own stance (positive / negative / neutral), or None (no opinion count, or not sure)."""
+        if not any(s.doc_type == "opinions" for s in mem.e):
+            return None
+        if self._stance is None:
+            from augmenter.reviews.opinions import StanceModel
+
+            self._stance = StanceModel.load()
+        stance, p = self._stance.predict([claim])[0]
+        return stance if p >= self.sure else None
