@@ -36,6 +36,7 @@ ADDED_OPTIONS: dict[str, dict[str, object]] = {
         "faq_context": 0,
         "_target_": "augmenter.knowledge.KnowledgeConsolidator",
         "opinions_about_by": "question",
+        "opinions_praise_about": None,
     },
     "executor": {"unsupported": "supported_part", "fewshot_guard": False},
 }

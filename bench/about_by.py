@@ -127,8 +127,15 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
             "cross_validated": kept_figures(kept_cv),
             "at": {f"{x:.2f}": kept_figures(on_a_side & (p >= x)) for x in (0.5, 0.65, 0.85)},
         }
+    either = on_a_side & (about["either"] >= 0.85)
+    out["either >= 0.85, praise also the question's pass >= x (opinions.praise_about)"] = {
+        f"{x:.2f}": kept_figures(either & ~((side == "praise") & (q < x))) for x in (0.5, 0.65, 0.85)
+    }
     out["turns: counted sides against the labelled ones"] = {
         f"{way} >= {x:.2f}": turn_sides(rows, judged, way, x) for way in WAYS for x in (0.65, 0.85)
+    }
+    out["turns: either >= 0.85, praise also the question's pass >= x (opinions.praise_about)"] = {
+        f"{x:.2f}": turn_sides(rows, judged, "either", 0.85, praise_about=x) for x in (0.5, 0.65, 0.85)
     }
     out["topics (first 10 questions)"] = dict(
         list({r["question"]: judged[r["pair"]]["topic"] for r in rows}.items())[:10]
@@ -136,9 +143,12 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
     return out
 
 
-def turn_sides(rows: list[dict], judged: dict[str, dict], way: str, threshold: float) -> dict[str, int]:
+def turn_sides(
+    rows: list[dict], judged: dict[str, dict], way: str, threshold: float, praise_about: float | None = None
+) -> dict[str, int]:
     """Per turn: the sides counted (a sentence the stance judge puts on a side with P(related) >= 0.85 and an
-    about-pass >= `threshold`) against the sides its labelled sentences take."""
+    about-pass >= `threshold`; praise, with `praise_about`, also the question's own pass >= it) against the sides
+    its labelled sentences take."""
     turns = defaultdict(list)
     for r in rows:
         turns[r["turn"]].append(r)
@@ -150,8 +160,10 @@ def turn_sides(rows: list[dict], judged: dict[str, dict], way: str, threshold: f
             j = judged[r["pair"]]
             d = j["dist"]
             about = {"question": j["about"], "topic": j["about_topic"], "either": max(j["about"], j["about_topic"])}
-            if 1 - d["unrelated"] >= 0.85 and about[way] >= threshold:
-                counted.add("praise" if d["praise"] >= d["complaint"] else "complaint")
+            side = "praise" if d["praise"] >= d["complaint"] else "complaint"
+            barred = praise_about is not None and side == "praise" and j["about"] < praise_about
+            if 1 - d["unrelated"] >= 0.85 and about[way] >= threshold and not barred:
+                counted.add(side)
         if not counted:
             out["none"] += 1
         elif counted == labelled:
@@ -173,7 +185,13 @@ def main() -> None:
     result = report(rows, judge_all(rows, args.llm), args.llm)
     path = ROOT / "bench" / "results" / "about_by.json"
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    shown = ("stance judge alone (P(related) >= 0.85)", *WAYS, "turns: counted sides against the labelled ones")
+    shown = (
+        "stance judge alone (P(related) >= 0.85)",
+        *WAYS,
+        "either >= 0.85, praise also the question's pass >= x (opinions.praise_about)",
+        "turns: counted sides against the labelled ones",
+        "turns: either >= 0.85, praise also the question's pass >= x (opinions.praise_about)",
+    )
     json.dump({k: result[k] for k in shown}, sys.stdout, indent=1)
     print(f"\n-> {path.relative_to(ROOT)}")
 

@@ -307,3 +307,46 @@ def test_an_accented_word_is_one_word_as_the_reviews_write_it():
     )
     assert verdict.written, verdict.problem
     assert set(content_words("décor")) == set(content_words("decor"))
+
+
+def test_praise_may_need_the_questions_own_about_pass_and_complaints_the_topics():
+    """General praise passes the topic's pass alone ("This hotel is awesome" for comfortable beds): with
+    `asked_at_least` a sentence counts only where the question's pass reaches that bar too."""
+    from augmenter.reviews.judge import ReviewJudge
+
+    def about(yes):
+        return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+
+    sentences = ["This hotel is awesome.", "The beds were so comfy.", "Lovely staff."]
+    # question's pass 0.1 (below the bar: no topic pass), then 0.6 (topic's asked: 0.95), stop there
+    llm = FakeLLM(["bed comfort", about(0.1), about(0.6), about(0.95)])
+    seen = ReviewJudge(llm, about_by="either").about_each("Are the beds comfy?", sentences, 0.85, asked_at_least=0.5)
+    assert seen == pytest.approx([0.1, 0.95])
+    asked = [call[-1]["content"] for call in llm.calls[1:]]
+    assert [a.startswith("Topic: bed comfort") for a in asked] == [False, False, True]
+    # without the bar, the topic's pass alone would have let the general praise lead
+    llm = FakeLLM(["bed comfort", about(0.9), about(0.1)])
+    assert ReviewJudge(llm, about_by="either").about_each("Are the beds comfy?", sentences, 0.85) == pytest.approx(
+        [0.9]
+    )
+
+
+def test_the_gatherer_asks_the_bar_of_praise_only():
+    from augmenter.reviews.opinions import OpinionGatherer
+
+    class Judge:
+        min_about = 0.85
+
+        def __init__(self):
+            self.bars = {}
+
+        def about_each(self, question, sentences, enough, asked_at_least=None):
+            self.bars[sentences[0]] = asked_at_least
+            return [0.9]
+
+    gatherer = OpinionGatherer.__new__(OpinionGatherer)
+    gatherer.judge, gatherer.min_about_side, gatherer.praise_about = Judge(), None, 0.5
+    reviews = [review("The beds were comfy.", None, 1), review("The bed was hard.", None, 2, n=1)]
+    keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1], ["positive", "negative"])
+    assert keep == [0, 1] and stances == ["positive", "negative"]
+    assert gatherer.judge.bars == {"The beds were comfy.": 0.5, "The bed was hard.": None}

@@ -21,8 +21,8 @@ SIDES = ("positive", "negative", "mixed")
 class OpinionSettings:
     """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
     their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
-    `min_about`, and `about_by`: what its about-pass asks, see `ReviewJudge`); `min_about_side`: see
-    `OpinionGatherer`."""
+    `min_about`, and `about_by`: what its about-pass asks, see `ReviewJudge`); `min_about_side` and
+    `praise_about`: see `OpinionGatherer`."""
 
     min_p: Share = 0.3
     max_sentences: Positive = 6
@@ -31,6 +31,7 @@ class OpinionSettings:
     min_about: Share | None = None
     min_about_side: Share | None = None
     about_by: Literal["question", "topic", "either"] = "question"
+    praise_about: Share | None = None
 
     @classmethod
     def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
@@ -63,7 +64,11 @@ class OpinionSettings:
         if self.stance not in ("model", "llm"):
             raise ValueError(f"opinions.stance must be model or llm, got {self.stance!r}")
         return OpinionGatherer(
-            kb, min_p=self.min_p, max_sentences=self.max_sentences, min_about_side=self.min_about_side
+            kb,
+            min_p=self.min_p,
+            max_sentences=self.max_sentences,
+            min_about_side=self.min_about_side,
+            praise_about=self.praise_about,
         )
 
     @property

@@ -92,10 +92,18 @@ class ReviewJudge:
         `review_about`, or of the question's topic: `about_by`); 0.5 when neither is seen."""
         return self.about_each(question, [sentence], enough=math.inf)[0]
 
-    def about_each(self, question: str, sentences: Sequence[str], enough: float) -> list[float]:
+    def about_each(
+        self, question: str, sentences: Sequence[str], enough: float, asked_at_least: float | None = None
+    ) -> list[float]:
         """`about` of each sentence in order, up to the first that reaches `enough` (the rest are not asked). Each
         pass runs over the sentences in a row, so that the model reuses its prompt's prefix (with "either", the
-        topic's pass first, then the question's up to where the topic's reached `enough`)."""
+        topic's pass first, then the question's up to where the topic's reached `enough`).
+
+        `asked_at_least` (with a topic's pass): a sentence counts only where the question's own pass reaches it too
+        (its score is the question's pass where that falls short): the topic's pass keeps general praise ("This
+        hotel is awesome" for comfortable beds) that the question's does not."""
+        if asked_at_least is not None and self.about_by != "question":
+            return self._walk_both(question, sentences, enough, asked_at_least)
         if self.about_by == "question":
             return self._walk([self.about_prompt.render(q=question, sentence=s) for s in sentences], enough)
         topic = self.topic(question)
@@ -106,6 +114,20 @@ class ReviewJudge:
             [self.about_prompt.render(q=question, sentence=s) for s in sentences[: len(on_topic)]], enough
         )
         return [max(t, q) for t, q in zip(on_topic, asked)]  # shorter where the question's pass reached it first
+
+    def _walk_both(self, question: str, sentences: Sequence[str], enough: float, asked_at_least: float) -> list[float]:
+        """Per sentence, the question's pass, then (where it reaches `asked_at_least` but not `enough`) the topic's;
+        up to the first sentence that reaches `enough`."""
+        topic, seen = self.topic(question), []
+        for sentence in sentences:
+            asked = self._yes(self.about_prompt.render(q=question, sentence=sentence))
+            if asked_at_least <= asked < enough:
+                on_topic = self._yes(self.about_topic_prompt.render(topic=topic, sentence=sentence))
+                asked = max(asked, on_topic) if self.about_by == "either" else on_topic
+            seen.append(asked)
+            if asked >= enough:
+                break
+        return seen
 
     def _walk(self, prompts: list, enough: float) -> list[float]:
         seen: list[float] = []

@@ -133,7 +133,12 @@ class OpinionGatherer:
     counts when one reaches this, led by its best; sentences the stored classifier finds neutral (a reviewer's "We
     stayed at X") are not put to the judge; and each sentence is judged, and kept, as its fragment closest in meaning
     to the question ("the very small portion sizes of food" of a sentence that goes on about drinks and the view), so
-    that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews."""
+    that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews.
+
+    `praise_about` (with a judge whose about-pass also asks of the topic): a praise sentence leads its side only when
+    the question's own about-pass reaches this too; complaints keep the topic's pass, which finds those the
+    question's misses ("it is quite noisy" for "Is it quiet?"), while praise in general ("I'll definitely be coming
+    back" for value) passes the topic's alone."""
 
     def __init__(
         self,
@@ -144,13 +149,14 @@ class OpinionGatherer:
         max_sentences: int = 6,
         judge=None,
         min_about_side: float | None = None,
+        praise_about: float | None = None,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
         if min_about_side is not None and not 0.0 <= min_about_side <= 1.0:
             raise ValueError(f"opinions: min_about_side is a probability in [0, 1], got {min_about_side}")
         self.kb, self.min_p, self.max_sentences, self.judge = kb, min_p, max_sentences, judge
-        self.min_about_side = min_about_side
+        self.min_about_side, self.praise_about = min_about_side, praise_about
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -168,7 +174,8 @@ class OpinionGatherer:
         out_keep, out_stances = [], []
         for side in ("positive", "negative"):
             mine = [i for i, st in zip(keep, stances) if st == side]
-            seen = self.judge.about_each(question, [reviews[i].text for i in mine], self.judge.min_about)
+            asked = self.praise_about if side == "positive" else None
+            seen = self.judge.about_each(question, [reviews[i].text for i in mine], self.judge.min_about, asked)
             lead = len(seen) - 1 if seen and seen[-1] >= self.judge.min_about else None
             if lead is None and self.min_about_side is not None and seen and max(seen) >= self.min_about_side:
                 lead = int(np.argmax(seen))
