@@ -11,7 +11,6 @@ allows end the run with `EvalFailed`. The evaluator gets its agent and task buil
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,7 +36,7 @@ from augmenter.eval.tasks import GroundedDialogueTask, Task
 from augmenter.fingerprint import normalized, system_config
 from augmenter.memory import Snippet
 from augmenter.redact import redact, redact_data
-from augmenter.storage import make_dir, write_atomic
+from augmenter.storage import content_hash, make_dir, write_atomic
 from augmenter.tasks.base import Turn, seeded_sample
 from augmenter.text import one_line
 
@@ -84,7 +83,7 @@ def run_dir(cfg: DictConfig) -> Path:
     else:
         sample += "".join(f"-minus{_sample_name(s)}" for s in excluded)
     if len(sample) > MAX_SAMPLE_NAME:  # a folder name has at most 255 bytes: keep its start and a digest of the rest
-        sample = f"{sample[: MAX_SAMPLE_NAME - 13]}-{hashlib.sha256(sample.encode()).hexdigest()[:12]}"
+        sample = f"{sample[: MAX_SAMPLE_NAME - 13]}-{content_hash(sample, length=12)}"
     return Path(ev.out_dir) / sample / str(cfg.name)
 
 
