@@ -188,6 +188,19 @@ def test_the_linker_names_an_entity_by_the_longest_of_its_names_the_text_holds()
     assert [m.surface for m in linker.link("Is the Riverside quiet?")] == ["the riverside"]
 
 
+def test_an_address_names_a_street_not_the_place_of_that_name(dstc11_kb):
+    """ "32 Bridge Street" linked Bridge Guest House (its alias "bridge"), and a question on the restaurant the system
+    had just suggested was answered with the guest house's reviews (labelled wrong_entity, dev dialogue 1107)."""
+    linker = EntityLinker(dstc11_kb.entities)
+    history = [
+        Utterance(speaker="S", text="Might I suggest Caffe Uno?"),
+        Utterance(speaker="U", text="What is the address of that place?"),
+        Utterance(speaker="S", text="It is located at 32 Bridge Street City Centre."),
+    ]
+    assert [m.name for m in linker.link("Does it have a nice view?", history)] == ["CAFFE UNO"]
+    assert [m.name for m in linker.link("Is the Bridge quiet?")] == ["BRIDGE GUEST HOUSE"]
+
+
 def test_a_places_own_name_names_it_alone(dstc11_kb):
     """DSTC11's entity mapping lists "nandos" among Nandos City Centre's aliases: "Nandos" linked both restaurants,
     and answers quoted the other one's guests (labelled wrong_entity, dev dialogues 791 and 1989)."""

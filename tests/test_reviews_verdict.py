@@ -350,3 +350,66 @@ def test_the_gatherer_asks_the_bar_of_praise_only():
     keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1], ["positive", "negative"])
     assert keep == [0, 1] and stances == ["positive", "negative"]
     assert gatherer.judge.bars == {"The beds were comfy.": 0.5, "The bed was hard.": None}
+
+
+def test_a_verdict_after_another_places_faq_names_its_place():
+    """The FAQ of Fitzbillies answered first, then the verdict of Midsummer House's reviews without its name: the
+    labellers read the quote as Fitzbillies' (wrong_entity, dev dialogue 752)."""
+    faq = Snippet(
+        id="restaurant:2:faq:1",
+        text="Q: Do you serve alcohol? A: Fitzbillies Restaurant does serve alcohol.",
+        domain="restaurant",
+        entity_id=2,
+        entity_name="FITZBILLIES RESTAURANT",
+        doc_type="faq",
+    )
+    digest = Snippet(
+        id="opinions:restaurant:1",
+        text="Reviews that mention this: 1 (1 positive).",
+        domain="restaurant",
+        entity_id=1,
+        entity_name="MIDSUMMER HOUSE RESTAURANT",
+        doc_type="opinions",
+        stance="positive",
+    )
+    drinks = review("They had a wide variety of non-alcoholic options.", "positive", domain="restaurant")
+    drinks = drinks.model_copy(update={"entity_name": "MIDSUMMER HOUSE RESTAURANT"})
+    mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[faq, digest, drinks])
+    writer = VerdictWriter(FakeLLM(["Yes, diners had a wide variety of non-alcoholic options.", judged(0.9, 0.05)]))
+    reply = composed_reply(mem, [faq], verdict=writer.write)
+    assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, diners")
+    assert composed_reply(mem, [faq]).startswith(
+        "Fitzbillies Restaurant does serve alcohol. At Midsummer House Restaurant, a diner wrote:"
+    )
+    own = faq.model_copy(update={"entity_id": 1, "entity_name": "MIDSUMMER HOUSE RESTAURANT"})
+    assert "Midsummer House Restaurant:" not in composed_reply(
+        mem,
+        [own],
+        verdict=VerdictWriter(
+            FakeLLM(["Yes, diners had a wide variety of non-alcoholic options.", judged(0.9, 0.05)])
+        ).write,
+    )
+
+
+def test_the_sentences_after_a_sides_lead_are_counted_only_on_the_question():
+    """ "This hotel is awesome!" came after the lead on the beds and was counted among the praise of them."""
+    from augmenter.reviews.opinions import OpinionGatherer
+
+    class Judge:
+        min_about = 0.85
+        scores = {"The beds were comfy.": 0.9, "This hotel is awesome!": 0.2, "Great mattress.": 0.9}
+
+        def about_each(self, question, sentences, enough, asked_at_least=None):
+            out = []
+            for s in sentences:
+                out.append(self.scores[s])
+                if out[-1] >= enough:
+                    break
+            return out
+
+    gatherer = OpinionGatherer.__new__(OpinionGatherer)
+    gatherer.judge, gatherer.min_about_side, gatherer.praise_about = Judge(), None, None
+    texts = ["The beds were comfy.", "This hotel is awesome!", "Great mattress."]
+    reviews = [review(t, None, n, n=n) for n, t in enumerate(texts)]
+    keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1, 2], ["positive"] * 3)
+    assert keep == [0, 2] and stances == ["positive", "positive"]

@@ -13,6 +13,7 @@ split instead of summarising whichever few sentences retrieval happened to find.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -170,8 +171,10 @@ class OpinionGatherer:
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
         order; the sentences before it, which do not, are dropped), and a side with no such sentence dropped whole:
         the sentence a reply quotes for a side, and the side itself, are then on the question (with `min_about_side`,
-        a side whose best sentence reaches only that is led by it)."""
+        a side whose best sentence reaches only that is led by it). The sentences after a lead are asked too and
+        kept where they reach `min_about_side` (else `min_about`): what is counted is on the question as well."""
         out_keep, out_stances = [], []
+        bar = self.min_about_side if self.min_about_side is not None else self.judge.min_about
         for side in ("positive", "negative"):
             mine = [i for i, st in zip(keep, stances) if st == side]
             asked = self.praise_about if side == "positive" else None
@@ -179,9 +182,17 @@ class OpinionGatherer:
             lead = len(seen) - 1 if seen and seen[-1] >= self.judge.min_about else None
             if lead is None and self.min_about_side is not None and seen and max(seen) >= self.min_about_side:
                 lead = int(np.argmax(seen))
-            if lead is not None:
-                out_keep += mine[lead:]
-                out_stances += [side] * len(mine[lead:])
+            if lead is None:
+                continue
+            score = dict(zip(mine, seen))
+            unasked = mine[len(seen) :]
+            if unasked:
+                score.update(
+                    zip(unasked, self.judge.about_each(question, [reviews[i].text for i in unasked], math.inf, asked))
+                )
+            tail = [i for i in mine[lead + 1 :] if score[i] >= bar]
+            out_keep += [mine[lead], *tail]
+            out_stances += [side] * (1 + len(tail))
         order = {i: n for n, i in enumerate(keep)}  # back in relevance order
         pairs = sorted(zip(out_keep, out_stances), key=lambda pair: order[pair[0]])
         return [i for i, _ in pairs], [st for _, st in pairs]

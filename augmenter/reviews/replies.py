@@ -122,11 +122,15 @@ def composed_reply(
         for s in answering_reviews:
             best.setdefault((s.domain, s.entity_id), s)
         places = [(s, None) for s in best.values()]
+    faq = answering_faqs[0] if answering_faqs else None
+    faq_of = (faq.domain, faq.entity_id) if faq is not None and faq.entity_id is not None else None
     for ref, sentences in places:
-        place = place_name(mem, ref) if len(places) > 1 or not parts else ""
+        # the place is named where the reply speaks of several, or after a FAQ answer of another place
+        elsewhere = len(places) > 1 or (faq_of is not None and faq_of != (ref.domain, ref.entity_id))
+        place = place_name(mem, ref) if elsewhere or not parts else ""
         judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
         if judged is not None:
-            parts.append(verdict_first(judged, place_name(mem, ref) if len(places) > 1 else ""))
+            parts.append(verdict_first(judged, place_name(mem, ref) if elsewhere else ""))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
