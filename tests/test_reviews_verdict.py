@@ -37,6 +37,28 @@ def judged(praise, complaint):
     )
 
 
+def digest(entity_id=1, name="Acorn Guest House", domain="hotel", said="2 (2 positive)"):
+    """The opinion gatherer's line of one place: how many reviews on each side."""
+    return Snippet(
+        id=f"opinions:{domain}:{entity_id}",
+        text=f"Reviews that mention this: {said}.",
+        domain=domain,
+        entity_id=entity_id,
+        entity_name=name,
+        doc_type="opinions",
+        stance="positive",
+    )
+
+
+def bare_gatherer(judge, praise_about=None):
+    """An opinion gatherer with only what `_verified` reads: its judge and bars."""
+    from augmenter.reviews.opinions import OpinionGatherer
+
+    gatherer = OpinionGatherer.__new__(OpinionGatherer)
+    gatherer.judge, gatherer.min_about_side, gatherer.praise_about = judge, None, praise_about
+    return gatherer
+
+
 VIEWS = [
     review("The view from our room was stunning.", "positive", 1),
     review("We loved the view over the river at sunset.", "positive", 2, n=1),
@@ -188,16 +210,7 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
 
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
-    digest = Snippet(
-        id="opinions:hotel:1",
-        text="Reviews that mention this: 2 (2 positive).",
-        domain="hotel",
-        entity_id=1,
-        entity_name="Acorn Guest House",
-        doc_type="opinions",
-        stance="positive",
-    )
-    mem = WorkingMemory(q="Does the room have a good view?", e=[digest, *VIEWS])
+    mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
     writer = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
     assert reply == ('Yes, guests loved the view from the room. A guest wrote: "The view from our room was stunning".')
@@ -332,8 +345,6 @@ def test_praise_may_need_the_questions_own_about_pass_and_complaints_the_topics(
 
 
 def test_the_gatherer_asks_the_bar_of_praise_only():
-    from augmenter.reviews.opinions import OpinionGatherer
-
     class Judge:
         min_about = 0.85
 
@@ -344,8 +355,7 @@ def test_the_gatherer_asks_the_bar_of_praise_only():
             self.bars[sentences[0]] = asked_at_least
             return [0.9]
 
-    gatherer = OpinionGatherer.__new__(OpinionGatherer)
-    gatherer.judge, gatherer.min_about_side, gatherer.praise_about = Judge(), None, 0.5
+    gatherer = bare_gatherer(Judge(), praise_about=0.5)
     reviews = [review("The beds were comfy.", None, 1), review("The bed was hard.", None, 2, n=1)]
     keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1], ["positive", "negative"])
     assert keep == [0, 1] and stances == ["positive", "negative"]
@@ -363,37 +373,26 @@ def test_a_verdict_after_another_places_faq_names_its_place():
         entity_name="FITZBILLIES RESTAURANT",
         doc_type="faq",
     )
-    digest = Snippet(
-        id="opinions:restaurant:1",
-        text="Reviews that mention this: 1 (1 positive).",
-        domain="restaurant",
-        entity_id=1,
-        entity_name="MIDSUMMER HOUSE RESTAURANT",
-        doc_type="opinions",
-        stance="positive",
-    )
+    line = digest(name="MIDSUMMER HOUSE RESTAURANT", domain="restaurant", said="1 (1 positive)")
     drinks = review("They had a wide variety of non-alcoholic options.", "positive", domain="restaurant")
     drinks = drinks.model_copy(update={"entity_name": "MIDSUMMER HOUSE RESTAURANT"})
-    mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[faq, digest, drinks])
-    writer = VerdictWriter(FakeLLM(["Yes, diners had a wide variety of non-alcoholic options.", judged(0.9, 0.05)]))
-    reply = composed_reply(mem, [faq], verdict=writer.write)
+    mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[faq, line, drinks])
+
+    def verdict(question, sentences):
+        draft = "Yes, diners had a wide variety of non-alcoholic options."
+        return VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write(question, sentences)
+
+    reply = composed_reply(mem, [faq], verdict=verdict)
     assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, diners")
     assert composed_reply(mem, [faq]).startswith(
         "Fitzbillies Restaurant does serve alcohol. At Midsummer House Restaurant, a diner wrote:"
     )
     own = faq.model_copy(update={"entity_id": 1, "entity_name": "MIDSUMMER HOUSE RESTAURANT"})
-    assert "Midsummer House Restaurant:" not in composed_reply(
-        mem,
-        [own],
-        verdict=VerdictWriter(
-            FakeLLM(["Yes, diners had a wide variety of non-alcoholic options.", judged(0.9, 0.05)])
-        ).write,
-    )
+    assert "Midsummer House Restaurant:" not in composed_reply(mem, [own], verdict=verdict)
 
 
 def test_the_sentences_after_a_sides_lead_are_counted_only_on_the_question():
     """ "This hotel is awesome!" came after the lead on the beds and was counted among the praise of them."""
-    from augmenter.reviews.opinions import OpinionGatherer
 
     class Judge:
         min_about = 0.85
@@ -407,8 +406,7 @@ def test_the_sentences_after_a_sides_lead_are_counted_only_on_the_question():
                     break
             return out
 
-    gatherer = OpinionGatherer.__new__(OpinionGatherer)
-    gatherer.judge, gatherer.min_about_side, gatherer.praise_about = Judge(), None, None
+    gatherer = bare_gatherer(Judge())
     texts = ["The beds were comfy.", "This hotel is awesome!", "Great mattress."]
     reviews = [review(t, None, n, n=n) for n, t in enumerate(texts)]
     keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1, 2], ["positive"] * 3)

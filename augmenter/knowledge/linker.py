@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from augmenter.knowledge.base import Entity, KnowledgeBase
 from augmenter.memory import EntityMention, Snippet, Utterance
 
-_STREETS = {"street", "st", "road", "rd", "lane", "avenue", "ave"}  # the word after a name in an address
+_STREET = re.compile(r" (?:street|st|road|rd|lane|avenue|ave)\b")  # the word after a name in an address
 _GENERIC = {"hotel", "hotels", "restaurant", "restaurants", "guest house", "guesthouse", "the", "lodge", "house"}
 
 
@@ -121,7 +121,7 @@ class EntityLinker:
             return []
         seen, found, norm = set(), [], _norm(text)
         for m in self._pattern.finditer(norm):
-            if norm[m.end() :].split()[:1] and norm[m.end() :].split()[0] in _STREETS:
+            if _STREET.match(norm, m.end()):
                 continue  # an address ("32 Bridge Street") names a street, not the place called Bridge
             for ent in self._table[m.group(1)]:
                 key = (ent.domain, ent.entity_id)

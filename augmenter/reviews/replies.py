@@ -127,10 +127,11 @@ def composed_reply(
     for ref, sentences in places:
         # the place is named where the reply speaks of several, or after a FAQ answer of another place
         elsewhere = len(places) > 1 or (faq_of is not None and faq_of != (ref.domain, ref.entity_id))
-        place = place_name(mem, ref) if elsewhere or not parts else ""
+        name = place_name(mem, ref)
+        place = name if elsewhere or not parts else ""
         judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
         if judged is not None:
-            parts.append(verdict_first(judged, place_name(mem, ref) if elsewhere else ""))
+            parts.append(verdict_first(judged, name if elsewhere else ""))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
