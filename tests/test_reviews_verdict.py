@@ -80,29 +80,29 @@ def test_the_side_of_the_sentences():
 
 
 def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
-    llm = FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
-    assert verdict.written and verdict.text == "Yes, guests loved the view from the room."
-    assert "Begin with Yes," in llm.calls[0][-1]["content"]
+    assert verdict.written and verdict.text == "Yes, two guests loved the view from the room."
+    assert 'Begin with "Yes, two guests"' in llm.calls[0][-1]["content"]
 
 
 @pytest.mark.parametrize(
     "draft, problem",
     [
-        ("Yes, guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
+        ("Yes, two guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
         ("Yes, 3 guests loved the view.", "a number"),
-        ("Yes, guests at Hilton loved the view.", "a name"),
+        ("Yes, two guests at Hilton loved the view.", "a name"),
         ("Yes.", "does not say what the reviewers think"),
     ],
 )
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Guests who mention it speak well of it."
+    assert verdict.text == "Two guests speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["Yes, guests complained about the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["Yes, two guests complained about the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
@@ -114,7 +114,7 @@ WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "
     "draft, problem",
     [
         ("Diners think the restaurant does not serve alcohol.", "words the reviews do not use"),  # the question's
-        ("No, diners complained about the alcoholic drink menu.", "a No"),
+        ("No, a diner complained about the alcoholic drink menu.", "a No"),
     ],
 )
 def test_complaints_are_no_no(draft, problem):
@@ -122,10 +122,34 @@ def test_complaints_are_no_no(draft, problem):
     llm = FakeLLM([draft, judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("Does the restaurant serve alcohol?", WINE)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Diners who mention it complain about it."
+    assert verdict.text == "A diner complains about it."
     assert "Do not begin with Yes or No" in llm.calls[0][-1]["content"]
-    kept = VerdictWriter(FakeLLM(["Diners would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
+    kept = VerdictWriter(FakeLLM(["A diner would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
     assert kept.write("Does the restaurant serve alcohol?", WINE).written
+
+
+@pytest.mark.parametrize(
+    "draft, reviews, problem",
+    [
+        ("Yes, guests loved the view from the room.", 2, "speaks for more reviewers than the 2"),
+        ("Yes, the room has a stunning view.", 2, "does not say it rests on 2 reviews"),
+        ("Yes, two guests loved the view from the room.", 1, "a number"),
+        ("Yes, guests loved the view from the room.", 1, "speaks for more reviewers than the 1"),
+        ("Yes, three guests loved the view from the room.", 2, "a number"),
+        ("Yes, a guest loved the view from the room.", 2, ""),
+        ("Yes, both guests loved the view from the room.", 2, ""),
+    ],
+)
+def test_a_one_sided_verdict_speaks_for_the_reviews_found_not_for_every_guest(draft, reviews, problem):
+    """ "Guests love the view" from the reviews the gatherer found is a one-sided summary where it missed one that
+    complains: the verdict names the reviewers it rests on ("a guest", "two guests")."""
+    views = VIEWS if reviews == 2 else VIEWS[:1]
+    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", views)
+    assert problem in verdict.problem and verdict.written == (not problem)
+    if problem:
+        assert verdict.text == ("A guest speaks well of it." if reviews == 1 else "Two guests speak well of it.")
+    same_review = [review("Stunning view.", "positive", 1), review("Lovely view at dusk.", "positive", 1, n=1)]
+    assert VerdictWriter(FakeLLM(["x"])).write("Is the view good?", same_review).text == "A guest speaks well of it."
 
 
 def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
@@ -139,7 +163,7 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
-    verdict = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)])).write(
         "What do guests say about the view?", VIEWS
     )
     assert not verdict.written and "asks neither" in verdict.problem
@@ -203,7 +227,7 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
         'very quiet at night"; another: "Our room was noisy because of the street".'
     )
     restaurant = [review("The pasta was delicious.", "positive", domain="restaurant")]
-    verdict = VerdictWriter(FakeLLM(["Diners say the pasta was delicious.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["A diner says the pasta was delicious.", judged(0.9, 0.05)])).write(
         "Is the pasta good?", restaurant
     )
     assert verdict_first(verdict).endswith('A diner wrote: "The pasta was delicious".')
@@ -211,9 +235,10 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
-    writer = VerdictWriter(FakeLLM(["Yes, guests loved the view from the room.", judged(0.9, 0.05)]))
+    writer = VerdictWriter(FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    assert reply == ('Yes, guests loved the view from the room. A guest wrote: "The view from our room was stunning".')
+    quote = 'A guest wrote: "The view from our room was stunning".'
+    assert reply == f"Yes, two guests loved the view from the room. {quote}"
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 
@@ -229,15 +254,15 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
     def about(yes):
         return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
 
-    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "Diners found the service mediocre.", judged(0.05, 0.9)])
+    llm = FakeLLM([about(0.9), about(0.2), judged(0.05, 0.9), "A diner found the service mediocre.", judged(0.05, 0.9)])
     verdict = VerdictWriter(llm).write("How is the service there?", mixed)
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
-    assert verdict.text == "Diners found the service mediocre."
+    assert verdict.text == "A diner found the service mediocre."
     assert "of Acorn Guest House" in llm.calls[3][-1]["content"]
 
 
 def test_the_place_asked_about_may_be_named():
-    llm = FakeLLM(["Yes, Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, two guests say Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written
 
 
@@ -281,9 +306,9 @@ def test_each_sentence_is_asked_in_a_row_per_pass_up_to_the_first_on_the_questio
 
 def test_a_negation_the_reviews_do_not_make_and_the_questions_own_words_are_refused():
     wine = [review("The wine list is long and the house red is lovely.", "positive", domain="restaurant")]
-    negated = VerdictWriter(FakeLLM(["Diners say the wine list is not long."])).write("Is the wine list long?", wine)
+    negated = VerdictWriter(FakeLLM(["A diner says the wine list is not long."])).write("Is the wine list long?", wine)
     assert not negated.written and negated.problem == "a negation the reviews do not make"
-    assert negated.text == "Diners who mention it speak well of it."
+    assert negated.text == "A diner speaks well of it."
     # "upbeat" and "fun" are the question's words, not the reviews': the question's premise is no verdict
     vibe = [review("Great ambience.", "positive", domain="restaurant")]
     restated = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."])).write("Is the vibe upbeat and fun?", vibe)
@@ -295,7 +320,7 @@ def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
     more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]))
     verdict = more.write("Is the view good?", views)
     assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
-    kept = VerdictWriter(FakeLLM(["Yes, guests found the view stunning.", judged(0.9, 0.05)]))
+    kept = VerdictWriter(FakeLLM(["Yes, a guest found the view stunning.", judged(0.9, 0.05)]))
     assert kept.write("Is the view good?", views).written
 
 
@@ -315,7 +340,7 @@ def test_an_accented_word_is_one_word_as_the_reviews_write_it():
         "cafe",
     ]
     decor = [review("The decor was lovely and modern.", "positive", 1), review("Lovely decor.", "positive", 2, n=1)]
-    verdict = VerdictWriter(FakeLLM(["Yes, guests like the décor.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, two guests like the décor.", judged(0.9, 0.05)])).write(
         "Is the indoor décor nice?", decor
     )
     assert verdict.written, verdict.problem
@@ -379,11 +404,11 @@ def test_a_verdict_after_another_places_faq_names_its_place():
     mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[faq, line, drinks])
 
     def verdict(question, sentences):
-        draft = "Yes, diners had a wide variety of non-alcoholic options."
+        draft = "Yes, a diner had a wide variety of non-alcoholic options."
         return VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write(question, sentences)
 
     reply = composed_reply(mem, [faq], verdict=verdict)
-    assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, diners")
+    assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, a diner")
     assert composed_reply(mem, [faq]).startswith(
         "Fitzbillies Restaurant does serve alcohol. At Midsummer House Restaurant, a diner wrote:"
     )

@@ -6,7 +6,10 @@ the part of each sentence closest to the question lacks (no word, number or name
 words; the question's own words are not enough, or the verdict could restate the question as the reviews' answer, and
 a sentence's other parts speak of other things) and takes their side (the
 review judge reads it as praise where they praise, complaint where they complain; where they are divided it must say
-so and answer neither yes nor no). Otherwise a fixed sentence says which side the reviews take.
+so and answer neither yes nor no). It speaks for the reviews it rests on, not for every guest: "Yes, a guest loved
+the view" from one review, "two guests" from two, never "guests love it" (the gatherer may miss a review of the other
+side, and a labeller then reads "guests love it" as a one-sided summary). Otherwise a fixed sentence says which side
+those reviews take ("A guest speaks well of it.").
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ from augmenter.prompts.engine import PromptTemplate
 from augmenter.reviews.judge import ReviewJudge
 from augmenter.text import is_yes_no
 from augmenter.verification.encoder import closest_parts
-from augmenter.verification.lexical import content_words, fragments, names, numbers, parts_of, statements
+from augmenter.verification.lexical import (
+    content_words,
+    fragments,
+    names,
+    numbers,
+    parts_of,
+    statements,
+    tokens,
+)
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
@@ -34,14 +45,18 @@ VERDICT_WORDS = DIVIDED | frozenset(
         "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
         "describe described think thought report reported speak spoke wrote write well positive negative opinion "
         "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
-        "agree disagree whether critical criticise criticize high offer offers"
+        "agree disagree whether critical criticise criticize high offer offers one two three four five six seven eight "
+        "nine both this reviewer"
     )
 )
 FIXED = {
-    "positive": "{who} who mention it speak well of it.",
-    "negative": "{who} who mention it complain about it.",
+    "positive": "{who} {speak} well of it.",
+    "negative": "{who} {complain} about it.",
     "mixed": "{who} are divided on it.",
 }
+_COUNTS = "a two three four five six seven eight nine".split()
+_ONE = frozenset("guest diner reviewer customer visitor traveller traveler person patron".split())
+_MANY = frozenset("guests diners reviewers customers visitors travellers travelers people patrons everyone".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -60,6 +75,27 @@ def reviewers(domain: str | None, plural: bool = True) -> str:
     """Who wrote a domain's reviews: "guests" of a hotel, "diners" of a restaurant, else "reviewers"."""
     one, many = REVIEWERS.get(domain or "", ("reviewer", "reviewers"))
     return many if plural else one
+
+
+def how_many(n: int, domain: str | None) -> str:
+    """The reviewers a verdict speaks for: "a guest", "two guests", "12 diners"."""
+    count = _COUNTS[n - 1] if n <= len(_COUNTS) else str(n)
+    return f"{count} {reviewers(domain, plural=n > 1)}"
+
+
+def fixed_verdict(side: str, n: int, domain: str | None) -> str:
+    """The sentence sent when the model's is not kept: which side the `n` reviews found take ("A guest speaks well
+    of it.", "Two diners complain about it."), or that they are divided."""
+    if side == "mixed":
+        return FIXED[side].format(who=reviewers(domain).capitalize())
+    who = how_many(n, domain)
+    s = "s" if n == 1 else ""
+    return FIXED[side].format(who=who[0].upper() + who[1:], speak="speak" + s, complain="complain" + s)
+
+
+def reviews_of(sentences: Sequence[Snippet]) -> int:
+    """How many reviews the sentences come from (a sentence with no review id counts as one of its own)."""
+    return len({(s.domain, s.entity_id, s.doc_id if s.doc_id is not None else s.id) for s in sentences})
 
 
 def side_of(sentences: Sequence[Snippet]) -> str | None:
@@ -122,12 +158,15 @@ class VerdictWriter:
         side = side_of(sentences)
         if side is None:
             return None
-        who = reviewers(sentences[0].domain)
+        domain = sentences[0].domain
+        who, n = reviewers(domain), reviews_of(sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         messages = self.prompt.render(
             q=question,
             who=who,
+            speakers=how_many(n, domain),
+            one=n == 1,
             sentences=said,
             yes_no=is_yes_no(question),
             place=place,
@@ -137,10 +176,10 @@ class VerdictWriter:
         draft = self.llm.complete(messages, self.params).text
         text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
-        problem = self.problem(question, text, said, side, place, focus)
+        problem = self.problem(question, text, said, side, place, focus, n)
         if not problem:
             return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
-        return Verdict(FIXED[side].format(who=who.capitalize()), side, False, problem, sentences)
+        return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences)
 
     def problem(
         self,
@@ -150,13 +189,16 @@ class VerdictWriter:
         side: str,
         place: str = "",
         focus: Sequence[str] | None = None,
+        reviews: int | None = None,
     ) -> str:
         """Why `text` may not lead the reply ("" when it may); `place`: the name it may use; `focus`: the part of each
-        sentence on the question, whose words it may use (default: the sentences whole)."""
+        sentence on the question, whose words it may use (default: the sentences whole); `reviews`: how many reviews
+        they come from (default: one per sentence), the most reviewers it may speak for."""
         source = " ".join([place, *(said if focus is None else focus)])
+        n = len(said) if reviews is None else reviews
         if not text or len(text.split()) > self.max_words:
             return "empty or long"
-        if numbers(text) - numbers(source):
+        if numbers(text) - numbers(source) - {str(k) for k in range(2, n + 1)}:
             return "a number the reviews do not give"
         if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
             return "a name the reviews do not give"
@@ -177,8 +219,28 @@ class VerdictWriter:
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
                 return "the reviews are divided and the sentence does not say so"
             return ""
+        overclaim = speaks_for_more(text, n)
+        if overclaim:
+            return overclaim
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
             return "it takes the other side"
         return ""
+
+
+def speaks_for_more(text: str, n: int) -> str:
+    """Why a one-sided verdict speaks for more reviewers than the `n` reviews it rests on ("" when it does not): it
+    must name them ("a guest", "two guests": "guests loved it" and "the view is great" speak for every guest)."""
+    words = tokens(text)
+    named = False
+    for i, w in enumerate(words):
+        before = words[i - 1] if i else ""
+        if w in _MANY:
+            count = {"2"} if before == "both" else numbers(before) if before not in ("a", "an") else set()
+            if n == 1 or not count or int(next(iter(count))) > n:
+                return f"it speaks for more reviewers than the {n} it rests on"
+            named = True
+        elif w in _ONE:
+            named = True
+    return "" if named else f"it does not say it rests on {'one review' if n == 1 else f'{n} reviews'}"
