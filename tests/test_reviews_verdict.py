@@ -80,29 +80,29 @@ def test_the_side_of_the_sentences():
 
 
 def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
-    llm = FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
-    assert verdict.written and verdict.text == "Yes, two guests loved the view from the room."
-    assert 'Begin with "Yes, two guests"' in llm.calls[0][-1]["content"]
+    assert verdict.written and verdict.text == "Yes, some guests loved the view from the room."
+    assert 'Begin with "Yes, some guests"' in llm.calls[0][-1]["content"]
 
 
 @pytest.mark.parametrize(
     "draft, problem",
     [
-        ("Yes, two guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
+        ("Yes, some guests loved the view of the cathedral.", "words the reviews do not use: cathedr"),
         ("Yes, 3 guests loved the view.", "a number"),
-        ("Yes, two guests at Hilton loved the view.", "a name"),
+        ("Yes, some guests at Hilton loved the view.", "a name"),
         ("Yes.", "does not say what the reviewers think"),
     ],
 )
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Two guests speak well of it."
+    assert verdict.text == "Some guests speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["Yes, two guests complained about the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["Yes, some guests complained about the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
@@ -131,23 +131,23 @@ def test_complaints_are_no_no(draft, problem):
 @pytest.mark.parametrize(
     "draft, reviews, problem",
     [
-        ("Yes, guests loved the view from the room.", 2, "speaks for more reviewers than the 2"),
+        ("Yes, guests loved the view from the room.", 2, "speaks for other reviewers than the 2"),
         ("Yes, the room has a stunning view.", 2, "does not say it rests on 2 reviews"),
-        ("Yes, two guests loved the view from the room.", 1, "a number"),
-        ("Yes, guests loved the view from the room.", 1, "speaks for more reviewers than the 1"),
-        ("Yes, three guests loved the view from the room.", 2, "a number"),
+        ("Yes, some guests loved the view from the room.", 1, "speaks for other reviewers than the 1"),
+        ("Yes, several guests loved the view from the room.", 2, "speaks for other reviewers than the 2"),
+        ("Yes, two guests loved the view from the room.", 2, "a number"),  # a count is read as exact
         ("Yes, a guest loved the view from the room.", 2, ""),
-        ("Yes, both guests loved the view from the room.", 2, ""),
+        ("Yes, some guests loved the view from the room.", 2, ""),
     ],
 )
 def test_a_one_sided_verdict_speaks_for_the_reviews_found_not_for_every_guest(draft, reviews, problem):
     """ "Guests love the view" from the reviews the gatherer found is a one-sided summary where it missed one that
-    complains: the verdict names the reviewers it rests on ("a guest", "two guests")."""
+    complains, and "two guests" is wrong where four do: the verdict says "a guest" or "some guests"."""
     views = VIEWS if reviews == 2 else VIEWS[:1]
     verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", views)
     assert problem in verdict.problem and verdict.written == (not problem)
     if problem:
-        assert verdict.text == ("A guest speaks well of it." if reviews == 1 else "Two guests speak well of it.")
+        assert verdict.text == ("A guest speaks well of it." if reviews == 1 else "Some guests speak well of it.")
     same_review = [review("Stunning view.", "positive", 1), review("Lovely view at dusk.", "positive", 1, n=1)]
     assert VerdictWriter(FakeLLM(["x"])).write("Is the view good?", same_review).text == "A guest speaks well of it."
 
@@ -163,7 +163,7 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
-    verdict = VerdictWriter(FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)])).write(
         "What do guests say about the view?", VIEWS
     )
     assert not verdict.written and "asks neither" in verdict.problem
@@ -235,10 +235,10 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
-    writer = VerdictWriter(FakeLLM(["Yes, two guests loved the view from the room.", judged(0.9, 0.05)]))
+    writer = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
     quote = 'A guest wrote: "The view from our room was stunning".'
-    assert reply == f"Yes, two guests loved the view from the room. {quote}"
+    assert reply == f"Yes, some guests loved the view from the room. {quote}"
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 
@@ -262,7 +262,7 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
 
 
 def test_the_place_asked_about_may_be_named():
-    llm = FakeLLM(["Yes, two guests say Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, some guests say Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written
 
 
@@ -340,7 +340,7 @@ def test_an_accented_word_is_one_word_as_the_reviews_write_it():
         "cafe",
     ]
     decor = [review("The decor was lovely and modern.", "positive", 1), review("Lovely decor.", "positive", 2, n=1)]
-    verdict = VerdictWriter(FakeLLM(["Yes, two guests like the décor.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, some guests like the décor.", judged(0.9, 0.05)])).write(
         "Is the indoor décor nice?", decor
     )
     assert verdict.written, verdict.problem

@@ -6,10 +6,11 @@ the part of each sentence closest to the question lacks (no word, number or name
 words; the question's own words are not enough, or the verdict could restate the question as the reviews' answer, and
 a sentence's other parts speak of other things) and takes their side (the
 review judge reads it as praise where they praise, complaint where they complain; where they are divided it must say
-so and answer neither yes nor no). It speaks for the reviews it rests on, not for every guest: "Yes, a guest loved
-the view" from one review, "two guests" from two, never "guests love it" (the gatherer may miss a review of the other
-side, and a labeller then reads "guests love it" as a one-sided summary). Otherwise a fixed sentence says which side
-those reviews take ("A guest speaks well of it.").
+so and answer neither yes nor no). It speaks for the reviews it rests on, not for every guest and with no count:
+"Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the gatherer may miss
+a review of the other side: "guests love it" is then a one-sided summary) nor "two guests" (labellers read a count as
+exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which side those reviews take ("A
+guest speaks well of it.", "Some diners complain about it.").
 """
 
 from __future__ import annotations
@@ -45,8 +46,7 @@ VERDICT_WORDS = DIVIDED | frozenset(
         "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
         "describe described think thought report reported speak spoke wrote write well positive negative opinion "
         "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
-        "agree disagree whether critical criticise criticize high offer offers one two three four five six seven eight "
-        "nine both this reviewer"
+        "agree disagree whether critical criticise criticize high offer offers one some several this reviewer"
     )
 )
 FIXED = {
@@ -54,7 +54,6 @@ FIXED = {
     "negative": "{who} {complain} about it.",
     "mixed": "{who} are divided on it.",
 }
-_COUNTS = "a two three four five six seven eight nine".split()
 _ONE = frozenset("guest diner reviewer customer visitor traveller traveler person patron".split())
 _MANY = frozenset("guests diners reviewers customers visitors travellers travelers people patrons everyone".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -78,14 +77,13 @@ def reviewers(domain: str | None, plural: bool = True) -> str:
 
 
 def how_many(n: int, domain: str | None) -> str:
-    """The reviewers a verdict speaks for: "a guest", "two guests", "12 diners"."""
-    count = _COUNTS[n - 1] if n <= len(_COUNTS) else str(n)
-    return f"{count} {reviewers(domain, plural=n > 1)}"
+    """The reviewers a verdict on `n` reviews speaks for: "a guest" of one, "some guests" of more."""
+    return f"a {reviewers(domain, plural=False)}" if n == 1 else f"some {reviewers(domain)}"
 
 
 def fixed_verdict(side: str, n: int, domain: str | None) -> str:
     """The sentence sent when the model's is not kept: which side the `n` reviews found take ("A guest speaks well
-    of it.", "Two diners complain about it."), or that they are divided."""
+    of it.", "Some diners complain about it."), or that they are divided."""
     if side == "mixed":
         return FIXED[side].format(who=reviewers(domain).capitalize())
     who = how_many(n, domain)
@@ -198,7 +196,7 @@ class VerdictWriter:
         n = len(said) if reviews is None else reviews
         if not text or len(text.split()) > self.max_words:
             return "empty or long"
-        if numbers(text) - numbers(source) - {str(k) for k in range(2, n + 1)}:
+        if numbers(text) - numbers(source):
             return "a number the reviews do not give"
         if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
             return "a name the reviews do not give"
@@ -230,16 +228,16 @@ class VerdictWriter:
 
 
 def speaks_for_more(text: str, n: int) -> str:
-    """Why a one-sided verdict speaks for more reviewers than the `n` reviews it rests on ("" when it does not): it
-    must name them ("a guest", "two guests": "guests loved it" and "the view is great" speak for every guest)."""
+    """Why a one-sided verdict speaks for other reviewers than the `n` reviews it rests on ("" when it does not): it
+    must name them, "a guest" for one, "some guests" (or "several" of three or more) for more, with no count ("guests
+    loved it" and "the view is great" speak for every guest; "two guests" is read as exactly two)."""
     words = tokens(text)
     named = False
     for i, w in enumerate(words):
         before = words[i - 1] if i else ""
         if w in _MANY:
-            count = {"2"} if before == "both" else numbers(before) if before not in ("a", "an") else set()
-            if n == 1 or not count or int(next(iter(count))) > n:
-                return f"it speaks for more reviewers than the {n} it rests on"
+            if n == 1 or not (before == "some" or before == "several" and n >= 3):
+                return f"it speaks for other reviewers than the {n} it rests on"
             named = True
         elif w in _ONE:
             named = True
