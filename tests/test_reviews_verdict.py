@@ -96,14 +96,16 @@ def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
     ],
 )
 def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(draft, problem):
-    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", VIEWS)
+    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)]), retries=0).write(
+        "Does the room have a good view?", VIEWS
+    )
     assert not verdict.written and problem in verdict.problem
     assert verdict.text == "Some guests speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
     llm = FakeLLM(["Yes, some guests complained about the view from the room.", judged(0.1, 0.85)])
-    verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
+    verdict = VerdictWriter(llm, retries=0).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
 
@@ -120,11 +122,13 @@ WINE = [review("I wouldn't recommend ordering from the alcoholic drink menu.", "
 def test_complaints_are_no_no(draft, problem):
     """A complaint about the drinks does not say there are none: no "No", no negation the reviews lack."""
     llm = FakeLLM([draft, judged(0.05, 0.9)])
-    verdict = VerdictWriter(llm).write("Does the restaurant serve alcohol?", WINE)
+    verdict = VerdictWriter(llm, retries=0).write("Does the restaurant serve alcohol?", WINE)
     assert not verdict.written and problem in verdict.problem
     assert verdict.text == "A diner complains about it."
     assert "Do not begin with Yes or No" in llm.calls[0][-1]["content"]
-    kept = VerdictWriter(FakeLLM(["A diner would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]))
+    kept = VerdictWriter(
+        FakeLLM(["A diner would not recommend the alcoholic drink menu.", judged(0.05, 0.9)]), retries=0
+    )
     assert kept.write("Does the restaurant serve alcohol?", WINE).written
 
 
@@ -144,28 +148,61 @@ def test_a_one_sided_verdict_speaks_for_the_reviews_found_not_for_every_guest(dr
     """ "Guests love the view" from the reviews the gatherer found is a one-sided summary where it missed one that
     complains, and "two guests" is wrong where four do: the verdict says "a guest" or "some guests"."""
     views = VIEWS if reviews == 2 else VIEWS[:1]
-    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write("Does the room have a good view?", views)
+    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)]), retries=0).write(
+        "Does the room have a good view?", views
+    )
     assert problem in verdict.problem and verdict.written == (not problem)
     if problem:
         assert verdict.text == ("A guest speaks well of it." if reviews == 1 else "Some guests speak well of it.")
     same_review = [review("Stunning view.", "positive", 1), review("Lovely view at dusk.", "positive", 1, n=1)]
-    assert VerdictWriter(FakeLLM(["x"])).write("Is the view good?", same_review).text == "A guest speaks well of it."
+    assert (
+        VerdictWriter(FakeLLM(["x"]), retries=0).write("Is the view good?", same_review).text
+        == "A guest speaks well of it."
+    )
 
 
 def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
-    writer = VerdictWriter(FakeLLM(["Yes, guests found the room quiet at night."]))
+    writer = VerdictWriter(FakeLLM(["Yes, guests found the room quiet at night."]), retries=0)
     verdict = writer.write("Is the room quiet?", MIXED)
     assert not verdict.written and verdict.text == "Guests are divided on it."
     asked = writer.llm.calls[0][-1]["content"]
     assert "divided" in asked and "Begin with Yes" not in asked
-    kept = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]))
+    kept = VerdictWriter(FakeLLM(["Some guests found the room quiet, while others found it noisy."]), retries=0)
     assert kept.write("Is the room quiet?", MIXED).written
 
 
-def test_no_yes_or_no_to_a_question_that_asks_neither():
-    verdict = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)])).write(
-        "What do guests say about the view?", VIEWS
+def test_a_verdict_that_may_not_lead_is_sent_back_once_with_what_is_wrong():
+    """The fixed sentence leaves the customer to read the quote for the answer: a first draft that fails is sent back
+    with its fault (the words the reviewers did not write), and a second that passes leads."""
+    llm = FakeLLM(
+        [
+            "Yes, some guests loved the view of the cathedral.",
+            "Yes, some guests loved the view from the room.",
+            judged(0.9, 0.05),
+        ]
     )
+    verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
+    assert verdict.written and verdict.text == "Yes, some guests loved the view from the room."
+    sent_back = llm.calls[1]
+    assert sent_back[-2] == {"role": "assistant", "content": "Yes, some guests loved the view of the cathedral."}
+    assert "did not write cathedral. Leave out those words" in sent_back[-1]["content"]
+
+
+def test_a_second_draft_that_fails_too_gives_the_fixed_sentence_with_both_faults():
+    llm = FakeLLM(
+        ["Yes, guests loved the view from the room.", "Yes, the room has a stunning view.", judged(0.9, 0.05)]
+    )
+    verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
+    assert not verdict.written and verdict.text == "Some guests speak well of it."
+    assert "speaks for other reviewers" in verdict.problem and "then it does not say it rests on" in verdict.problem
+    assert 'begin with "Some guests"' in llm.calls[1][-1]["content"]
+    assert len(llm.calls) == 2  # no third draft, and no judge call for a sentence that failed before it
+
+
+def test_no_yes_or_no_to_a_question_that_asks_neither():
+    verdict = VerdictWriter(
+        FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)]), retries=0
+    ).write("What do guests say about the view?", VIEWS)
     assert not verdict.written and "asks neither" in verdict.problem
 
 
@@ -306,18 +343,22 @@ def test_each_sentence_is_asked_in_a_row_per_pass_up_to_the_first_on_the_questio
 
 def test_a_negation_the_reviews_do_not_make_and_the_questions_own_words_are_refused():
     wine = [review("The wine list is long and the house red is lovely.", "positive", domain="restaurant")]
-    negated = VerdictWriter(FakeLLM(["A diner says the wine list is not long."])).write("Is the wine list long?", wine)
+    negated = VerdictWriter(FakeLLM(["A diner says the wine list is not long."]), retries=0).write(
+        "Is the wine list long?", wine
+    )
     assert not negated.written and negated.problem == "a negation the reviews do not make"
     assert negated.text == "A diner speaks well of it."
     # "upbeat" and "fun" are the question's words, not the reviews': the question's premise is no verdict
     vibe = [review("Great ambience.", "positive", domain="restaurant")]
-    restated = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."])).write("Is the vibe upbeat and fun?", vibe)
+    restated = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."]), retries=0).write(
+        "Is the vibe upbeat and fun?", vibe
+    )
     assert not restated.written and "upbeat" in restated.problem
 
 
 def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
     views = [review("The view was stunning, the bed was comfy and the staff were kind.", "positive")]
-    more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]))
+    more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]), retries=0)
     verdict = more.write("Is the view good?", views)
     assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
     kept = VerdictWriter(FakeLLM(["Yes, a guest found the view stunning.", judged(0.9, 0.05)]))

@@ -11,6 +11,10 @@ so and answer neither yes nor no). It speaks for the reviews it rests on, not fo
 a review of the other side: "guests love it" is then a one-sided summary) nor "two guests" (labellers read a count as
 exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which side those reviews take ("A
 guest speaks well of it.", "Some diners complain about it.").
+
+A sentence that may not lead is sent back once with what is wrong with it ("it uses words these reviewers did not
+write: quiet, hotel"), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last resort, since it
+only says which side the reviews take and leaves the customer to read the quote for the answer.
 """
 
 from __future__ import annotations
@@ -37,17 +41,24 @@ from augmenter.verification.lexical import (
 
 REVIEWERS = {"hotel": ("guest", "guests"), "restaurant": ("diner", "diners")}
 SIDES = ("positive", "negative")
+# where the reviewers were: the question may name these ("Is this hotel in a good location in the town?") and the
+# verdict may too, as they say nothing of what the reviewers think
+PLACE_WORDS = "place hotel guesthouse restaurant town city area room rooms stay stayed"
 DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
 # what a verdict may say beyond the question's and the reviews' words
-VERDICT_WORDS = DIVIDED | frozenset(
-    content_words(
-        "yes no guests guest diners diner reviewers reviewer customers visitors people say "
-        "says said find found praise "
-        "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
-        "describe described think thought report reported speak spoke wrote write well positive negative opinion "
-        "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really also "
-        "agree disagree whether critical criticise criticize high offer offers one some several this reviewer"
+VERDICT_WORDS = (
+    DIVIDED
+    | frozenset(
+        content_words(
+            "yes no guests guest diners diner reviewers reviewer customers visitors people say "
+            "says said find found praise "
+            "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
+            "describe described think thought report reported speak spoke wrote write well positive negative opinion "
+            "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really "
+            "also agree disagree whether critical criticise criticize high offer offers one some several this reviewer"
+        )
     )
+    | frozenset(content_words(PLACE_WORDS))
 )
 FIXED = {
     "positive": "{who} {speak} well of it.",
@@ -127,8 +138,9 @@ class VerdictWriter:
         prompt: str = "review_verdict",
         max_words: int = 25,
         max_tokens: int = 48,
+        retries: int = 1,
     ):
-        self.llm, self.max_words = llm, max_words
+        self.llm, self.max_words, self.retries = llm, max_words, retries
         self.judge = judge or ReviewJudge(llm)
         self.prompt = PromptTemplate.load(prompt)
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
@@ -171,13 +183,18 @@ class VerdictWriter:
             divided=side == "mixed",
             complaint=side == "negative",
         )
-        draft = self.llm.complete(messages, self.params).text
-        text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
-        problem = self.problem(question, text, said, side, place, focus, n)
-        if not problem:
-            return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
-        return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences)
+        problems = []
+        for _ in range(self.retries + 1):
+            draft = self.llm.complete(messages, self.params).text
+            text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
+            problem = self.problem(question, text, said, side, place, focus, n)
+            if not problem:
+                return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
+            problems.append(problem)
+            fix = advice(problem, text, how_many(n, domain), side)
+            messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
+        return Verdict(fixed_verdict(side, n, domain), side, False, "; then ".join(problems), sentences)
 
     def problem(
         self,
@@ -225,6 +242,25 @@ class VerdictWriter:
         if mine <= other:
             return "it takes the other side"
         return ""
+
+
+def advice(problem: str, text: str, speakers: str, side: str) -> str:
+    """What to tell the model of its sentence that may not lead (`problem`, from `VerdictWriter.problem`)."""
+    if problem.startswith("words the reviews do not use"):
+        stems = {w.strip() for w in problem.split(":", 1)[1].split(";")[0].split(",")}
+        used = sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in stems})
+        fix = f"these reviewers did not write {', '.join(used or sorted(stems))}. Leave out those words."
+    elif problem.startswith("empty or long"):
+        fix = "write one sentence of 8 to 20 words."
+    elif "speaks for other reviewers" in problem or "does not say it rests on" in problem:
+        fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
+    elif side == "mixed":
+        fix = "say that the reviewers are divided, and on what, without a yes or a no."
+    elif problem.startswith(("a yes or a no", "a No")):
+        fix = "do not begin with Yes or No."
+    else:
+        fix = f"{problem}."
+    return f"That sentence cannot be sent: {fix} Write the one sentence again."
 
 
 def speaks_for_more(text: str, n: int) -> str:

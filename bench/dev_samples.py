@@ -1,0 +1,40 @@
+"""The DSTC11 dev samples the labelled rounds have used, as one `eval.exclude` value: a fresh round draws its turns
+apart from all of them.
+
+    X=$(python bench/dev_samples.py)                  # every sample drawn so far
+    augmenter eval experiment=table2_bm25 llm=local eval.limit=60 eval.seed=$(python bench/dev_samples.py --next) \\
+        "eval.exclude=$X" eval.out_dir=runs/<round>/1.5b
+
+The first sample is the 200 turns of the end-to-end runs (`eval.limit=200 eval.seed=0`); each later one (60 turns) was
+drawn apart from those before it, so it is written with its own `exclude`. Append a round's seed to SEEDS once its
+turns are answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+FIRST = "{limit:200,seed:0}"
+SEEDS = [1, 3, 4, 5, 6, 7, 8, 9]  # seed 2: the 40 turns the answers check's thresholds were chosen on
+
+
+def exclude(seeds: list[int]) -> str:
+    """`eval.exclude` for the samples of `seeds` after the first (each drawn apart from the samples before it)."""
+    samples = [FIRST]
+    for n, seed in enumerate(seeds):
+        before = FIRST if n == 0 else f"[{','.join(samples)}]"
+        samples.append(f"{{limit:60,seed:{seed},exclude:{before}}}")
+    return f"[{','.join(samples)}]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--next", action="store_true", help="print the seed a fresh round draws with")
+    ap.add_argument("--upto", type=int, help="only the samples before this seed (the exclude an earlier round used)")
+    args = ap.parse_args()
+    seeds = [s for s in SEEDS if args.upto is None or s < args.upto]
+    print(max(SEEDS) + 1 if args.next else exclude(seeds))
+
+
+if __name__ == "__main__":
+    main()
