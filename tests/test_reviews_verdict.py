@@ -196,7 +196,21 @@ def test_a_second_draft_that_fails_too_gives_the_fixed_sentence_with_both_faults
     assert not verdict.written and verdict.text == "Some guests speak well of it."
     assert "speaks for other reviewers" in verdict.problem and "then it does not say it rests on" in verdict.problem
     assert 'begin with "Some guests"' in llm.calls[1][-1]["content"]
-    assert len(llm.calls) == 2  # no third draft, and no judge call for a sentence that failed before it
+    assert len(llm.calls) == 3  # no third draft: the third call asks the judge whether a Yes would praise
+    assert "Review sentence: Yes." in llm.calls[2][-1]["content"] and verdict.yes
+    assert verdict_first(verdict) == 'Yes, a guest wrote: "The view from our room was stunning".'
+
+
+def test_the_fixed_sentence_gives_way_to_the_yes_only_where_a_yes_praises():
+    """ "Is it noisy at night?" with praise of the quiet: a Yes would say it is noisy, so the fixed sentence stays;
+    and a complaint never gives a Yes or a No."""
+    quiet = [review("We slept like babies, it was so peaceful.", "positive")]
+    noisy = VerdictWriter(FakeLLM(["x", "x", judged(0.1, 0.85)])).write("Is it noisy at night?", quiet)
+    assert not noisy.yes and verdict_first(noisy).startswith("A guest speaks well of it.")
+    wine = VerdictWriter(FakeLLM(["x", "x"], default=judged(0.9, 0.05))).write(
+        "Does the restaurant serve alcohol?", WINE
+    )
+    assert not wine.yes and verdict_first(wine).startswith("A diner complains about it.")
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():

@@ -10,7 +10,8 @@ so and answer neither yes nor no). It speaks for the reviews it rests on, not fo
 "Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the gatherer may miss
 a review of the other side: "guests love it" is then a one-sided summary) nor "two guests" (labellers read a count as
 exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which side those reviews take ("A
-guest speaks well of it.", "Some diners complain about it.").
+guest speaks well of it.", "Some diners complain about it."), or, where a Yes to the question would praise, the reply
+opens with the Yes and the quote: "Yes, a guest wrote: "the view from our room was stunning"".
 
 A sentence that may not lead is sent back once with what is wrong with it ("it uses words these reviewers did not
 write: quiet, hotel"), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last resort, since it
@@ -120,6 +121,7 @@ class Verdict:
     written: bool  # True: the model's sentence, checked; False: the fixed sentence
     problem: str = ""  # why the model's sentence was not kept
     sentences: list = field(default_factory=list)  # what it rests on: the clause of each sentence that answers
+    yes: bool = False  # the fixed sentence gives way to "Yes, a guest wrote: ..." (a yes or no question, praise)
 
     @property
     def sides(self) -> tuple[str, ...]:
@@ -194,7 +196,13 @@ class VerdictWriter:
             problems.append(problem)
             fix = advice(problem, text, how_many(n, domain), side)
             messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
-        return Verdict(fixed_verdict(side, n, domain), side, False, "; then ".join(problems), sentences)
+        yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
+        return Verdict(fixed_verdict(side, n, domain), side, False, "; then ".join(problems), sentences, yes)
+
+    def says_yes(self, question: str) -> bool:
+        """Whether a Yes to the question praises the place ("Is it quiet?"), not complains ("Is it noisy?")."""
+        d = self.judge.distribution(question, "Yes.")
+        return d["praise"] > d["complaint"]
 
     def problem(
         self,
