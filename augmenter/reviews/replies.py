@@ -79,8 +79,9 @@ def verdict_first(verdict, place: str = "") -> str:
     model's sentence did not pass and a Yes praises, the Yes and the quote: "Yes, a guest wrote: "..."."."""
     quotes = [next(s for s in verdict.sentences if s.stance == side) for side in verdict.sides]
     said = quoted(quotes) or ""
-    if getattr(verdict, "yes", False):  # no sentence of the model's passed: the Yes, then the quote it rests on
-        return _sentence(f"{place}: yes, {said[0].lower()}{said[1:]}" if place else f"Yes, {said[0].lower()}{said[1:]}")
+    if verdict.yes:  # no sentence of the model's passed: the Yes, then the quote it rests on
+        yes = f"yes, {said[0].lower()}{said[1:]}"
+        return _sentence(f"{place}: {yes}" if place else yes)
     lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
     return f"{lead} {_sentence(said)}"
 

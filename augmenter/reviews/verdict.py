@@ -13,9 +13,9 @@ exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence say
 guest speaks well of it.", "Some diners complain about it."), or, where a Yes to the question would praise, the reply
 opens with the Yes and the quote: "Yes, a guest wrote: "the view from our room was stunning"".
 
-A sentence that may not lead is sent back once with what is wrong with it ("it uses words these reviewers did not
-write: quiet, hotel"), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last resort, since it
-only says which side the reviews take and leaves the customer to read the quote for the answer.
+A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
+hotel. Leave out those words."), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last
+resort, since it only says which side the reviews take and leaves the customer to read the quote for the answer.
 """
 
 from __future__ import annotations
