@@ -171,6 +171,19 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
     assert kept.write("Is the room quiet?", MIXED).written
 
 
+def test_where_the_judge_names_the_topic_divided_reviews_are_said_to_be_divided_on_it_without_a_draft():
+    from augmenter.reviews.judge import ReviewJudge
+
+    llm = FakeLLM(["noise at night"])
+    verdict = VerdictWriter(llm, judge=ReviewJudge(llm, about_by="either")).write("Is the room quiet?", MIXED)
+    assert verdict.text == "Guests are divided on noise at night." and verdict.side == "mixed"
+    assert len(llm.calls) == 1 and not verdict.problem  # the topic's one generation, no sentence of the model's
+    assert verdict_first(verdict).startswith('Guests are divided on noise at night. One guest wrote: "The room was')
+    # a topic the model could not name (the question itself) leaves the sentence to the model
+    llm = FakeLLM(["Is the room quiet?", "Some guests found the room quiet, while others found it noisy."])
+    assert VerdictWriter(llm, judge=ReviewJudge(llm, stance_by="either")).write("Is the room quiet?", MIXED).written
+
+
 def test_a_verdict_that_may_not_lead_is_sent_back_once_with_what_is_wrong():
     """The fixed sentence leaves the customer to read the quote for the answer: a first draft that fails is sent back
     with its fault (the words the reviewers did not write), and a second that passes leads."""
@@ -335,6 +348,26 @@ def test_the_about_pass_may_ask_of_the_questions_topic_named_without_a_side():
     assert ReviewJudge(FakeLLM([about(0.3)])).about("Is it quiet?", "Loud.") == pytest.approx(0.3)
     with pytest.raises(ValueError, match="about_by"):
         ReviewJudge(llm, about_by="aspect")
+
+
+def test_the_stance_pass_may_ask_of_the_topic_and_the_question_where_the_topic_finds_nothing():
+    from augmenter.reviews.judge import ReviewJudge
+
+    # "on the smaller side" for "Is there a big room?": asked of the question, praise that is hardly related; asked
+    # of the topic ("room size"), the complaint it is
+    llm = FakeLLM(["room size", judged(0.05, 0.9), judged(0.6, 0.1)])
+    judge = ReviewJudge(llm, stance_by="either")
+    assert judge.judge("Is there a big room?", ["The rooms are on the smaller side."]) == [("negative", 0.95)]
+    asked = [call[-1]["content"] for call in llm.calls]
+    assert asked[1] == "Topic: room size\nReview sentence: The rooms are on the smaller side."
+    assert len(llm.calls) == 3  # both passes are asked, the topic's wins where it finds the sentence related
+    # where the topic's pass finds it unrelated, the question's side stands; asked of the topic alone, unrelated
+    llm = FakeLLM(["room size", judged(0.05, 0.05), judged(0.9, 0.05)])
+    assert ReviewJudge(llm, stance_by="either").judge("Is there a big room?", ["Huge beds."]) == [("positive", 0.95)]
+    llm = FakeLLM(["room size", judged(0.05, 0.05)])
+    assert ReviewJudge(llm, stance_by="topic").judge("Is there a big room?", ["Huge beds."])[0][0] == "unrelated"
+    with pytest.raises(ValueError, match="stance_by"):
+        ReviewJudge(llm, stance_by="aspect")
 
 
 def test_each_sentence_is_asked_in_a_row_per_pass_up_to_the_first_on_the_question():

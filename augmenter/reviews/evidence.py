@@ -21,7 +21,8 @@ SIDES = ("positive", "negative", "mixed")
 class OpinionSettings:
     """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
     their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
-    `min_about`, and `about_by`: what its about-pass asks, see `ReviewJudge`); `min_about_side` and
+    `min_about`, `about_by`: what its about-pass asks, and `stance_by`: what its stance pass asks, see `ReviewJudge`);
+    `min_about_side` and
     `praise_about`: see `OpinionGatherer`."""
 
     min_p: Share = 0.3
@@ -31,6 +32,7 @@ class OpinionSettings:
     min_about: Share | None = None
     min_about_side: Share | None = None
     about_by: Literal["question", "topic", "either"] = "question"
+    stance_by: Literal["question", "topic", "either"] = "question"
     praise_about: Share | None = None
 
     @classmethod
@@ -79,7 +81,13 @@ class OpinionSettings:
         """The LLM review judge the gatherer asks (with `stance="llm"`)."""
         from augmenter.reviews.judge import ReviewJudge
 
-        return ReviewJudge(llm, min_related=self.min_related, min_about=self.min_about, about_by=self.about_by)
+        return ReviewJudge(
+            llm,
+            min_related=self.min_related,
+            min_about=self.min_about,
+            about_by=self.about_by,
+            stance_by=self.stance_by,
+        )
 
 
 def with_opinions(

@@ -48,24 +48,38 @@ class ReviewJudge:
         about_by: str = "question",
         topic_prompt: str = "review_topic",
         about_topic_prompt: str = "review_about_topic",
+        stance_by: str = "question",
+        stance_topic_prompt: str = "review_stance_topic",
     ):
         for name, value in (("min_related", min_related), ("min_about", min_about)):
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], got {value}")
-        if about_by not in ABOUT_BY:
-            raise ValueError(f"about_by must be one of {', '.join(ABOUT_BY)}, got {about_by!r}")
+        for name, value in (("about_by", about_by), ("stance_by", stance_by)):
+            if value not in ABOUT_BY:
+                raise ValueError(f"{name} must be one of {', '.join(ABOUT_BY)}, got {value!r}")
         self.llm, self.min_related, self.min_about, self.about_by = llm, min_related, min_about, about_by
+        self.stance_by = stance_by
         self.prompt = PromptTemplate.load(prompt)
         self.about_prompt = PromptTemplate.load(about_prompt)
-        if about_by != "question":
+        if (about_by, stance_by) != ("question", "question"):
             self.topic_prompt = PromptTemplate.load(topic_prompt)
+        if about_by != "question":
             self.about_topic_prompt = PromptTemplate.load(about_topic_prompt)
+        if stance_by != "question":
+            self.stance_topic_prompt = PromptTemplate.load(stance_topic_prompt)
         self.params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=top_logprobs)
         self._topics: dict[str, str] = {}
 
     def distribution(self, question: str, sentence: str) -> dict[str, float]:
         """P(praise), P(complaint), P(unrelated), renormalised over the three labels (uniform if none is seen)."""
-        out = self.llm.complete(self.prompt.render(q=question, sentence=sentence), self.params)
+        return self._distribution(self.prompt.render(q=question, sentence=sentence))
+
+    def topic_distribution(self, question: str, sentence: str) -> dict[str, float]:
+        """`distribution` asked of the question's topic (`topic`): what the sentence says of the place on it."""
+        return self._distribution(self.stance_topic_prompt.render(topic=self.topic(question), sentence=sentence))
+
+    def _distribution(self, messages) -> dict[str, float]:
+        out = self.llm.complete(messages, self.params)
         mass = {name: 0.0 for name in LABELS}
         for token, logprob in ((out.top_logprobs or [{}])[0]).items():
             name = label_of(token)
@@ -152,10 +166,21 @@ class ReviewJudge:
         return yes / (yes + no)
 
     def judge(self, question: str, sentences: Sequence[str]) -> list[tuple[str, float]]:
+        """(stance, P(related)) of each sentence, asked as `stance_by` says: of the question, of its topic, or
+        "either": the topic's side where that pass finds the sentence related, else the question's."""
         out = []
         for sentence in sentences:
-            d = self.distribution(question, sentence)
-            related = d["praise"] + d["complaint"]
-            side = "praise" if d["praise"] >= d["complaint"] else "complaint"
+            passes = []
+            if self.stance_by != "question":
+                passes.append(self.topic_distribution(question, sentence))
+            if self.stance_by != "topic":
+                passes.append(self.distribution(question, sentence))
+            found = [(side_of(d), d["praise"] + d["complaint"]) for d in passes]
+            side, related = next(((s, r) for s, r in found if r >= self.min_related), found[-1])
             out.append((LABELS[side] if related >= self.min_related else "unrelated", round(related, 4)))
         return out
+
+
+def side_of(d: dict[str, float]) -> str:
+    """ "praise" or "complaint", whichever a distribution holds more of."""
+    return "praise" if d["praise"] >= d["complaint"] else "complaint"

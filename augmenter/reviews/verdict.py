@@ -172,6 +172,9 @@ class VerdictWriter:
             return None
         domain = sentences[0].domain
         who, n = reviewers(domain), reviews_of(sentences)
+        topic = self.topic(question)
+        if side == "mixed" and topic:  # no sentence to write: which reviewers are divided, and on what
+            return Verdict(f"{who.capitalize()} are divided on {topic}.", side, False, "", sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         messages = self.prompt.render(
@@ -198,6 +201,14 @@ class VerdictWriter:
             messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
         yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
         return Verdict(fixed_verdict(side, n, domain), side, False, "; then ".join(problems), sentences, yes)
+
+    def topic(self, question: str) -> str:
+        """What the question asks about, as the judge names it for its passes ("room cleanliness"); "" where the
+        judge names no topic (it asks its passes of the question alone) or names the question itself."""
+        if (self.judge.about_by, self.judge.stance_by) == ("question", "question"):
+            return ""
+        named = self.judge.topic(question)
+        return "" if named == question else named
 
     def says_yes(self, question: str) -> bool:
         """Whether a Yes to the question praises the place ("Is it quiet?"), not complains ("Is it noisy?")."""
