@@ -37,6 +37,7 @@ ADDED_OPTIONS: dict[str, dict[str, object]] = {
         "_target_": "augmenter.knowledge.KnowledgeConsolidator",
         "opinions_about_by": "question",
         "opinions_praise_about": None,
+        "opinions_stance_by": "question",
     },
     "executor": {"unsupported": "supported_part", "fewshot_guard": False},
 }

@@ -355,12 +355,14 @@ def test_the_stance_pass_may_ask_of_the_topic_and_the_question_where_the_topic_f
 
     # "on the smaller side" for "Is there a big room?": asked of the question, praise that is hardly related; asked
     # of the topic ("room size"), the complaint it is
-    llm = FakeLLM(["room size", judged(0.05, 0.9), judged(0.6, 0.1)])
+    llm = FakeLLM(["room size", judged(0.05, 0.9), judged(0.05, 0.05), judged(0.9, 0.05)])
     judge = ReviewJudge(llm, stance_by="either")
-    assert judge.judge("Is there a big room?", ["The rooms are on the smaller side."]) == [("negative", 0.95)]
+    sentences = ["The rooms are on the smaller side.", "Huge beds."]
+    assert judge.judge("Is there a big room?", sentences) == [("negative", 0.95), ("positive", 0.95)]
     asked = [call[-1]["content"] for call in llm.calls]
     assert asked[1] == "Topic: room size\nReview sentence: The rooms are on the smaller side."
-    assert len(llm.calls) == 3  # both passes are asked, the topic's wins where it finds the sentence related
+    # the topic's pass over both sentences in a row, then the question's over the one it found off the topic
+    assert [a.startswith("Topic:") for a in asked[1:]] == [True, True, False] and asked[3].endswith("Huge beds.")
     # where the topic's pass finds it unrelated, the question's side stands; asked of the topic alone, unrelated
     llm = FakeLLM(["room size", judged(0.05, 0.05), judged(0.9, 0.05)])
     assert ReviewJudge(llm, stance_by="either").judge("Is there a big room?", ["Huge beds."]) == [("positive", 0.95)]

@@ -167,18 +167,21 @@ class ReviewJudge:
 
     def judge(self, question: str, sentences: Sequence[str]) -> list[tuple[str, float]]:
         """(stance, P(related)) of each sentence, asked as `stance_by` says: of the question, of its topic, or
-        "either": the topic's side where that pass finds the sentence related, else the question's."""
-        out = []
-        for sentence in sentences:
-            passes = []
-            if self.stance_by != "question":
-                passes.append(self.topic_distribution(question, sentence))
-            if self.stance_by != "topic":
-                passes.append(self.distribution(question, sentence))
-            found = [(side_of(d), d["praise"] + d["complaint"]) for d in passes]
-            side, related = next(((s, r) for s, r in found if r >= self.min_related), found[-1])
-            out.append((LABELS[side] if related >= self.min_related else "unrelated", round(related, 4)))
-        return out
+        "either": the topic's side where that pass finds the sentence related, else the question's (asked only of
+        those). Each pass runs over the sentences in a row, so that the model reuses its prompt's prefix."""
+        found: list[tuple[str, float] | None] = [None] * len(sentences)
+        if self.stance_by != "question":
+            for i, sentence in enumerate(sentences):
+                d = self.topic_distribution(question, sentence)
+                found[i] = (side_of(d), d["praise"] + d["complaint"])
+        if self.stance_by != "topic":
+            for i, sentence in enumerate(sentences):
+                if found[i] is None or found[i][1] < self.min_related:
+                    d = self.distribution(question, sentence)
+                    found[i] = (side_of(d), d["praise"] + d["complaint"])
+        return [
+            (LABELS[side] if related >= self.min_related else "unrelated", round(related, 4)) for side, related in found
+        ]
 
 
 def side_of(d: dict[str, float]) -> str:
