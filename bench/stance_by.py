@@ -22,8 +22,6 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "labels" / "opinions" / "settled.jsonl"
 WAYS = ("question", "topic", "either")

@@ -114,6 +114,18 @@ def side_of(sentences: Sequence[Snippet]) -> str | None:
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
 
 
+@dataclass(frozen=True)
+class Fault:
+    """Why a sentence may not lead the reply: what is wrong (`kind`) and the words at fault (the content words, as
+    stems, a verdict adds to the reviews')."""
+
+    kind: str
+    words: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {', '.join(self.words)}" if self.words else self.kind
+
+
 @dataclass
 class Verdict:
     text: str
@@ -189,18 +201,21 @@ class VerdictWriter:
             complaint=side == "negative",
         )
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
-        problems = []
+        faults: list[Fault] = []
+        draft = text = ""
         for _ in range(self.retries + 1):
+            if faults:  # the last draft goes back with what is wrong with it
+                fix = advice(faults[-1], text, how_many(n, domain), side)
+                messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
             draft = self.llm.complete(messages, self.params).text
             text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
-            problem = self.problem(question, text, said, side, place, focus, n)
-            if not problem:
+            fault = self.fault(question, text, said, side, place, focus, n)
+            if fault is None:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
-            problems.append(problem)
-            fix = advice(problem, text, how_many(n, domain), side)
-            messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
+            faults.append(fault)
         yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
-        return Verdict(fixed_verdict(side, n, domain), side, False, "; then ".join(problems), sentences, yes)
+        problem = "; then ".join(map(str, faults))
+        return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences, yes)
 
     def topic(self, question: str) -> str:
         """What the question asks about, as the judge names it for its passes ("room cleanliness"); "" where the
@@ -215,7 +230,7 @@ class VerdictWriter:
         d = self.judge.distribution(question, "Yes.")
         return d["praise"] > d["complaint"]
 
-    def problem(
+    def fault(
         self,
         question: str,
         text: str,
@@ -224,61 +239,61 @@ class VerdictWriter:
         place: str = "",
         focus: Sequence[str] | None = None,
         reviews: int | None = None,
-    ) -> str:
-        """Why `text` may not lead the reply ("" when it may); `place`: the name it may use; `focus`: the part of each
+    ) -> Fault | None:
+        """Why `text` may not lead the reply (None when it may); `place`: the name it may use; `focus`: the part of each
         sentence on the question, whose words it may use (default: the sentences whole); `reviews`: how many reviews
         they come from (default: one per sentence), the most reviewers it may speak for."""
         source = " ".join([place, *(said if focus is None else focus)])
         n = len(said) if reviews is None else reviews
         if not text or len(text.split()) > self.max_words:
-            return "empty or long"
+            return Fault("empty or long")
         if numbers(text) - numbers(source):
-            return "a number the reviews do not give"
+            return Fault("a number the reviews do not give")
         if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
-            return "a name the reviews do not give"
+            return Fault("a name the reviews do not give")
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         if added:
-            return f"words the reviews do not use: {', '.join(sorted(added))}"
+            return Fault("words the reviews do not use", tuple(sorted(added)))
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
         if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
-            return "a negation the reviews do not make"
+            return Fault("a negation the reviews do not make")
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
         if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
-            return "it does not say what the reviewers think"
+            return Fault("it does not say what the reviewers think")
         if opens in ("yes", "no") and not is_yes_no(question):
-            return "a yes or a no to a question that asks neither"
+            return Fault("a yes or a no to a question that asks neither")
         if opens == "no":  # a complaint about the wine does not say there is none: the reviews' side, not a No
-            return "a No: complaints do not say the thing asked about is missing"
+            return Fault("a No: complaints do not say the thing asked about is missing")
         if side == "mixed":
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
-                return "the reviews are divided and the sentence does not say so"
-            return ""
+                return Fault("the reviews are divided and the sentence does not say so")
+            return None
         overclaim = speaks_for_more(text, n)
         if overclaim:
-            return overclaim
+            return Fault(overclaim)
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
-            return "it takes the other side"
-        return ""
+            return Fault("it takes the other side")
+        return None
 
 
-def advice(problem: str, text: str, speakers: str, side: str) -> str:
-    """What to tell the model of its sentence that may not lead (`problem`, from `VerdictWriter.problem`)."""
-    if problem.startswith("words the reviews do not use"):
-        stems = {w.strip() for w in problem.split(":", 1)[1].split(";")[0].split(",")}
-        used = sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in stems})
-        fix = f"these reviewers did not write {', '.join(used or sorted(stems))}. Leave out those words."
-    elif problem.startswith("empty or long"):
+def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
+    """What to tell the model of its sentence that may not lead (`fault`, from `VerdictWriter.fault`)."""
+    kind = fault.kind
+    if fault.words:  # the words the reviews do not use, as the draft wrote them
+        used = sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in fault.words})
+        fix = f"these reviewers did not write {', '.join(used or fault.words)}. Leave out those words."
+    elif kind == "empty or long":
         fix = "write one sentence of 8 to 20 words."
-    elif "speaks for other reviewers" in problem or "does not say it rests on" in problem:
+    elif "speaks for other reviewers" in kind or "does not say it rests on" in kind:
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
         fix = "say that the reviewers are divided, and on what, without a yes or a no."
-    elif problem.startswith(("a yes or a no", "a No")):
+    elif kind.startswith(("a yes or a no", "a No")):
         fix = "do not begin with Yes or No."
     else:
-        fix = f"{problem}."
+        fix = f"{kind}."
     return f"That sentence cannot be sent: {fix} Write the one sentence again."
 
 
