@@ -171,19 +171,6 @@ def test_divided_reviews_need_a_verdict_that_says_so_and_no_yes():
     assert kept.write("Is the room quiet?", MIXED).written
 
 
-def test_where_the_judge_names_the_topic_divided_reviews_are_said_to_be_divided_on_it_without_a_draft():
-    from augmenter.reviews.judge import ReviewJudge
-
-    llm = FakeLLM(["noise at night"])
-    verdict = VerdictWriter(llm, judge=ReviewJudge(llm, about_by="either")).write("Is the room quiet?", MIXED)
-    assert verdict.text == "Guests are divided on noise at night." and verdict.side == "mixed"
-    assert len(llm.calls) == 1 and not verdict.problem  # the topic's one generation, no sentence of the model's
-    assert verdict_first(verdict).startswith('Guests are divided on noise at night. One guest wrote: "The room was')
-    # a topic the model could not name (the question itself) leaves the sentence to the model
-    llm = FakeLLM(["Is the room quiet?", "Some guests found the room quiet, while others found it noisy."])
-    assert VerdictWriter(llm, judge=ReviewJudge(llm, stance_by="either")).write("Is the room quiet?", MIXED).written
-
-
 def test_a_verdict_that_may_not_lead_is_sent_back_once_with_what_is_wrong():
     """The fixed sentence leaves the customer to read the quote for the answer: a first draft that fails is sent back
     with its fault (the words the reviewers did not write), and a second that passes leads."""
@@ -199,6 +186,25 @@ def test_a_verdict_that_may_not_lead_is_sent_back_once_with_what_is_wrong():
     sent_back = llm.calls[1]
     assert sent_back[-2] == {"role": "assistant", "content": "Yes, some guests loved the view of the cathedral."}
     assert "did not write cathedral. Leave out those words" in sent_back[-1]["content"]
+
+
+def test_a_verdict_that_names_the_reviewers_and_then_a_comma_is_sent_back():
+    """ "Yes, a diner, it was lovely." reads garbled: the draft goes back with how to begin."""
+    one = [review("It was a beautiful spot to be eating outdoors.", "positive", domain="restaurant")]
+    llm = FakeLLM(
+        [
+            "Yes, a diner, it was a beautiful spot to be eating outdoors.",
+            "Yes, a diner found it a beautiful spot to be eating outdoors.",
+            judged(0.9, 0.05),
+        ]
+    )
+    verdict = VerdictWriter(llm).write("Is there nice outdoor seating?", one)
+    assert verdict.written and verdict.text == "Yes, a diner found it a beautiful spot to be eating outdoors."
+    assert 'no comma after them: "Yes, a diner found ..."' in llm.calls[1][-1]["content"]
+    writer = VerdictWriter(FakeLLM(), retries=0)
+    assert str(writer.fault("How is it?", "A diner, lovely spot.", [one[0].text], "positive")).startswith(
+        "it names the reviewers"
+    )
 
 
 def test_a_second_draft_that_fails_too_gives_the_fixed_sentence_with_both_faults():

@@ -69,6 +69,8 @@ FIXED = {
 _ONE = frozenset("guest diner reviewer customer visitor traveller traveler person patron".split())
 _MANY = frozenset("guests diners reviewers customers visitors travellers travelers people patrons everyone".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
+_NAMED_ONLY = re.compile(r"^(?:yes,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
 
 
 _SMALL = {"and", "of", "the", "du", "de", "la", "le", "at", "in", "on", "by"}
@@ -184,9 +186,6 @@ class VerdictWriter:
             return None
         domain = sentences[0].domain
         who, n = reviewers(domain), reviews_of(sentences)
-        topic = self.topic(question)
-        if side == "mixed" and topic:  # no sentence to write: which reviewers are divided, and on what
-            return Verdict(f"{who.capitalize()} are divided on {topic}.", side, False, "", sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         messages = self.prompt.render(
@@ -216,14 +215,6 @@ class VerdictWriter:
         yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
         problem = "; then ".join(map(str, faults))
         return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences, yes)
-
-    def topic(self, question: str) -> str:
-        """What the question asks about, as the judge names it for its passes ("room cleanliness"); "" where the
-        judge names no topic (it asks its passes of the question alone) or names the question itself."""
-        if (self.judge.about_by, self.judge.stance_by) == ("question", "question"):
-            return ""
-        named = self.judge.topic(question)
-        return "" if named == question else named
 
     def says_yes(self, question: str) -> bool:
         """Whether a Yes to the question praises the place ("Is it quiet?"), not complains ("Is it noisy?")."""
@@ -257,6 +248,8 @@ class VerdictWriter:
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
         if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
             return Fault("a negation the reviews do not make")
+        if _NAMED_ONLY.match(text):
+            return Fault("it names the reviewers and does not say what they found")
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
         if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
             return Fault("it does not say what the reviewers think")
@@ -286,6 +279,9 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
         fix = f"these reviewers did not write {', '.join(used or fault.words)}. Leave out those words."
     elif kind == "empty or long":
         fix = "write one sentence of 8 to 20 words."
+    elif kind.startswith("it names the reviewers"):
+        begin = f"Yes, {speakers}" if text.lower().startswith("yes") else speakers[0].upper() + speakers[1:]
+        fix = f'say what they found, with no comma after them: "{begin} found ...".'
     elif "speaks for other reviewers" in kind or "does not say it rests on" in kind:
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
