@@ -312,6 +312,45 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
 
 
+def test_a_place_whose_own_faq_answers_gets_the_faqs_answer_not_its_reviews():
+    def faq(entity_id, name, q, a):
+        return Snippet(
+            id=f"restaurant:{entity_id}:faq:0",
+            text=f"Q: {q} A: {a}",
+            domain="restaurant",
+            entity_id=entity_id,
+            entity_name=name,
+            doc_type="faq",
+        )
+
+    bloomsbury = faq(3, "BLOOMSBURY", "Is there outdoor seating?", "Yes, Bloomsbury does offer outdoor seating.")
+    no = "The Varsity Restaurant does not offer outdoor seating."
+    varsity = faq(2, "VARSITY RESTAURANT", "Can we eat outside?", no)
+    terrace = Snippet(
+        id="restaurant:2:review:1:0",
+        text="We loved sitting on the terrace in the sun.",
+        domain="restaurant",
+        entity_id=2,
+        entity_name="VARSITY RESTAURANT",
+        doc_type="review",
+        doc_id=1,
+        stance="positive",
+    )
+    mem = WorkingMemory(
+        q="Do they have outdoor dining?",
+        e=[bloomsbury, varsity, digest(2, "VARSITY RESTAURANT", "restaurant"), terrace],
+        consolidated=True,
+    )
+    assert composed_reply(mem, [bloomsbury, varsity]) == (
+        "Yes, Bloomsbury does offer outdoor seating. The Varsity Restaurant does not offer outdoor seating."
+    )
+    # its FAQ not among those that answer: the reviews speak for it, named after another place's FAQ
+    assert composed_reply(mem, [bloomsbury]) == (
+        'Yes, Bloomsbury does offer outdoor seating. At Varsity Restaurant, a diner wrote: "We loved sitting on the '
+        'terrace in the sun".'
+    )
+
+
 def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes_the_side_of_its_clause():
     mixed = [
         review(

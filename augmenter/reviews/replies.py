@@ -107,7 +107,9 @@ def composed_reply(
     verdict: VerdictFn | None = None,
 ) -> str | None:
     """The knowledge's own answer to the question: the answer of the best of `answering_faqs` (FAQs about the
-    question, best first), then, per entity the opinion gatherer found reviews for, a quote of each side (see
+    question, best first), then, per entity the opinion gatherer found reviews for, its own FAQ's answer where one of
+    `answering_faqs` is its (the reviews must not answer what a FAQ answers: "does not offer outdoor seating" beside
+    a diner's praise of the terrace), else a quote of each side (see
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
     rests on (`verdict_first`); when it found none, the best of `answering_reviews` (retrieved review sentences about
     the question, best first) per entity, quoted. None when the evidence holds none of these."""
@@ -134,6 +136,12 @@ def composed_reply(
         elsewhere = len(places) > 1 or (faq_of is not None and faq_of != (ref.domain, ref.entity_id))
         name = place_name(mem, ref)
         place = name if elsewhere or not parts else ""
+        own = next((f for f in answering_faqs[1:] if (f.domain, f.entity_id) == (ref.domain, ref.entity_id)), None)
+        if own is not None and faq_of != (ref.domain, ref.entity_id):  # its FAQ answers: the reviews do not
+            said = faq_answer(own)
+            named = any(n and n.lower() in said.lower() for n in (name, own.entity_name))
+            parts.append(_sentence(said if named else f"{name}: {said}"))
+            continue
         judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
         if judged is not None:
             parts.append(verdict_first(judged, name if elsewhere else ""))
