@@ -351,6 +351,27 @@ def test_a_place_whose_own_faq_answers_gets_the_faqs_answer_not_its_reviews():
     )
 
 
+def test_a_gathered_places_own_faq_is_found_in_the_knowledge_though_retrieval_missed_it():
+    from augmenter.reviews.composer import ReviewReplies
+    from augmenter.utilities.answers import AnswersQuestion
+
+    no = Snippet(
+        id="hotel:1:faq:4",
+        text="Q: Is there a garden view from the rooms? A: No, the rooms face the car park.",
+        domain="hotel",
+        entity_id=1,
+        entity_name="Acorn Guest House",
+        doc_type="faq",
+    )
+    mem = WorkingMemory(q="Do the rooms have a garden view?", e=[digest(), *VIEWS], consolidated=True)
+    replies = ReviewReplies({s.id: s for s in [no, *VIEWS]}, AnswersQuestion())
+    composed = replies.answer(mem)
+    assert composed.text.startswith("No, the rooms face the car park.")
+    assert any(e.id == no.id for c in composed.claims for e in c.evidence)  # cited
+    # without it in the knowledge, the reviews answer
+    assert ReviewReplies({s.id: s for s in VIEWS}, AnswersQuestion()).answer(mem).text.startswith("At Acorn Guest")
+
+
 def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes_the_side_of_its_clause():
     mixed = [
         review(

@@ -71,10 +71,24 @@ class ReviewReplies:
             return (), ()
         return self.answers_check.answering_faqs(mem), self.answers_check.answering_reviews(mem)
 
+    def _with_place_faqs(self, mem: WorkingMemory) -> WorkingMemory:
+        """The memory with every FAQ of each place the opinion gatherer found reviews of in its evidence, retrieved
+        or not: a place's own FAQ that answers the question speaks for it before its reviews do."""
+        places = {(s.domain, s.entity_id) for s in mem.e if s.doc_type == "opinions"}
+        have = {s.id for s in mem.e}
+        extra = [
+            s
+            for s in self.snippets.values()
+            if s.doc_type == "faq" and (s.domain, s.entity_id) in places and s.id not in have
+        ]
+        return mem.model_copy(update={"e": [*mem.e, *extra]}) if extra else mem
+
     def answers(self, mem: WorkingMemory) -> bool:
+        mem = self._with_place_faqs(mem)
         return composed_reply(mem, *self._found(mem)) is not None
 
     def answer(self, mem: WorkingMemory) -> Composed | None:
+        mem = self._with_place_faqs(mem)
         made: list = []
         verdict = None
         if self.verdicts:
