@@ -23,9 +23,12 @@ import hashlib
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from augmenter.reviews.judge import praise_or_complaint
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "labels" / "opinions" / "settled.jsonl"
@@ -83,7 +86,7 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
     label = np.array([{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in rows])
     dist = [judged[r["pair"]]["dist"] for r in rows]
     related = np.array([1 - d["unrelated"] for d in dist])
-    side = np.array(["praise" if d["praise"] >= d["complaint"] else "complaint" for d in dist])
+    side = np.array([praise_or_complaint(d) for d in dist])
     q = np.array([judged[r["pair"]]["about"] for r in rows])
     t = np.array([judged[r["pair"]]["about_topic"] for r in rows])
     about = {"question": q, "topic": t, "either": np.maximum(q, t)}
@@ -149,28 +152,36 @@ def turn_sides(
     """Per turn: the sides counted (a sentence the stance judge puts on a side with P(related) >= 0.85 and an
     about-pass >= `threshold`; praise, with `praise_about`, also the question's own pass >= it) against the sides
     its labelled sentences take."""
+
+    def counted(r: dict) -> set[str]:
+        j = judged[r["pair"]]
+        d = j["dist"]
+        about = {"question": j["about"], "topic": j["about_topic"], "either": max(j["about"], j["about_topic"])}
+        side = praise_or_complaint(d)
+        barred = praise_about is not None and side == "praise" and j["about"] < praise_about
+        return {side} if 1 - d["unrelated"] >= 0.85 and about[way] >= threshold and not barred else set()
+
+    return sides_per_turn(rows, counted)
+
+
+def sides_per_turn(rows: list[dict], counted: Callable[[dict], set[str]]) -> dict[str, int]:
+    """Per turn, the sides its pairs are counted on (`counted`: the sides of one pair) against the sides its
+    labelled sentences take: right, one-sided where the other side exists, divided where one side exists, wrong,
+    or none."""
     turns = defaultdict(list)
     for r in rows:
         turns[r["turn"]].append(r)
     out = dict.fromkeys(("right", "one-sided, the other side exists", "divided, one side only", "wrong", "none"), 0)
     for pairs in turns.values():
         labelled = {{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in pairs} - {"unrelated"}
-        counted = set()
-        for r in pairs:
-            j = judged[r["pair"]]
-            d = j["dist"]
-            about = {"question": j["about"], "topic": j["about_topic"], "either": max(j["about"], j["about_topic"])}
-            side = "praise" if d["praise"] >= d["complaint"] else "complaint"
-            barred = praise_about is not None and side == "praise" and j["about"] < praise_about
-            if 1 - d["unrelated"] >= 0.85 and about[way] >= threshold and not barred:
-                counted.add(side)
-        if not counted:
+        found = set().union(*(counted(r) for r in pairs))
+        if not found:
             out["none"] += 1
-        elif counted == labelled:
+        elif found == labelled:
             out["right"] += 1
-        elif len(counted) == 1 and counted < labelled:
+        elif len(found) == 1 and found < labelled:
             out["one-sided, the other side exists"] += 1
-        elif len(counted) == 2 and len(labelled) == 1:
+        elif len(found) == 2 and len(labelled) == 1:
             out["divided, one side only"] += 1
         else:
             out["wrong"] += 1

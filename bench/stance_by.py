@@ -22,6 +22,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from augmenter.reviews.judge import praise_or_complaint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from about_by import sides_per_turn  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ROOT / "bench" / "labels" / "opinions" / "settled.jsonl"
 WAYS = ("question", "topic", "either")
@@ -66,7 +71,7 @@ def sides_of(d: dict) -> set[str]:
     """The side a distribution puts a sentence on (empty below MIN_RELATED)."""
     if 1 - d["unrelated"] < MIN_RELATED:
         return set()
-    return {"praise" if d["praise"] >= d["complaint"] else "complaint"}
+    return {praise_or_complaint(d)}
 
 
 def counted(j: dict, way: str) -> set[str]:
@@ -102,24 +107,7 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
 
 def turn_sides(rows: list[dict], judged: dict[str, dict], way: str) -> dict[str, int]:
     """Per turn: the sides its sentences are put on against the sides its labelled sentences take."""
-    turns = defaultdict(list)
-    for r in rows:
-        turns[r["turn"]].append(r)
-    out = dict.fromkeys(("right", "one-sided, the other side exists", "divided, one side only", "wrong", "none"), 0)
-    for pairs in turns.values():
-        labelled = {{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in pairs} - {"unrelated"}
-        found = set().union(*(counted(judged[r["pair"]], way) for r in pairs))
-        if not found:
-            out["none"] += 1
-        elif found == labelled:
-            out["right"] += 1
-        elif len(found) == 1 and found < labelled:
-            out["one-sided, the other side exists"] += 1
-        elif len(found) == 2 and len(labelled) == 1:
-            out["divided, one side only"] += 1
-        else:
-            out["wrong"] += 1
-    return out
+    return sides_per_turn(rows, lambda r: counted(judged[r["pair"]], way))
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
@@ -74,14 +75,19 @@ class ReviewReplies:
     def _with_place_faqs(self, mem: WorkingMemory) -> WorkingMemory:
         """The memory with every FAQ of each place the opinion gatherer found reviews of in its evidence, retrieved
         or not: a place's own FAQ that answers the question speaks for it before its reviews do."""
-        places = {(s.domain, s.entity_id) for s in mem.e if s.doc_type == "opinions"}
+        places = dict.fromkeys((s.domain, s.entity_id) for s in mem.e if s.doc_type == "opinions")
         have = {s.id for s in mem.e}
-        extra = [
-            s
-            for s in self.snippets.values()
-            if s.doc_type == "faq" and (s.domain, s.entity_id) in places and s.id not in have
-        ]
+        extra = [s for place in places for s in self._faqs_of.get(place, ()) if s.id not in have]
         return mem.model_copy(update={"e": [*mem.e, *extra]}) if extra else mem
+
+    @cached_property
+    def _faqs_of(self) -> dict[tuple, list[Snippet]]:
+        """The knowledge's FAQs by place (domain, entity id), gathered once."""
+        faqs: dict[tuple, list[Snippet]] = {}
+        for s in self.snippets.values():
+            if s.doc_type == "faq":
+                faqs.setdefault((s.domain, s.entity_id), []).append(s)
+        return faqs
 
     def answers(self, mem: WorkingMemory) -> bool:
         mem = self._with_place_faqs(mem)

@@ -173,17 +173,17 @@ class ReviewJudge:
         if self.stance_by != "question":
             for i, sentence in enumerate(sentences):
                 d = self.topic_distribution(question, sentence)
-                found[i] = (side_of(d), d["praise"] + d["complaint"])
+                found[i] = (praise_or_complaint(d), d["praise"] + d["complaint"])
         if self.stance_by != "topic":
             for i, sentence in enumerate(sentences):
                 if found[i] is None or found[i][1] < self.min_related:
                     d = self.distribution(question, sentence)
-                    found[i] = (side_of(d), d["praise"] + d["complaint"])
+                    found[i] = (praise_or_complaint(d), d["praise"] + d["complaint"])
         return [
             (LABELS[side] if related >= self.min_related else "unrelated", round(related, 4)) for side, related in found
         ]
 
 
-def side_of(d: dict[str, float]) -> str:
+def praise_or_complaint(d: dict[str, float]) -> str:
     """ "praise" or "complaint", whichever a distribution holds more of."""
     return "praise" if d["praise"] >= d["complaint"] else "complaint"
