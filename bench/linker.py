@@ -8,7 +8,7 @@ them all for others ("wrong"), or are none; each turn whose links today's defaul
 (`--baseline`: the linker module of an earlier commit, read with git), with its question and gold entities; and the
 linker's milliseconds per turn. Writes bench/results/linker.json with the command.
 
-The misspelling rules (one slip in a word of six letters or more, seven for a name of one word, letters only) were
+The misspelling rules (one slip in a word of five letters or more, seven for a name of one word, letters only) were
 set while reading this split's linker output: dev is the only DSTC11 split here, so the held-back turns judge them.
 """
 

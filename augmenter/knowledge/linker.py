@@ -73,14 +73,14 @@ class EntityLinker:
     names that entity only, where another lists it as an alias (DSTC11's mapping gives Nandos City Centre the
     alias "nandos", the other restaurant's name). A name written with one slip ("the Goonville Hotel", "Archyway
     House") or with a space added or dropped ("Allen Bell" for Allenbell) names the entity too, where no exact name
-    covers those words: one word of six letters or more off by one edit, the others as they are (a name of one
+    covers those words: one word of five letters or more off by one edit, the others as they are (a name of one
     word: seven letters or more; letters only, so "AB1235" never names model AB1234), and no other entity named as
     closely. `misspelt_names=False`: exact names only.
     """
 
     # Shorter words off by one letter, or joined, are too often other words: "cotton" for Cotto, "lovely" for
     # Lovell, "hot pot" for The Hotpot.
-    FUZZY_MIN_LETTERS = 6  # the misspelt word of a name of several words
+    FUZZY_MIN_LETTERS = 5  # the misspelt word of a name of several words
     FUZZY_MIN_ALONE = 7  # a name of one word, or one written with a space added or dropped
 
     def __init__(self, entities: Sequence[Entity], misspelt_names: bool = True):
