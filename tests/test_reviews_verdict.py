@@ -592,3 +592,31 @@ def test_the_sentences_after_a_sides_lead_are_counted_only_on_the_question():
     reviews = [review(t, None, n, n=n) for n, t in enumerate(texts)]
     keep, stances = gatherer._verified("Are the beds comfy?", reviews, [0, 1, 2], ["positive"] * 3)
     assert keep == [0, 2] and stances == ["positive", "positive"]
+
+
+def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_first():
+    """Dev turns where the gatherer kept no side sent "At The Nirala, a diner wrote: "I like the beer selection"."
+    alone: the labellers read the customer left to work the answer out ("partly")."""
+    from augmenter.memory import EntityMention
+    from augmenter.reviews.composer import ReviewReplies
+
+    class Retrieved:
+        def answering_faqs(self, mem):
+            return []
+
+        def answering_reviews(self, mem):
+            return [review("The view from our room was stunning.", None)]
+
+    linked = [EntityMention(domain="hotel", entity_id=1, name="ACORN GUEST HOUSE", surface="acorn", in_query=False)]
+    mem = WorkingMemory(q="Does the room have a good view?", e=[], entities=linked, consolidated=True)
+    quote = 'A guest wrote: "The view from our room was stunning".'
+    script = [judged(0.9, 0.05), "Yes, a guest found the view from the room stunning.", judged(0.9, 0.05)]
+    replies = ReviewReplies({}, Retrieved(), llm=FakeLLM(script), verdicts=True)
+    assert replies.answer(mem).text == f"Yes, a guest found the view from the room stunning. {quote}"
+    # the judge puts it on no side: the quote alone, as before
+    replies = ReviewReplies({}, Retrieved(), llm=FakeLLM([judged(0.05, 0.05)]), verdicts=True)
+    assert replies.answer(mem).text == f"At Acorn Guest House, a g{quote[3:]}"
+    # a place the conversation did not name is named
+    unlinked = mem.model_copy(update={"entities": []})
+    replies = ReviewReplies({}, Retrieved(), llm=FakeLLM(script), verdicts=True)
+    assert replies.answer(unlinked).text == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"

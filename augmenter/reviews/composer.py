@@ -3,7 +3,8 @@
 
 - `answer`: when no candidate may be sent, the answer of the FAQ about the question, or what the reviews on it say, a
   quote per side (with `verdicts`, the reviews' verdict first: `VerdictWriter`), or else the retrieved review
-  sentence closest to the question (`composed_reply`), with its citations;
+  sentence closest to the question (with `verdicts`, its verdict first where the judge puts it on a side:
+  `composed_reply`), with its citations;
 - `answers`: whether `answer` would write one, without the verdict's LLM call;
 - `quote` (with `quote`): a passing candidate whose checked claims rest on review sentences, sent with each such claim
   replaced by the sentence, quoted and attributed (`reviews_quoted`): a summary of reviews in the model's words is
@@ -104,6 +105,9 @@ class ReviewReplies:
                 self._writer = VerdictWriter(self.llm, judge=self.judge)
 
             def verdict(question, sentences):
+                if any(s.stance is None for s in sentences):  # a retrieved sentence: its side is judged here
+                    sides = self._writer.judge.judge(question, [s.text for s in sentences])
+                    sentences = [s.model_copy(update={"stance": side}) for s, (side, _) in zip(sentences, sides)]
                 written = self._writer.write(question, sentences)
                 if written is not None:
                     made.append(written)

@@ -70,6 +70,11 @@ def quoted(quotes: Sequence[Snippet], place: str = "") -> str | None:
     return f"{at}one {who} wrote: {_quote(first)}; another: {_quote(second)}"
 
 
+def linked_places(mem: WorkingMemory) -> set[tuple]:
+    """(domain, entity id) of each place the conversation named."""
+    return {(m.domain, m.entity_id) for m in mem.entities}
+
+
 VerdictFn = Callable[[str, Sequence[Snippet]], object | None]  # (question, sentences) -> a Verdict or None
 
 
@@ -112,7 +117,8 @@ def composed_reply(
     a diner's praise of the terrace), else a quote of each side (see
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
     rests on (`verdict_first`); when it found none, the best of `answering_reviews` (retrieved review sentences about
-    the question, best first) per entity, quoted. None when the evidence holds none of these."""
+    the question, best first) per entity, quoted (with `verdict`, its verdict first where it takes a side; the place
+    named unless the conversation named it). None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
@@ -142,9 +148,11 @@ def composed_reply(
             named = any(n and n.lower() in said.lower() for n in (name, own.entity_name))
             parts.append(_sentence(said if named else f"{name}: {said}"))
             continue
-        judged = verdict(mem.q, sentences) if verdict is not None and sentences else None
+        said_on = sentences if sentences is not None else [ref]  # the retrieved sentence: the verdict judges it
+        judged = verdict(mem.q, said_on) if verdict is not None and said_on else None
         if judged is not None:
-            parts.append(verdict_first(judged, name if elsewhere else ""))
+            unnamed = sentences is None and not parts and (ref.domain, ref.entity_id) not in linked_places(mem)
+            parts.append(verdict_first(judged, name if elsewhere or unnamed else ""))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
