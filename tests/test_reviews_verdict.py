@@ -619,4 +619,7 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     # a place the conversation did not name is named
     unlinked = mem.model_copy(update={"entities": []})
     replies = ReviewReplies({}, Retrieved(), llm=FakeLLM(script), verdicts=True)
-    assert replies.answer(unlinked).text == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"
+    assert (
+        replies.answer(unlinked).text
+        == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"
+    )

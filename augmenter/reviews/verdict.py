@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet
@@ -116,16 +117,37 @@ def side_of(sentences: Sequence[Snippet]) -> str | None:
     return "mixed" if len(found) == 2 else next(iter(found)) if found else None
 
 
+class FaultKind(str, Enum):
+    """What may be wrong with the model's verdict sentence; each value is how the trace says it."""
+
+    EMPTY_OR_LONG = "empty or long"
+    NUMBER = "a number the reviews do not give"
+    NAME = "a name the reviews do not give"
+    WORDS = "words the reviews do not use"
+    NEGATION = "a negation the reviews do not make"
+    NAMED_ONLY = "it names the reviewers and does not say what they found"
+    NO_OPINION = "it does not say what the reviewers think"
+    YES_NO_UNASKED = "a yes or a no to a question that asks neither"
+    A_NO = "a No: complaints do not say the thing asked about is missing"
+    NOT_DIVIDED = "the reviews are divided and the sentence does not say so"
+    SPEAKS_FOR_MORE = "it speaks for other reviewers than the {n} it rests on"
+    NO_REVIEWERS = "it does not say it rests on {reviews}"
+    OTHER_SIDE = "it takes the other side"
+
+
 @dataclass(frozen=True)
 class Fault:
-    """Why a sentence may not lead the reply: what is wrong (`kind`) and the words at fault (the content words, as
-    stems, a verdict adds to the reviews')."""
+    """Why a sentence may not lead the reply: what is wrong (`kind`), the words at fault (the content words, as
+    stems, a verdict adds to the reviews') and the number of reviews it rests on (`reviews`, where `kind` names it)."""
 
-    kind: str
+    kind: FaultKind
     words: tuple[str, ...] = ()
+    reviews: int = 0
 
     def __str__(self) -> str:
-        return f"{self.kind}: {', '.join(self.words)}" if self.words else self.kind
+        n = self.reviews
+        said = self.kind.value.format(n=n, reviews="one review" if n == 1 else f"{n} reviews")
+        return f"{said}: {', '.join(self.words)}" if self.words else said
 
 
 @dataclass
@@ -237,37 +259,37 @@ class VerdictWriter:
         source = " ".join([place, *(said if focus is None else focus)])
         n = len(said) if reviews is None else reviews
         if not text or len(text.split()) > self.max_words:
-            return Fault("empty or long")
+            return Fault(FaultKind.EMPTY_OR_LONG)
         if numbers(text) - numbers(source):
-            return Fault("a number the reviews do not give")
+            return Fault(FaultKind.NUMBER)
         if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
-            return Fault("a name the reviews do not give")
+            return Fault(FaultKind.NAME)
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         if added:
-            return Fault("words the reviews do not use", tuple(sorted(added)))
+            return Fault(FaultKind.WORDS, tuple(sorted(added)))
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
         if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
-            return Fault("a negation the reviews do not make")
+            return Fault(FaultKind.NEGATION)
         if _NAMED_ONLY.match(text):
-            return Fault("it names the reviewers and does not say what they found")
+            return Fault(FaultKind.NAMED_ONLY)
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
         if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
-            return Fault("it does not say what the reviewers think")
+            return Fault(FaultKind.NO_OPINION)
         if opens in ("yes", "no") and not is_yes_no(question):
-            return Fault("a yes or a no to a question that asks neither")
+            return Fault(FaultKind.YES_NO_UNASKED)
         if opens == "no":  # a complaint about the wine does not say there is none: the reviews' side, not a No
-            return Fault("a No: complaints do not say the thing asked about is missing")
+            return Fault(FaultKind.A_NO)
         if side == "mixed":
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
-                return Fault("the reviews are divided and the sentence does not say so")
+                return Fault(FaultKind.NOT_DIVIDED)
             return None
         overclaim = speaks_for_more(text, n)
-        if overclaim:
-            return Fault(overclaim)
+        if overclaim is not None:
+            return Fault(overclaim, reviews=n)
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
-            return Fault("it takes the other side")
+            return Fault(FaultKind.OTHER_SIDE)
         return None
 
 
@@ -277,34 +299,34 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
     if fault.words:  # the words the reviews do not use, as the draft wrote them
         used = sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in fault.words})
         fix = f"these reviewers did not write {', '.join(used or fault.words)}. Leave out those words."
-    elif kind == "empty or long":
+    elif kind is FaultKind.EMPTY_OR_LONG:
         fix = "write one sentence of 8 to 20 words."
-    elif kind.startswith("it names the reviewers"):
+    elif kind is FaultKind.NAMED_ONLY:
         begin = f"Yes, {speakers}" if text.lower().startswith("yes") else speakers[0].upper() + speakers[1:]
         fix = f'say what they found, with no comma after them: "{begin} found ...".'
-    elif "speaks for other reviewers" in kind or "does not say it rests on" in kind:
+    elif kind in (FaultKind.SPEAKS_FOR_MORE, FaultKind.NO_REVIEWERS):
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
         fix = "say that the reviewers are divided, and on what, without a yes or a no."
-    elif kind.startswith(("a yes or a no", "a No")):
+    elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO):
         fix = "do not begin with Yes or No."
     else:
-        fix = f"{kind}."
+        fix = f"{fault}."
     return f"That sentence cannot be sent: {fix} Write the one sentence again."
 
 
-def speaks_for_more(text: str, n: int) -> str:
-    """Why a one-sided verdict speaks for other reviewers than the `n` reviews it rests on ("" when it does not): it
-    must name them, "a guest" for one, "some guests" (or "several" of three or more) for more, with no count ("guests
-    loved it" and "the view is great" speak for every guest; "two guests" is read as exactly two)."""
+def speaks_for_more(text: str, n: int) -> FaultKind | None:
+    """Why a one-sided verdict speaks for other reviewers than the `n` reviews it rests on (None when it does not):
+    it must name them, "a guest" for one, "some guests" (or "several" of three or more) for more, with no count
+    ("guests loved it" and "the view is great" speak for every guest; "two guests" is read as exactly two)."""
     words = tokens(text)
     named = False
     for i, w in enumerate(words):
         before = words[i - 1] if i else ""
         if w in _MANY:
             if n == 1 or not (before == "some" or before == "several" and n >= 3):
-                return f"it speaks for other reviewers than the {n} it rests on"
+                return FaultKind.SPEAKS_FOR_MORE
             named = True
         elif w in _ONE:
             named = True
-    return "" if named else f"it does not say it rests on {'one review' if n == 1 else f'{n} reviews'}"
+    return None if named else FaultKind.NO_REVIEWERS
