@@ -599,6 +599,7 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     alone: the labellers read the customer left to work the answer out ("partly")."""
     from augmenter.memory import EntityMention
     from augmenter.reviews.composer import ReviewReplies
+    from augmenter.reviews.judge import ReviewJudge
 
     class Retrieved:
         def answering_faqs(self, mem):
@@ -611,8 +612,15 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     mem = WorkingMemory(q="Does the room have a good view?", e=[], entities=linked, consolidated=True)
     quote = 'A guest wrote: "The view from our room was stunning".'
     script = [judged(0.9, 0.05), "Yes, a guest found the view from the room stunning.", judged(0.9, 0.05)]
-    replies = ReviewReplies({}, Retrieved(), llm=FakeLLM(script), verdicts=True)
+    about = Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
+    off = Completion(text="No", top_logprobs=[{"Yes": math.log(0.2), "No": math.log(0.8)}])
+    judge = ReviewJudge(llm := FakeLLM([script[0], about, *script[1:]]), min_about=0.85)
+    replies = ReviewReplies({}, Retrieved(), llm=llm, judge=judge, verdicts=True)
     assert replies.answer(mem).text == f"Yes, a guest found the view from the room stunning. {quote}"
+    # on a side, but its about-pass does not find it on the question (clean rooms for "Are the rooms large?")
+    judge = ReviewJudge(llm := FakeLLM([judged(0.9, 0.05), off]), min_about=0.85)
+    replies = ReviewReplies({}, Retrieved(), llm=llm, judge=judge, verdicts=True)
+    assert replies.answer(mem).text == f"At Acorn Guest House, a g{quote[3:]}"
     # the judge puts it on no side: the quote alone, as before
     replies = ReviewReplies({}, Retrieved(), llm=FakeLLM([judged(0.05, 0.05)]), verdicts=True)
     assert replies.answer(mem).text == f"At Acorn Guest House, a g{quote[3:]}"

@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
+from augmenter.reviews.verdict import SIDES
 from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
@@ -105,9 +106,8 @@ class ReviewReplies:
                 self._writer = VerdictWriter(self.llm, judge=self.judge)
 
             def verdict(question, sentences):
-                if any(s.stance is None for s in sentences):  # a retrieved sentence: its side is judged here
-                    sides = self._writer.judge.judge(question, [s.text for s in sentences])
-                    sentences = [s.model_copy(update={"stance": side}) for s, (side, _) in zip(sentences, sides)]
+                if any(s.stance is None for s in sentences):  # a retrieved sentence: judged here as the gatherer would
+                    sentences = self._judged(question, sentences)
                 written = self._writer.write(question, sentences)
                 if written is not None:
                     made.append(written)
@@ -119,6 +119,19 @@ class ReviewReplies:
         claims = [verdict_claim(v) for v in made] + quoted_sources(mem, text)  # its citations: what it quotes
         fixed = "; ".join(v.problem for v in made if v.problem)
         return Composed(text, claims, outputs={"verdict_fixed": fixed} if fixed else {})
+
+    def _judged(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
+        """The sentences with the side the judge reads on the question, "unrelated" where it reads none or (with the
+        judge's `min_about`) where its about-pass does not find the sentence on the question: a verdict on a sentence
+        about clean rooms must not answer "Are the rooms large?"."""
+        judge = self._writer.judge
+        bar = getattr(judge, "min_about", None)
+        out = []
+        for s, (side, _) in zip(sentences, judge.judge(question, [s.text for s in sentences])):
+            if side in SIDES and bar is not None and judge.about(question, s.text) < bar:
+                side = "unrelated"
+            out.append(s.model_copy(update={"stance": side}))
+        return out
 
     def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Composed | None:
         found = reviews_quoted(mem, checks, self.snippets) if self.quote_reviews else None
