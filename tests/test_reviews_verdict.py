@@ -86,6 +86,22 @@ def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
     assert 'Begin with "Yes, some guests"' in llm.calls[0][-1]["content"]
 
 
+def test_a_long_verdict_is_cut_before_the_clause_it_trails():
+    """On 60 dev turns, 26 drafts failed as too long ("Diners are divided on the atmosphere, with some praising it
+    and others criticizing it ...") and the fixed sentence went out instead."""
+    draft = (
+        "Guests are divided on how quiet the room is at night, with some finding it very quiet and others finding "
+        "it noisy because of the street outside"
+    )
+    verdict = VerdictWriter(FakeLLM([draft]), retries=0).write("Is the room quiet?", MIXED)
+    assert verdict.written and verdict.text == "Guests are divided on how quiet the room is at night."
+    writer = VerdictWriter(FakeLLM([]))
+    short = "Some guests found it quiet, while others found it noisy."
+    assert writer.shortened(short) == short  # within max_words: as it is
+    long_head = " ".join(["word"] * 30) + ", with more"
+    assert writer.shortened(long_head) == long_head  # what is left is still too long: as it is
+
+
 @pytest.mark.parametrize(
     "draft, problem",
     [

@@ -70,6 +70,10 @@ FIXED = {
 _ONE = frozenset("guest diner reviewer customer visitor traveller traveler person patron".split())
 _MANY = frozenset("guests diners reviewers customers visitors travellers travelers people patrons everyone".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a clause a long verdict trails after its point: ", with some ...", ", while others ...", "; ..."
+_TRAILING = re.compile(
+    r"(?:,\s+(?:with|while|whereas|but|and|as|which|including|especially|though|although)\b|;|\s[-\u2013\u2014]\s)"
+)
 # "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
 _NAMED_ONLY = re.compile(r"^(?:yes,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
 
@@ -229,7 +233,7 @@ class VerdictWriter:
                 fix = advice(faults[-1], text, how_many(n, domain), side)
                 messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
             draft = self.llm.complete(messages, self.params).text
-            text = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
+            text = self.shortened(_SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"'))
             fault = self.fault(question, text, said, side, place, focus, n)
             if fault is None:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
@@ -237,6 +241,16 @@ class VerdictWriter:
         yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
         problem = "; then ".join(map(str, faults))
         return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences, yes)
+
+    def shortened(self, text: str) -> str:
+        """A sentence longer than `max_words` cut before the clause it trails ("Diners are divided on the atmosphere,
+        with some praising it and others criticizing it" -> "Diners are divided on the atmosphere."), where what is
+        left is five words or more; else as it is."""
+        if len(text.split()) <= self.max_words:
+            return text
+        m = _TRAILING.search(text)
+        head = text[: m.start()].strip() if m else ""
+        return head + "." if 5 <= len(head.split()) <= self.max_words else text
 
     def says_yes(self, question: str) -> bool:
         """Whether a Yes to the question praises the place ("Is it quiet?"), not complains ("Is it noisy?")."""
