@@ -182,19 +182,14 @@ def build_utility(node: DictConfig, **available: Any) -> Any:
     return instantiate(node, "utility", **available)
 
 
-REVIEW_SETTINGS = {  # executor.* -> ReviewReplies
-    "quote_reviews": "quote",
-    "review_verdicts": "verdicts",
-    "review_yes_quote": "yes_quote",
-}
+REVIEW_SETTINGS = {"quote_reviews": "quote", "review_verdicts": "verdicts"}  # executor.* -> ReviewReplies
 
 
 def build_replies(knowledge, consolidator, utility, llm, **settings: bool):
     """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
     snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
     from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
-    `settings`: its `quote`, `verdicts` and `yes_quote` (`executor.quote_reviews`, `executor.review_verdicts` and
-    `executor.review_yes_quote`). None for other
+    `settings`: its `quote` and `verdicts` (`executor.quote_reviews` and `executor.review_verdicts`). None for other
     knowledge."""
     from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
     from augmenter.reviews.composer import AnswerFinder, ReviewReplies

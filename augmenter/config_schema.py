@@ -349,9 +349,8 @@ Sampling = derived(
 Executor = derived(
     get_object("augmenter.agent.Executor"),
     omit=("retry_temperature",),  # sampling.retry_temperature
-    quote_reviews=Flag,  # ReviewReplies' quote, verdicts and yes_quote (config.REVIEW_SETTINGS)
+    quote_reviews=Flag,  # ReviewReplies' quote and verdicts (config.REVIEW_SETTINGS)
     review_verdicts=Flag,
-    review_yes_quote=Flag,
 )
 
 

@@ -647,26 +647,3 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
         replies.answer(unlinked).text
         == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"
     )
-
-
-def test_with_yes_quote_a_praised_yes_or_no_question_gets_the_yes_and_the_quote_with_no_draft():
-    """The labellers read "Yes, a guest wrote: ..." as natural as a good agent more often than the model's written
-    Yes, which restates the quote after it."""
-    llm = FakeLLM([judged(0.9, 0.05)])  # the judge reads a Yes to the question as praise; no draft is asked
-    verdict = VerdictWriter(llm, yes_quote=True).write("Does the room have a good view?", VIEWS)
-    assert verdict.yes and not verdict.written and len(llm.calls) == 1
-    assert verdict_first(verdict) == 'Yes, a guest wrote: "The view from our room was stunning".'
-    # a question that asks neither, or divided reviews: the model's sentence, checked as before
-    llm = FakeLLM(["Some guests found the room quiet, while others found it noisy."])
-    verdict = VerdictWriter(llm, yes_quote=True).write("Is the room quiet?", MIXED)
-    assert verdict.written and not verdict.yes
-
-
-def test_the_executor_option_review_yes_quote_reaches_the_verdict_writer():
-    from augmenter.config import build_agent, compose
-
-    executor = build_agent(
-        compose("chat", ["llm=fake", "executor.review_verdicts=true", "executor.review_yes_quote=true"])
-    ).executor
-    assert executor.replies.yes_quote
-    assert not build_agent(compose("chat", ["llm=fake", "executor.review_verdicts=true"])).executor.replies.yes_quote

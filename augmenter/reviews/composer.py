@@ -23,8 +23,8 @@ from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
-from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
 from augmenter.reviews.verdict import SIDES
+from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
 
@@ -52,8 +52,7 @@ class Composed:
 
 class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
-    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks; `yes_quote`: see
-    `VerdictWriter`."""
+    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks."""
 
     def __init__(
         self,
@@ -63,12 +62,11 @@ class ReviewReplies:
         judge=None,
         quote: bool = True,
         verdicts: bool = False,
-        yes_quote: bool = False,
     ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
-        self.quote_reviews, self.verdicts, self.yes_quote = quote, verdicts, yes_quote
+        self.quote_reviews, self.verdicts = quote, verdicts
         self._writer = None
 
     def _found(self, mem: WorkingMemory) -> tuple[Sequence[Snippet], Sequence[Snippet]]:
@@ -105,7 +103,7 @@ class ReviewReplies:
             if self._writer is None:
                 from augmenter.reviews.verdict import VerdictWriter
 
-                self._writer = VerdictWriter(self.llm, judge=self.judge, yes_quote=self.yes_quote)
+                self._writer = VerdictWriter(self.llm, judge=self.judge)
 
             def verdict(question, sentences):
                 if any(s.stance is None for s in sentences):  # a retrieved sentence: judged here as the gatherer would

@@ -171,10 +171,7 @@ class Verdict:
 
 class VerdictWriter:
     """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
-    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM).
-    `yes_quote`: where the question asks yes or no, the sentences praise and a Yes praises, the Yes and the quote
-    lead (`Verdict.yes`) with no sentence of the model's: on 80 labelled answers that form read natural 2.56, the
-    model's written Yes 2.17 ("Yes, some diners found the service great" restates the quote after it)."""
+    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
 
     def __init__(
         self,
@@ -184,9 +181,8 @@ class VerdictWriter:
         max_words: int = 25,
         max_tokens: int = 48,
         retries: int = 1,
-        yes_quote: bool = False,
     ):
-        self.llm, self.max_words, self.retries, self.yes_quote = llm, max_words, retries, yes_quote
+        self.llm, self.max_words, self.retries = llm, max_words, retries
         self.judge = judge or ReviewJudge(llm)
         self.prompt = PromptTemplate.load(prompt)
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
@@ -216,8 +212,6 @@ class VerdictWriter:
             return None
         domain = sentences[0].domain
         who, n = reviewers(domain), reviews_of(sentences)
-        if self.yes_quote and side == "positive" and is_yes_no(question) and self.says_yes(question):
-            return Verdict(fixed_verdict(side, n, domain), side, False, "", sentences, yes=True)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         messages = self.prompt.render(
