@@ -23,8 +23,8 @@ from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
-from augmenter.reviews.verdict import SIDES
 from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
+from augmenter.reviews.verdict import SIDES
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
 
