@@ -12,16 +12,27 @@ from augmenter.reviews import VerdictWriter, reviewers, side_of
 from augmenter.reviews.replies import composed_reply, verdict_first
 
 
-def review(text, stance, doc_id=1, domain="hotel", n=0):
+def review(text, stance, doc_id=1, domain="hotel", n=0, entity_id=1, name="Acorn Guest House"):
     return Snippet(
-        id=f"{domain}:1:review:{doc_id}:{n}",
+        id=f"{domain}:{entity_id}:review:{doc_id}:{n}",
         text=text,
         domain=domain,
-        entity_id=1,
-        entity_name="Acorn Guest House",
+        entity_id=entity_id,
+        entity_name=name,
         doc_type="review",
         doc_id=doc_id,
         stance=stance,
+    )
+
+
+def faq(q, a, entity_id=1, name="Acorn Guest House", domain="hotel", n=0):
+    return Snippet(
+        id=f"{domain}:{entity_id}:faq:{n}",
+        text=f"Q: {q} A: {a}",
+        domain=domain,
+        entity_id=entity_id,
+        entity_name=name,
+        doc_type="faq",
     )
 
 
@@ -329,28 +340,12 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
 
 
 def test_a_place_whose_own_faq_answers_gets_the_faqs_answer_not_its_reviews():
-    def faq(entity_id, name, q, a):
-        return Snippet(
-            id=f"restaurant:{entity_id}:faq:0",
-            text=f"Q: {q} A: {a}",
-            domain="restaurant",
-            entity_id=entity_id,
-            entity_name=name,
-            doc_type="faq",
-        )
-
-    bloomsbury = faq(3, "BLOOMSBURY", "Is there outdoor seating?", "Yes, Bloomsbury does offer outdoor seating.")
+    yes = "Yes, Bloomsbury does offer outdoor seating."
+    bloomsbury = faq("Is there outdoor seating?", yes, 3, "BLOOMSBURY", "restaurant")
     no = "The Varsity Restaurant does not offer outdoor seating."
-    varsity = faq(2, "VARSITY RESTAURANT", "Can we eat outside?", no)
-    terrace = Snippet(
-        id="restaurant:2:review:1:0",
-        text="We loved sitting on the terrace in the sun.",
-        domain="restaurant",
-        entity_id=2,
-        entity_name="VARSITY RESTAURANT",
-        doc_type="review",
-        doc_id=1,
-        stance="positive",
+    varsity = faq("Can we eat outside?", no, 2, "VARSITY RESTAURANT", "restaurant")
+    terrace = review(
+        "We loved sitting on the terrace in the sun.", "positive", 1, "restaurant", 0, 2, "VARSITY RESTAURANT"
     )
     mem = WorkingMemory(
         q="Do they have outdoor dining?",
@@ -371,14 +366,7 @@ def test_a_gathered_places_own_faq_is_found_in_the_knowledge_though_retrieval_mi
     from augmenter.reviews.composer import ReviewReplies
     from augmenter.utilities.answers import AnswersQuestion
 
-    no = Snippet(
-        id="hotel:1:faq:4",
-        text="Q: Is there a garden view from the rooms? A: No, the rooms face the car park.",
-        domain="hotel",
-        entity_id=1,
-        entity_name="Acorn Guest House",
-        doc_type="faq",
-    )
+    no = faq("Is there a garden view from the rooms?", "No, the rooms face the car park.", n=4)
     mem = WorkingMemory(q="Do the rooms have a garden view?", e=[digest(), *VIEWS], consolidated=True)
     replies = ReviewReplies({s.id: s for s in [no, *VIEWS]}, AnswersQuestion())
     composed = replies.answer(mem)
@@ -562,29 +550,27 @@ def test_the_gatherer_asks_the_bar_of_praise_only():
 def test_a_verdict_after_another_places_faq_names_its_place():
     """The FAQ of Fitzbillies answered first, then the verdict of Midsummer House's reviews without its name: the
     labellers read the quote as Fitzbillies' (wrong_entity, dev dialogue 752)."""
-    faq = Snippet(
-        id="restaurant:2:faq:1",
-        text="Q: Do you serve alcohol? A: Fitzbillies Restaurant does serve alcohol.",
-        domain="restaurant",
-        entity_id=2,
-        entity_name="FITZBILLIES RESTAURANT",
-        doc_type="faq",
-    )
+    served = "Fitzbillies Restaurant does serve alcohol."
+    fitzbillies = faq("Do you serve alcohol?", served, 2, "FITZBILLIES RESTAURANT", "restaurant", 1)
     line = digest(name="MIDSUMMER HOUSE RESTAURANT", domain="restaurant", said="1 (1 positive)")
-    drinks = review("They had a wide variety of non-alcoholic options.", "positive", domain="restaurant")
-    drinks = drinks.model_copy(update={"entity_name": "MIDSUMMER HOUSE RESTAURANT"})
-    mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[faq, line, drinks])
+    drinks = review(
+        "They had a wide variety of non-alcoholic options.",
+        "positive",
+        domain="restaurant",
+        name="MIDSUMMER HOUSE RESTAURANT",
+    )
+    mem = WorkingMemory(q="Do they serve non-alcoholic drinks?", e=[fitzbillies, line, drinks])
 
     def verdict(question, sentences):
         draft = "Yes, a diner had a wide variety of non-alcoholic options."
         return VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write(question, sentences)
 
-    reply = composed_reply(mem, [faq], verdict=verdict)
+    reply = composed_reply(mem, [fitzbillies], verdict=verdict)
     assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, a diner")
-    assert composed_reply(mem, [faq]).startswith(
+    assert composed_reply(mem, [fitzbillies]).startswith(
         "Fitzbillies Restaurant does serve alcohol. At Midsummer House Restaurant, a diner wrote:"
     )
-    own = faq.model_copy(update={"entity_id": 1, "entity_name": "MIDSUMMER HOUSE RESTAURANT"})
+    own = fitzbillies.model_copy(update={"entity_id": 1, "entity_name": "MIDSUMMER HOUSE RESTAURANT"})
     assert "Midsummer House Restaurant:" not in composed_reply(mem, [own], verdict=verdict)
 
 
