@@ -442,6 +442,48 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     )
 
 
+def test_a_sentence_is_judged_as_its_fragment_closest_to_the_topic_the_judge_reads():
+    """Where the judge reads sides of the question's topic ("view"), each sentence is judged and kept as its fragment
+    closest to that topic, not the clause nearer the whole question ("while the location itself was nice")."""
+    import math
+
+    from augmenter.llm.base import Completion
+    from augmenter.llm.fake import FakeLLM
+    from augmenter.reviews.judge import ReviewJudge
+
+    text = "The portions could be bigger and while the location itself was nice, the view was pretty bland."
+    kb = KnowledgeBase(
+        [
+            Snippet(
+                id="hotel:1:review:0:0",
+                text=text,
+                domain="hotel",
+                entity_id=1,
+                entity_name=NAME,
+                doc_type="review",
+                doc_id=0,
+            )
+        ],
+        [Entity(1, "Lensfield Hotel", "hotel")],
+    )
+    judged = []
+
+    def reply(messages):
+        if "neutral topic" in messages[0]["content"]:
+            return Completion(text="view")
+        judged.append(messages[-1]["content"].split("Review sentence:")[-1].strip())
+        if "Answer Yes or No" in messages[0]["content"]:
+            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
+        return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.95), "Un": math.log(0.05)}])
+
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather(
+        "Does this location offer customers a pleasant view?", "hotel", 1
+    )
+    assert set(judged) == {"the view was pretty bland"}
+    assert found.split == "negative" and found.sentences[0].text.endswith("the view was pretty bland")
+
+
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     """When reviews speak to the question the grounded policy sends their own words, no LLM call for a draft; when
     none does, the paper's loop drafts as before."""

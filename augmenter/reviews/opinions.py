@@ -133,8 +133,9 @@ class OpinionGatherer:
     `min_about_side` (with a judge that has `min_about`): a side none of whose sentences reaches `min_about` still
     counts when one reaches this, led by its best; sentences the stored classifier finds neutral (a reviewer's "We
     stayed at X") are not put to the judge; and each sentence is judged, and kept, as its fragment closest in meaning
-    to the question ("the very small portion sizes of food" of a sentence that goes on about drinks and the view), so
-    that a wider pool (a lower `min_p`, more `max_sentences`) finds the other side of mixed reviews.
+    to the question, or to its topic where the judge reads sides of that ("the very small portion sizes of food" of a
+    sentence that goes on about drinks and the view), so that a wider pool (a lower `min_p`, more `max_sentences`)
+    finds the other side of mixed reviews.
 
     `praise_about` (with a judge whose about-pass also asks of the topic): a praise sentence leads its side only when
     the question's own about-pass reaches this too; complaints keep the topic's pass, which finds those the
@@ -166,6 +167,14 @@ class OpinionGatherer:
         praises one thing and complains about another)."""
         focus = closest_parts(query, [s.text for s in chosen], clauses)
         return [stance for stance, _ in self.stance.predict(focus)]
+
+    def _near(self, query: str, question: str) -> str:
+        """What each sentence's fragment is chosen closest to: the question's topic where the judge reads sides of
+        it (`stance_by` not "question": "view" picks "the view was pretty bland" of a sentence whose other clause,
+        "while the location itself was nice", is nearer the whole question), else the query."""
+        if getattr(self.judge, "stance_by", "question") != "question":
+            return self.judge.topic(question)
+        return query
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
@@ -212,7 +221,8 @@ class OpinionGatherer:
                 stances = self._classified(query, [reviews[i] for i in keep])
                 keep = [i for i, st in zip(keep, stances) if st != "neutral"]
                 whole = {i: reviews[i].text for i in keep}
-                focus = dict(zip(keep, closest_parts(query, list(whole.values()), fragments)))
+                near = self._near(query, question or query)
+                focus = dict(zip(keep, closest_parts(near, list(whole.values()), fragments)))
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
