@@ -1,9 +1,9 @@
 """The DSTC11 dev samples the labelled rounds have used, as one `eval.exclude` value: a fresh round draws its turns
 apart from all of them.
 
-    X=$(python bench/dev_samples.py)                  # every sample drawn so far
-    augmenter eval experiment=table2_bm25 llm=local eval.limit=60 eval.seed=$(python bench/dev_samples.py --next) \\
-        "eval.exclude=$X" eval.out_dir=runs/<round>/1.5b
+    python bench/dev_samples.py --eval experiment=table2_bm25 llm=local eval.out_dir=runs/<round>/1.5b
+    # = augmenter eval ... eval.limit=60 eval.seed=<next> "eval.exclude=$(python bench/dev_samples.py)", run in this
+    #   process: the exclude (every sample drawn so far) has outgrown what one command-line argument may hold
 
 The first sample is the 200 turns of the end-to-end runs (`eval.limit=200 eval.seed=0`); each later one (60 turns) was
 drawn apart from those before it, so it is written with its own `exclude`. Append a round's seed to SEEDS once its
@@ -31,8 +31,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--next", action="store_true", help="print the seed a fresh round draws with")
     ap.add_argument("--upto", type=int, help="only the samples before this seed (the exclude an earlier round used)")
+    ap.add_argument(
+        "--eval", nargs=argparse.REMAINDER, help="run `augmenter eval` with these overrides on 60 fresh turns"
+    )
     args = ap.parse_args()
     seeds = [s for s in SEEDS if args.upto is None or s < args.upto]
+    if args.eval is not None:
+        from augmenter.cli.main import main as augmenter
+
+        seed = args.upto if args.upto is not None else max(SEEDS) + 1
+        raise SystemExit(
+            augmenter(["eval", "eval.limit=60", f"eval.seed={seed}", f"eval.exclude={exclude(seeds)}", *args.eval])
+        )
     print(max(SEEDS) + 1 if args.next else exclude(seeds))
 
 

@@ -297,6 +297,27 @@ def test_eval_exclude_draws_a_sample_disjoint_from_another(tmp_path, dstc11_kb):
     assert run_dir(cfg).parent.name == "dstc11-dev-n60-seed1-minus-n200-seed0"
 
 
+def test_eval_exclude_draws_each_nested_sample_once(dstc11_kb, monkeypatch):
+    """Each sample drawn apart from all before it (the labelled rounds' excludes): a sample's exclude repeats the
+    samples before it with their own, and each is drawn once, not once per mention (2^n draws)."""
+    from omegaconf import OmegaConf
+
+    from augmenter.eval.runner import sample_turns
+    from augmenter.eval.tasks import build_task
+
+    task = build_task("dstc11", DATA, knowledge=dstc11_kb)
+    draws = []
+    turns = task.turns
+    monkeypatch.setattr(task, "turns", lambda limit, seed: draws.append((limit, seed)) or turns(limit, seed))
+    samples = [{"limit": 20, "seed": 0}]
+    for seed in range(1, 11):
+        samples.append({"limit": 5, "seed": seed, "exclude": list(samples)})
+    drawn = sample_turns(task, OmegaConf.create({"limit": 5, "seed": 11, "exclude": samples}))
+    assert len(draws) <= 2 * len(samples) + 2  # one per sample (and the pool it is drawn from)
+    earlier = {t.id for s in samples for t in sample_turns(task, OmegaConf.create(s))}
+    assert len(drawn) == 5 and not {t.id for t in drawn} & earlier and len(earlier) == 20 + 5 * 10
+
+
 def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path, dstc11_kb):
     """A development sample apart from both the 200 scored turns and the claim set's 60 (drawn apart from the 200)."""
     from omegaconf import OmegaConf

@@ -92,12 +92,30 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     ({limit, seed}, or a list of them; each may have its own `exclude`: the sample it names was drawn apart from
     those), drawn from the turns outside those samples (e.g. fitting on dev turns apart from the 200 that the
     paper's experiments are scored on and from the labelled claim set's 60)."""
+    return _sample(task, ev, {})
+
+
+def _sample(task: Task, ev, drawn: dict) -> list[Turn]:
+    """`sample_turns`, each named sample drawn once (`drawn`, by its limit, seed and exclude): a sample's exclude
+    repeats the samples before it, each with its own, so drawing them afresh at every mention takes time exponential
+    in the number of samples."""
+    key = json.dumps([ev.limit, ev.seed, _plain(ev.get("exclude"))], sort_keys=True, default=str)
+    if key in drawn:
+        return drawn[key]
     limit = None if ev.limit in (None, 0) else int(ev.limit)
     excluded = _excluded(ev.get("exclude"))
     if not excluded:
-        return task.turns(limit, ev.seed)
-    left_out = {t.id for sample in excluded for t in sample_turns(task, sample)}
-    return seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
+        turns = task.turns(limit, ev.seed)
+    else:
+        left_out = {t.id for sample in excluded for t in _sample(task, sample, drawn)}
+        turns = seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
+    drawn[key] = turns
+    return turns
+
+
+def _plain(value):
+    """A config value as plain lists and dicts (the key a drawn sample is kept under)."""
+    return OmegaConf.to_container(value) if isinstance(value, (DictConfig, ListConfig)) else value
 
 
 def summarize(
