@@ -33,18 +33,21 @@ def main() -> None:
     ap.add_argument("--next", action="store_true", help="print the seed a fresh round draws with")
     ap.add_argument("--upto", type=int, help="only the samples before this seed (the exclude an earlier round used)")
     ap.add_argument(
-        "--eval", nargs=argparse.REMAINDER, help="run `augmenter eval` with these overrides on 60 fresh turns"
+        "--eval",
+        nargs=argparse.REMAINDER,
+        help="run `augmenter eval` with these overrides on the 60 turns of the next seed (with --upto: of that seed)",
     )
     args = ap.parse_args()
     seeds = [s for s in SEEDS if args.upto is None or s < args.upto]
+    fresh = max(SEEDS) + 1
     if args.eval is not None:
         from augmenter.cli.main import main as augmenter
 
-        seed = args.upto if args.upto is not None else max(SEEDS) + 1
+        seed = fresh if args.upto is None else args.upto
         raise SystemExit(
             augmenter(["eval", "eval.limit=60", f"eval.seed={seed}", f"eval.exclude={exclude(seeds)}", *args.eval])
         )
-    print(max(SEEDS) + 1 if args.next else exclude(seeds))
+    print(fresh if args.next else exclude(seeds))
 
 
 if __name__ == "__main__":

@@ -92,25 +92,24 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     ({limit, seed}, or a list of them; each may have its own `exclude`: the sample it names was drawn apart from
     those), drawn from the turns outside those samples (e.g. fitting on dev turns apart from the 200 that the
     paper's experiments are scored on and from the labelled claim set's 60)."""
-    return _sample(task, ev, {})
+    drawn: dict[str, list[Turn]] = {}  # each named sample drawn once, by its limit, seed and exclude: a sample's
+    # exclude repeats the samples before it with their own, so drawing each at every mention takes exponential time
+    pool: list[Turn] = []  # every turn, loaded once for all the samples drawn apart from others
 
-
-def _sample(task: Task, ev, drawn: dict) -> list[Turn]:
-    """`sample_turns`, each named sample drawn once (`drawn`, by its limit, seed and exclude): a sample's exclude
-    repeats the samples before it, each with its own, so drawing them afresh at every mention takes time exponential
-    in the number of samples."""
-    key = json.dumps([ev.limit, ev.seed, _plain(ev.get("exclude"))], sort_keys=True, default=str)
-    if key in drawn:
+    def draw(sample) -> list[Turn]:
+        key = json.dumps([sample.limit, sample.seed, _plain(sample.get("exclude"))], sort_keys=True, default=str)
+        if key not in drawn:
+            limit = None if sample.limit in (None, 0) else int(sample.limit)
+            excluded = _excluded(sample.get("exclude"))
+            if not excluded:
+                drawn[key] = task.turns(limit, sample.seed)
+            else:
+                left_out = {t.id for other in excluded for t in draw(other)}
+                pool[:] = pool or task.turns(None, None)
+                drawn[key] = seeded_sample([t for t in pool if t.id not in left_out], limit, sample.seed)
         return drawn[key]
-    limit = None if ev.limit in (None, 0) else int(ev.limit)
-    excluded = _excluded(ev.get("exclude"))
-    if not excluded:
-        turns = task.turns(limit, ev.seed)
-    else:
-        left_out = {t.id for sample in excluded for t in _sample(task, sample, drawn)}
-        turns = seeded_sample([t for t in task.turns(None, None) if t.id not in left_out], limit, ev.seed)
-    drawn[key] = turns
-    return turns
+
+    return draw(ev)
 
 
 def _plain(value):
