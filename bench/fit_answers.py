@@ -7,7 +7,8 @@ labellers' flags:
 - `min_faq`: a FAQ this close to the question answers it, so "I don't know" is wrong and a reply may quote it. The
   labelled answers hold too few bare "I don't know"s to choose it (reported), so it is chosen on DSTC11's gold
   knowledge instead: in dev turns apart from every held-out turn and dialogue (bench/fit_opinions.py's pool), the
-  evidence's nearest FAQ answers the question when a human answer used that very FAQ.
+  evidence's nearest FAQ answers the question when a human answer used that very FAQ; the lowest threshold whose
+  precision reaches 0.7 on the training folds, as `min_review` (`--reviews-only`).
 
 Each turn's evidence is rebuilt as the checked system (experiment grounded_bm25) gathers it, the opinion gatherer's
 judge included (the embedded model; cached by the LLM cache, so a rerun is quick).
@@ -59,10 +60,7 @@ def rows_for(items, settled, agent) -> list[dict]:
         agent.executor.observe(mem)
         _, mem.e = agent.executor.consolidator.retrieve(mem.q, mem.h_q, mem.entities)
         faqs = [s for s in mem.e if s.doc_type == "faq"]
-        faq_sim = 0.0
-        if faqs:
-            vectors = embed([check.question(mem), *(s.text for s in faqs)])
-            faq_sim = float(np.max(vectors[1:] @ vectors[0]))
+        faq_sim = float(np.max(check.similarities(mem, faqs))) if faqs else 0.0
         reviews = [s for s in mem.e if s.doc_type == "review" and s.stance in ("positive", "negative")]
         for answer in item.answers:
             label = settled.get((item.item, answer.rid))
@@ -113,7 +111,8 @@ def searched_gold_turns(agent, data_root: Path, limit: int, keep, desc: str):
 
 def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
     """Per gold-labelled dev turn of the fitting pool (one per dialogue, at most `limit`): the similarity of the
-    evidence's nearest FAQ to the question, and whether a human answer used that FAQ."""
+    evidence's nearest FAQ to the question (`AnswersQuestion.similarities`; and by the whole text alone), and
+    whether a human answer used that FAQ."""
     from augmenter.audit import dialogue_key
 
     check, rows = AnswersQuestion(), []
@@ -121,14 +120,17 @@ def faq_rows(agent, data_root: Path, limit: int) -> list[dict]:
         faqs = [s for s in mem.e if s.doc_type == "faq"]
         if not faqs:
             continue
+        sims = check.similarities(mem, faqs)
         vectors = embed([check.question(mem), *(s.text for s in faqs)])
-        sims = vectors[1:] @ vectors[0]
-        best = int(np.argmax(sims))
+        whole = vectors[1:] @ vectors[0]  # by the whole text alone, as before FAQs were found by their question
+        gold = {g.id for g in t.gold}
         rows.append(
             {
                 "dialogue": dialogue_key(t.history, t.q),
-                "similarity": float(sims[best]),
-                "answers": faqs[best].id in {g.id for g in t.gold},
+                "similarity": float(sims.max()),
+                "answers": faqs[int(np.argmax(sims))].id in gold,
+                "whole_similarity": float(whole.max()),
+                "whole_answers": faqs[int(np.argmax(whole))].id in gold,
             }
         )
     return rows
@@ -233,17 +235,12 @@ def main() -> None:
     gold = faq_rows(agent, Path(args.data_root), args.gold_turns)
     y_faq = np.array([r["answers"] for r in gold])
     sims = np.array([r["similarity"] for r in gold])
-    answering = cross_validated(
-        sims, y_faq, [r["dialogue"] for r in gold], np.round(np.arange(0.3, 0.9, 0.025), 3), False
-    )
-    answering["auc"] = round(float(roc_auc_score(y_faq, sims)), 4)
-    answering["by_threshold"] = {
-        f"{t:.2f}": {
-            "precision": round(float(y_faq[sims >= t].mean()), 3) if (sims >= t).any() else None,
-            "recall": round(float(y_faq[sims >= t].sum() / y_faq.sum()), 3),
-        }
-        for t in np.round(np.arange(0.45, 0.86, 0.05), 2)
-    }
+    groups = [r["dialogue"] for r in gold]
+    answering = {"n": int(len(y_faq)), "positives": int(y_faq.sum()), **precise_threshold(sims, y_faq, groups)}
+    answering["balanced threshold (not used)"] = cross_validated(sims, y_faq, groups, GRID, False)
+    y_whole = np.array([r["whole_answers"] for r in gold])
+    by_whole = precise_threshold(np.array([r["whole_similarity"] for r in gold]), y_whole, groups)
+    answering["by the whole text (before)"] = {"positives": int(y_whole.sum()), **by_whole}
     both = [r for r in rows if r["abstains"] and r["claims"]]
     result = {
         "command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
@@ -264,31 +261,26 @@ def main() -> None:
     print(json.dumps(result, indent=1))
 
 
-def fit_min_review(agent, data_root: Path, limit: int) -> None:
-    """`min_review`: a retrieved review sentence this close to the question answers it (DSTC11 gold: a human answer
-    used that sentence). Chosen on the fitting pool for precision, as min_faq was: the lowest threshold whose
-    out-of-fold precision (5 folds by dialogue, each fold's threshold chosen on the others) reaches `PRECISION`."""
+GRID = np.round(np.arange(0.3, 0.85, 0.025), 3)
+
+
+def precise_threshold(sims: np.ndarray, y: np.ndarray, groups: list[str]) -> dict:
+    """The lowest threshold whose precision reaches `PRECISION` (at least 10 above it), chosen per fold on the other
+    folds (5 by dialogue), with the out-of-fold precision and recall, and the threshold chosen on all."""
     from sklearn.metrics import roc_auc_score
 
-    rows = review_rows(agent, data_root, limit)
-    y, sims = np.array([r["answers"] for r in rows]), np.array([r["similarity"] for r in rows])
-    folds = np.array(dialogue_folds([r["dialogue"] for r in rows], 5, seed=0))
-    grid = np.round(np.arange(0.3, 0.85, 0.025), 3)
+    folds = np.array(dialogue_folds(groups, 5, seed=0))
 
     def lowest_precise(mask) -> float:
-        ok = [t for t in grid if (sims[mask] >= t).sum() >= 10 and y[mask][sims[mask] >= t].mean() >= PRECISION]
-        return float(min(ok)) if ok else float(grid[-1])
+        ok = [t for t in GRID if (sims[mask] >= t).sum() >= 10 and y[mask][sims[mask] >= t].mean() >= PRECISION]
+        return float(min(ok)) if ok else float(GRID[-1])
 
     chosen, pred = [], np.zeros(len(y), dtype=bool)
     for f in range(5):
         t = lowest_precise(folds != f)
         chosen.append(round(t, 3))
         pred[folds == f] = sims[folds == f] >= t
-    result = {
-        "command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
-        "review sentences": int(len(y)),
-        "used by a human answer": int(y.sum()),
-        "turns": len({r["dialogue"] for r in rows}),
+    return {
         "auc": round(float(roc_auc_score(y, sims)), 4),
         "required precision": PRECISION,
         "threshold_per_fold": chosen,
@@ -298,13 +290,27 @@ def fit_min_review(agent, data_root: Path, limit: int) -> None:
             "flagged": int(pred.sum()),
         },
         "threshold_on_all": round(lowest_precise(np.ones(len(y), dtype=bool)), 3),
-        "by_threshold": precision_by_threshold(y, sims, grid),
+        "by_threshold": precision_by_threshold(y, sims, GRID),
+    }
+
+
+def fit_min_review(agent, data_root: Path, limit: int) -> None:
+    """`min_review`: a retrieved review sentence this close to the question answers it (DSTC11 gold: a human answer
+    used that sentence), chosen on the fitting pool for precision as `min_faq` is (`precise_threshold`)."""
+    rows = review_rows(agent, data_root, limit)
+    y, sims = np.array([r["answers"] for r in rows]), np.array([r["similarity"] for r in rows])
+    result = {
+        "command": "python bench/fit_answers.py " + " ".join(sys.argv[1:]),
+        "review sentences": int(len(y)),
+        "used by a human answer": int(y.sum()),
+        "turns": len({r["dialogue"] for r in rows}),
+        **precise_threshold(sims, y, [r["dialogue"] for r in rows]),
     }
     write_atomic(ROOT / "bench" / "results" / "answers_check_reviews.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "by_threshold"}, indent=1))
 
 
-PRECISION = 0.7  # a quoted review sentence must be one a human would have used at least this often
+PRECISION = 0.7  # a quoted FAQ or review sentence must be one a human would have used at least this often
 
 
 if __name__ == "__main__":

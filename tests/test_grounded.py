@@ -14,6 +14,7 @@ from augmenter.reviews.opinions import OpinionGatherer, StanceModel, clauses
 from augmenter.utilities import ClaimsUtility
 from augmenter.utilities.answers import IDK_AND_ANSWER, IDK_WRONG, AnswersQuestion
 from augmenter.verification import FastVerifier
+from augmenter.verification.encoder import embed
 
 NAME = "LENSFIELD HOTEL"
 REVIEWS = [  # (review, sentence): two reviews praise the bathrooms, one complains, others are about other things
@@ -168,6 +169,27 @@ def test_i_dont_know_is_revised_when_the_evidence_answers(gathered):
     # nothing in the evidence answers: "I don't know" passes
     empty = WorkingMemory(q="Do they have a rooftop bar?", e=[kb.snippets[-1]], consolidated=True)
     assert check(empty, "I don't have that information.").passed
+
+
+def test_a_faq_is_found_by_its_own_question_where_its_answer_dilutes_the_whole():
+    """A FAQ answers a question close to its own question though its whole text, answer and place name included, is
+    further than `min_faq` (0.45 here; its question without the name, 0.66)."""
+    faq = Snippet(
+        id="f",
+        text="Q: Do you have outdoor seating? A: There is no seating outdoors at Ugly Duckling.",
+        doc_type="faq",
+        entity_name="UGLY DUCKLING",
+        domain="restaurant",
+        entity_id=1,
+    )
+    named = faq.model_copy(update={"id": "n", "text": "Q: Is there outdoor seating at Ugly Duckling? A: No."})
+    mem = WorkingMemory(q="Do they have a nice area for outdoor dining?", e=[faq], consolidated=True)
+    check = AnswersQuestion(min_faq=0.6)
+    assert embed([check.question(mem), faq.text])[1] @ embed([check.question(mem)])[0] < 0.6
+    assert check.answering_faqs(mem) == [faq]
+    assert check.answering_faqs(mem.model_copy(update={"e": [named]})) == [named]
+    off = faq.model_copy(update={"text": "Q: Do you have a gym? A: The fitness centre is open 24 hours."})
+    assert check.answering_faqs(mem.model_copy(update={"e": [off]})) == []
 
 
 def test_a_faq_that_answers_counts_as_answering_evidence():
@@ -477,11 +499,49 @@ def test_a_sentence_is_judged_as_its_fragment_closest_to_the_topic_the_judge_rea
         return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.95), "Un": math.log(0.05)}])
 
     judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
-    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather(
+    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5, whole_side=False).gather(
         "Does this location offer customers a pleasant view?", "hotel", 1
     )
     assert set(judged) == {"the view was pretty bland"}
     assert found.split == "negative" and found.sentences[0].text.endswith("the view was pretty bland")
+
+
+def _one_sentence_kb(text: str) -> KnowledgeBase:
+    snippet = Snippet(
+        id="hotel:1:review:0:0", text=text, domain="hotel", entity_id=1, entity_name=NAME, doc_type="review", doc_id=0
+    )
+    return KnowledgeBase([snippet], [Entity(1, "Lensfield Hotel", "hotel")])
+
+
+@pytest.mark.parametrize("whole_reads, kept", [("Compl", False), ("Pra", True), ("Un", True)])
+def test_a_fragment_whose_whole_sentence_reads_on_the_other_side_is_dropped(whole_reads, kept):
+    """A sentence judged by its fragment ("the room could have been a lot bigger", read as praise of big rooms) is
+    dropped where the judge reads the whole sentence on the other side; kept where the whole agrees or is unrelated."""
+    import math
+
+    from augmenter.llm.base import Completion
+    from augmenter.llm.fake import FakeLLM
+    from augmenter.reviews.judge import ReviewJudge
+
+    text = "The breakfast was lovely and the staff were kind, but the room could have been a lot bigger."
+
+    def reply(messages):
+        if "neutral topic" in messages[0]["content"]:
+            return Completion(text="big rooms")
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        if "Answer Yes or No" in messages[0]["content"]:
+            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
+        label = whole_reads if sentence == text else "Pra"
+        return Completion(text=label, top_logprobs=[{label: math.log(0.95), "Un": math.log(0.05)}])
+
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+    found = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
+        "Are the rooms big?", "hotel", 1
+    )
+    if kept:
+        assert found is not None and found.split == "positive"
+    else:
+        assert found is None
 
 
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
@@ -504,7 +564,10 @@ def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     mem = agent.respond("Is the pool at the Grand Meridian Hotel nice?")
     assert any(s.doc_type == "opinions" for s in mem.e)  # the demo's review of the pool was gathered
     assert mem.o == [] and mem.llm_calls == 0 and mem.outcome == "quoted"
-    assert mem.response == 'At Grand Meridian Hotel, a guest wrote: "The kids loved the pool".'
+    # the place's FAQ on its pool ("Is there a swimming pool?", by its question 0.69 from the asked) comes first
+    assert mem.response == (
+        'Yes, there is an indoor heated pool open from 7 am to 10 pm. A guest wrote: "The kids loved the pool".'
+    )
     # no review speaks to check-in: the model drafts; "A draft." is not in the knowledge, and the FAQ answers instead
     plain = agent.respond("What time is check-in at the Riverside Lodge?")
     assert plain.o == ["A draft."] and plain.llm_calls == 1

@@ -22,8 +22,7 @@ class OpinionSettings:
     """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
     their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
     `min_about`, `about_by`: what its about-pass asks, and `stance_by`: what its stance pass asks, see `ReviewJudge`);
-    `min_about_side` and
-    `praise_about`: see `OpinionGatherer`."""
+    `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`."""
 
     min_p: Share = 0.3
     max_sentences: Positive = 6
@@ -34,6 +33,7 @@ class OpinionSettings:
     about_by: Literal["question", "topic", "either"] = "question"
     stance_by: Literal["question", "topic", "either"] = "question"
     praise_about: Share | None = None
+    whole_side: bool = True
 
     @classmethod
     def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
@@ -71,6 +71,7 @@ class OpinionSettings:
             max_sentences=self.max_sentences,
             min_about_side=self.min_about_side,
             praise_about=self.praise_about,
+            whole_side=self.whole_side,
         )
 
     @property

@@ -140,7 +140,10 @@ class OpinionGatherer:
     `praise_about` (with a judge whose about-pass also asks of the topic): a praise sentence leads its side only when
     the question's own about-pass reaches this too; complaints keep the topic's pass, which finds those the
     question's misses ("it is quite noisy" for "Is it quiet?"), while praise in general ("I'll definitely be coming
-    back" for value) passes the topic's alone."""
+    back" for value) passes the topic's alone.
+
+    `whole_side` (with `min_about_side`): a sentence judged by a fragment is dropped where the judge reads the whole
+    sentence on the other side (`_same_side_whole`)."""
 
     def __init__(
         self,
@@ -152,13 +155,14 @@ class OpinionGatherer:
         judge=None,
         min_about_side: float | None = None,
         praise_about: float | None = None,
+        whole_side: bool = True,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
         if min_about_side is not None and not 0.0 <= min_about_side <= 1.0:
             raise ValueError(f"opinions: min_about_side is a probability in [0, 1], got {min_about_side}")
         self.kb, self.min_p, self.max_sentences, self.judge = kb, min_p, max_sentences, judge
-        self.min_about_side, self.praise_about = min_about_side, praise_about
+        self.min_about_side, self.praise_about, self.whole_side = min_about_side, praise_about, whole_side
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -175,6 +179,18 @@ class OpinionGatherer:
         if getattr(self.judge, "stance_by", "question") != "question":
             return self.judge.topic(question)
         return query
+
+    def _same_side_whole(self, question: str, reviews: list[Snippet], whole: dict, keep: list[int], stances: list[str]):
+        """The sentences judged by a fragment whose whole sentence the judge does not read on the other side: "the
+        room could have been a lot bigger" of "... the room could have been a lot bigger, but it was clean" can read
+        as praise of big rooms alone, and the whole sentence as the complaint it is; such a sentence is dropped."""
+        cut = [n for n, i in enumerate(keep) if reviews[i].text != whole[i]]
+        if not cut:
+            return keep, stances
+        other = {"positive": "negative", "negative": "positive"}
+        read = dict(zip(cut, self.judge.judge(question, [whole[keep[n]] for n in cut])))
+        pairs = [(i, st) for n, (i, st) in enumerate(zip(keep, stances)) if n not in read or read[n][0] != other[st]]
+        return [i for i, _ in pairs], [st for _, st in pairs]
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
@@ -227,6 +243,8 @@ class OpinionGatherer:
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
+            if self.min_about_side is not None and self.whole_side:
+                keep, stances = self._same_side_whole(question or query, reviews, whole, keep, stances)
             if getattr(self.judge, "min_about", None) is not None:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
         if not keep:

@@ -14,6 +14,8 @@ the figures."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from augmenter.knowledge.linker import of_entities_in_question, strip_names
@@ -29,21 +31,30 @@ IDK_AND_ANSWER = (
     "answers the question, answer it without saying you do not know; if not, say only that."
 )
 ON_IT = "What the knowledge says on it:"
+_FAQ_QUESTION = re.compile(r"^\s*Q:\s*(.*?)\s*A:", re.DOTALL)
 
 
 def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _own_question(question: str, place: str | None) -> str:
+    """A FAQ's question without its place's name ("Is there outdoor seating at Anatolia?")."""
+    return (strip_names(question, [strip_names(place, [])]) if place else "") or question
+
+
 class AnswersQuestion:
     """The check, as a utility: score 1 when the candidate answers, else the topicality it reached (0 for a wrong
     "I don't know"), with feedback. `min_topicality`: the cosine a sentence needs to the question or to the
-    question's evidence; `min_faq`: the cosine a FAQ needs to the question to count as answering it."""
+    question's evidence; `min_faq`: the similarity a FAQ needs to the question to count as answering it
+    (`similarities`)."""
 
     name = "answers"
     checks_claims = False  # it judges whether the candidate answers, not its claims
 
-    def __init__(self, min_topicality: float = 0.525, min_faq: float = 0.6, quotes: int = 2, min_review: float = 0.475):
+    def __init__(
+        self, min_topicality: float = 0.525, min_faq: float = 0.675, quotes: int = 2, min_review: float = 0.475
+    ):
         if not all(0.0 <= t <= 1.0 for t in (min_topicality, min_faq, min_review)) or quotes < 0:
             raise ValueError(
                 f"answers check: thresholds are cosines in [0, 1] and quotes >= 0, got "
@@ -61,16 +72,30 @@ class AnswersQuestion:
 
     def _closest(self, mem: WorkingMemory, snippets: list[Snippet], threshold: float) -> list[Snippet]:
         """`snippets` about the places in question (`of_entities_in_question`) at least `threshold` close to the
-        question (cosine), closest first."""
+        question (`similarities`), closest first."""
         snippets = of_entities_in_question(snippets, mem.entities)
         if not snippets:
             return []
-        vectors = embed([self.question(mem), *(s.text for s in snippets)])
-        sims = vectors[1:] @ vectors[0]
+        sims = self.similarities(mem, snippets)
         return [snippets[i] for i in np.argsort(-sims, kind="stable") if sims[i] >= threshold]
 
+    def similarities(self, mem: WorkingMemory, snippets: list[Snippet]) -> np.ndarray:
+        """The cosine of the question to each snippet; a FAQ's is the better of its question's (its place's name
+        left out, as the user's is) and its whole text's: an answer dilutes the whole ("Q: Do you have outdoor
+        seating? A: There is no seating outdoors at Ugly Duckling." is 0.45 from "Do they have a nice area for
+        outdoor dining?", its question 0.66)."""
+        if not snippets:
+            return np.zeros(0)
+        texts = [s.text for s in snippets]
+        asked = [_FAQ_QUESTION.match(s.text) if s.doc_type == "faq" else None for s in snippets]
+        parts = [_own_question(m.group(1), s.entity_name) for m, s in zip(asked, snippets) if m]
+        vectors = embed([self.question(mem), *texts, *parts])
+        sims = vectors[1 : 1 + len(texts)] @ vectors[0]
+        by_part = iter(vectors[1 + len(texts) :] @ vectors[0])
+        return np.array([max(sim, next(by_part)) if m else sim for sim, m in zip(sims, asked)])
+
     def answering_faqs(self, mem: WorkingMemory) -> list[Snippet]:
-        """The FAQs of the evidence whose question is close to the user's (cosine >= `min_faq`), closest first."""
+        """The FAQs of the evidence close to the user's question (`similarities` >= `min_faq`), closest first."""
         return self._closest(mem, [s for s in mem.e if s.doc_type == "faq"], self.min_faq)
 
     def answering_reviews(self, mem: WorkingMemory) -> list[Snippet]:
