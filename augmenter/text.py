@@ -73,3 +73,17 @@ def is_yes_no(question: str) -> bool:
     "I left my card at home, is it fine to ...?")."""
     clauses = [c.strip() for c in _CLAUSE.split(question.strip()) if c.strip()]
     return bool(clauses) and bool(_AUXILIARY.match(clauses[-1])) or bool(_AUXILIARY.match(question.strip()))
+
+
+_WHICH = re.compile(
+    r"\b(?:which|whichever)\b|\bwhat (?:place|hotel|restaurant|guest ?house)s?\b"
+    r"|\bany (?:place|hotel|restaurant|guest ?house|of (?:them|those|these))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_which(question: str) -> bool:
+    """Whether the question asks which place ("Which one has the best view?", "Does any place have big rooms?"): the
+    answer names the places, even one the conversation named already."""
+    return bool(_WHICH.search(question))
+

@@ -633,3 +633,36 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
         replies.answer(unlinked).text
         == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"
     )
+
+
+def test_a_question_that_asks_which_place_is_answered_with_its_name():
+    """ "Which one will let me see something inspiring out of my window?" was answered "Some guests speak well of it."
+    with a quote, and no name: the one place found is the answer, so it is named."""
+    line = digest(name="ACORN GUEST HOUSE", said="1 (1 positive)")
+    view = review("Our room had an excellent view of the surrounding sights.", "positive", name="ACORN GUEST HOUSE")
+
+    def verdict(question, sentences):
+        draft = "Yes, a guest had an excellent view of the surrounding sights."
+        return VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write(question, sentences)
+
+    asked = WorkingMemory(q="Is the view from the rooms good?", e=[line, view])
+    assert not composed_reply(asked, verdict=verdict).startswith("Acorn Guest House")
+    which = asked.model_copy(update={"q": "Which one has rooms with a good view?"})
+    assert composed_reply(which, verdict=verdict).startswith("Acorn Guest House: ")
+
+
+@pytest.mark.parametrize(
+    "question, which",
+    [
+        ("Which one has the best view?", True),
+        ("Does any place have big rooms?", True),
+        ("Do any of them have free parking?", True),
+        ("What hotel has a gym?", True),
+        ("Is the view good?", False),
+        ("What is the view like?", False),
+    ],
+)
+def test_asks_which(question, which):
+    from augmenter.text import asks_which
+
+    assert asks_which(question) is which

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 from augmenter.reviews.verdict import display_name, reviewers
-from augmenter.text import clip
+from augmenter.text import asks_which, clip
 from augmenter.verification.lexical import parts_of
 
 _FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
@@ -118,7 +118,7 @@ def composed_reply(
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
     rests on (`verdict_first`); when it found none, the best of `answering_reviews` (retrieved review sentences about
     the question, best first) per entity, quoted (with `verdict`, its verdict first where it takes a side; the place
-    named unless the conversation named it). None when the evidence holds none of these."""
+    named unless the conversation named it and the question does not ask which place). None when the evidence holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
@@ -152,7 +152,7 @@ def composed_reply(
         judged = verdict(mem.q, said_on) if verdict is not None and said_on else None
         if judged is not None:
             unnamed = sentences is None and not parts and (ref.domain, ref.entity_id) not in linked_places(mem)
-            parts.append(verdict_first(judged, name if elsewhere or unnamed else ""))
+            parts.append(verdict_first(judged, name if elsewhere or unnamed or asks_which(mem.q) else ""))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
