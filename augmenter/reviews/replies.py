@@ -118,7 +118,8 @@ def composed_reply(
     `opinion_sentence`), or with `verdict` (question, sentences -> `Verdict`) the verdict first and a quote per side it
     rests on (`verdict_first`); when it found none, the best of `answering_reviews` (retrieved review sentences about
     the question, best first) per entity, quoted (with `verdict`, its verdict first where it takes a side; the place
-    named unless the conversation named it and the question does not ask which place). None when the evidence holds none of these."""
+    named unless the conversation named it and the question does not ask which place). None when the evidence
+    holds none of these."""
     parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
