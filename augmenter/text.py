@@ -86,4 +86,3 @@ def asks_which(question: str) -> bool:
     """Whether the question asks which place ("Which one has the best view?", "Does any place have big rooms?"): the
     answer names the places, even one the conversation named already."""
     return bool(_WHICH.search(question))
-
