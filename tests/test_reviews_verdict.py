@@ -666,3 +666,45 @@ def test_asks_which(question, which):
     from augmenter.text import asks_which
 
     assert asks_which(question) is which
+
+
+def test_a_fixed_verdict_names_the_topic_the_judge_named():
+    """ "Guests are divided on it." read as vague to the labellers: where the review judge names the question's topic
+    (about_by or stance_by "topic"), the fixed sentence says it; praise names the place ("speak well of the place on
+    the noise at night": a neutral topic may name what is praised by its absence)."""
+    from augmenter.reviews.judge import ReviewJudge
+
+    def reply(messages):
+        if "neutral topic" in messages[0]["content"]:
+            return Completion(text="noise at night")
+        return Completion(text="Yes, guests found the room quiet at night.")
+
+    llm = FakeLLM(default=reply)
+    writer = VerdictWriter(llm, judge=ReviewJudge(llm, about_by="topic"), retries=0)
+    assert writer.write("Is the room quiet?", MIXED).text == "Guests are divided on the noise at night."
+    quiet = [review("We slept like babies, it was so peaceful.", "positive")]
+    assert (
+        writer.write("How is the room at night?", quiet).text
+        == "A guest speaks well of the place on the noise at night."
+    )
+    # a judge that names no topic: "it"
+    plain = VerdictWriter(FakeLLM(["Yes, guests found the room quiet at night."]), retries=0)
+    assert plain.write("Is the room quiet?", MIXED).text == "Guests are divided on it."
+
+
+@pytest.mark.parametrize(
+    "topic, said",
+    [
+        ("room size", "room size"),
+        ("The view from the rooms", "view from the rooms"),
+        ("Acorn Guest House view", None),  # a name
+        ("no pets", None),  # a negation
+        ("rooms for 4", None),  # a number
+        ("Is the room quiet?", None),  # the question itself: the judge named nothing
+        ("the cleanliness of the rooms and bathrooms", None),  # more than four words
+    ],
+)
+def test_what_topic_a_fixed_verdict_may_say(topic, said):
+    from augmenter.reviews.verdict import sendable_topic
+
+    assert sendable_topic(topic, "Is the room quiet?") == said

@@ -10,7 +10,8 @@ so and answer neither yes nor no). It speaks for the reviews it rests on, not fo
 "Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the gatherer may miss
 a review of the other side: "guests love it" is then a one-sided summary) nor "two guests" (labellers read a count as
 exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which side those reviews take ("A
-guest speaks well of it.", "Some diners complain about it."), or, where a Yes to the question would praise, the reply
+guest speaks well of it.", "Some diners complain about the portion size.": the topic the review judge names, where it
+names one), or, where a Yes to the question would praise, the reply
 opens with the Yes and the quote: "Yes, a guest wrote: "the view from our room was stunning"".
 
 A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
@@ -63,10 +64,13 @@ VERDICT_WORDS = (
     | frozenset(content_words(PLACE_WORDS))
 )
 FIXED = {
-    "positive": "{who} {speak} well of it.",
-    "negative": "{who} {complain} about it.",
-    "mixed": "{who} are divided on it.",
+    "positive": "{who} {speak} well of {it}.",
+    "negative": "{who} {complain} about {it}.",
+    "mixed": "{who} are divided on {it}.",
 }
+# what a fixed sentence calls the question's topic: "Guests are divided on the room size."; praise names the place
+# ("speak well of the place on the noise at night": a neutral topic may name what is praised by its absence)
+ON_TOPIC = {"positive": "the place on the {topic}", "negative": "the {topic}", "mixed": "the {topic}"}
 _ONE = frozenset("guest diner reviewer customer visitor traveller traveler person patron".split())
 _MANY = frozenset("guests diners reviewers customers visitors travellers travelers people patrons everyone".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -100,14 +104,34 @@ def how_many(n: int, domain: str | None) -> str:
     return f"a {reviewers(domain, plural=False)}" if n == 1 else f"some {reviewers(domain)}"
 
 
-def fixed_verdict(side: str, n: int, domain: str | None) -> str:
+def fixed_verdict(side: str, n: int, domain: str | None, topic: str | None = None) -> str:
     """The sentence sent when the model's is not kept: which side the `n` reviews found take ("A guest speaks well
-    of it.", "Some diners complain about it."), or that they are divided."""
+    of it.", "Some diners complain about the portion size."), or that they are divided; on `topic` (the question's,
+    named without a side: `sendable_topic`) where one is given, else on "it"."""
+    it = ON_TOPIC[side].format(topic=topic) if topic else "it"
     if side == "mixed":
-        return FIXED[side].format(who=reviewers(domain).capitalize())
+        return FIXED[side].format(who=reviewers(domain).capitalize(), it=it)
     who = how_many(n, domain)
     s = "s" if n == 1 else ""
-    return FIXED[side].format(who=who[0].upper() + who[1:], speak="speak" + s, complain="complain" + s)
+    return FIXED[side].format(who=who[0].upper() + who[1:], speak="speak" + s, complain="complain" + s, it=it)
+
+
+_NEGATION = frozenset("no not never without lack lacks lacking none nothing".split())
+
+
+def sendable_topic(topic: str, question: str) -> str | None:
+    """The review judge's name of the question's topic ("room size") where a fixed verdict may say it: one to four
+    lower-case words, not the question itself (what the judge falls back to), with no number, name or negation (it
+    names what was asked, not what the reviews found); else None."""
+    topic = topic.strip().strip(".\"'")
+    words = topic.split()
+    if words and words[0].lower() == "the":
+        words = words[1:]
+    if not 0 < len(words) <= 4 or topic.lower() == question.strip().lower() or numbers(topic):
+        return None
+    if any(w != w.lower() for w in words) or _NEGATION & set(words) or not all(w.isalpha() for w in words):
+        return None
+    return " ".join(words)
 
 
 def reviews_of(sentences: Sequence[Snippet]) -> int:
@@ -240,7 +264,15 @@ class VerdictWriter:
             faults.append(fault)
         yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
         problem = "; then ".join(map(str, faults))
-        return Verdict(fixed_verdict(side, n, domain), side, False, problem, sentences, yes)
+        topic = self.topic(question) if not yes else None
+        return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences, yes)
+
+    def topic(self, question: str) -> str | None:
+        """What a fixed verdict calls the question's topic: the review judge's name of it, where its judge names
+        topics (about_by or stance_by "topic"/"either") and `sendable_topic` lets it be said."""
+        if not hasattr(self.judge, "topic_prompt"):
+            return None
+        return sendable_topic(self.judge.topic(question), question)
 
     def shortened(self, text: str) -> str:
         """A sentence longer than `max_words` cut before the clause it trails ("Diners are divided on the atmosphere,
