@@ -716,3 +716,64 @@ def test_a_place_the_question_names_is_answered_from_its_own_knowledge_or_not_at
     assert mem.outcome == "abstained" and "does not answer" in mem.response
     assert not any(s.stance for s in mem.e) and "Riverside" not in mem.response
     assert "What I found" not in mem.response  # nothing on the place asked about: another place's is no finding
+
+
+def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_before_it():
+    """ "I found them to be overpriced and mediocre" (of the drinks, named the sentence before) was judged alone and
+    the verdict read it as of the place: such a sentence is judged and quoted with the one before it."""
+    import math
+
+    from augmenter.llm.base import Completion
+    from augmenter.llm.fake import FakeLLM
+    from augmenter.reviews.judge import ReviewJudge
+
+    texts = ["I was disappointed by the prices for their drinks.", "I found them to be overpriced and mediocre."]
+    kb = KnowledgeBase(
+        [
+            Snippet(
+                id=f"restaurant:1:review:0:{n}",
+                text=t,
+                domain="restaurant",
+                entity_id=1,
+                entity_name="THE NIRALA",
+                doc_type="review",
+                doc_id=0,
+                sent_id=n,
+            )
+            for n, t in enumerate(texts)
+        ],
+        [Entity(1, "The Nirala", "restaurant")],
+    )
+    judged = []
+
+    def reply(messages):
+        if "neutral topic" in messages[0]["content"]:
+            return Completion(text="drink prices")
+        judged.append(messages[-1]["content"].split("Review sentence:")[-1].strip())
+        if "Answer Yes or No" in messages[0]["content"]:
+            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
+        return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.95), "Un": math.log(0.05)}])
+
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather(
+        "Are the drinks good value?", "restaurant", 1
+    )
+    both = " ".join(texts)
+    assert both in judged and texts[1] not in judged
+    assert both in [s.text for s in found.sentences]
+
+
+@pytest.mark.parametrize(
+    "text, back",
+    [
+        ("I found them to be overpriced.", True),
+        ("They were delicious.", True),
+        ("Those rooms were small.", True),
+        ("The drinks were overpriced.", False),
+        ("It was a lovely stay, and they were kind.", False),  # past the opening words
+    ],
+)
+def test_leans_back(text, back):
+    from augmenter.verification.lexical import leans_back
+
+    assert leans_back(text) is back

@@ -24,7 +24,7 @@ import numpy as np
 from augmenter.errors import ConfigError
 from augmenter.memory import Snippet
 from augmenter.verification.encoder import closest_parts, embed
-from augmenter.verification.lexical import clauses, content_words, fragments, part_holding
+from augmenter.verification.lexical import clauses, content_words, fragments, leans_back, part_holding
 from augmenter.verification.model import StoredModel
 
 STANCES = ("positive", "negative", "neutral")
@@ -122,6 +122,18 @@ class Opinions:
         return f"Reviews that mention this: {self.mentioned} ({said})."
 
 
+def with_sentence_before(reviews: list[Snippet], rows: Sequence[int]) -> list[Snippet]:
+    """`reviews` with each of `rows` preceded by the sentence before it in the same review, where there is one."""
+    at = {(s.doc_id, s.sent_id): s for s in reviews if s.sent_id is not None}
+    out = list(reviews)
+    for i in rows:
+        s = reviews[i]
+        before = at.get((s.doc_id, s.sent_id - 1)) if s.sent_id is not None else None
+        if before is not None:
+            out[i] = s.model_copy(update={"text": f"{before.text.strip()} {s.text.strip()}"})
+    return out
+
+
 class OpinionGatherer:
     """The review sentences of an entity on a question's aspect (relevance p >= `min_p`, at most `max_sentences`),
     each with its stance, and the count of reviews per side (a review with sentences on both sides is mixed).
@@ -143,7 +155,8 @@ class OpinionGatherer:
     back" for value) passes the topic's alone.
 
     `whole_side` (with `min_about_side`): a sentence judged by a fragment is dropped where the judge reads the whole
-    sentence on the other side (`_same_side_whole`)."""
+    sentence on the other side (`_same_side_whole`). A sentence whose opening points back ("I found them to be
+    overpriced", `leans_back`) is judged and quoted whole, after the sentence before it in its review."""
 
     def __init__(
         self,
@@ -236,9 +249,12 @@ class OpinionGatherer:
             if self.min_about_side is not None:
                 stances = self._classified(query, [reviews[i] for i in keep])
                 keep = [i for i, st in zip(keep, stances) if st != "neutral"]
+                back = [i for i in keep if leans_back(reviews[i].text)]
+                reviews = with_sentence_before(reviews, back)
                 whole = {i: reviews[i].text for i in keep}
                 near = self._near(query, question or query)
                 focus = dict(zip(keep, closest_parts(near, list(whole.values()), fragments)))
+                focus.update({i: whole[i] for i in back})  # judged and quoted with what it points back to
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]

@@ -35,6 +35,7 @@ from augmenter.verification.encoder import closest_parts
 from augmenter.verification.lexical import (
     content_words,
     fragments,
+    leans_back,
     names,
     numbers,
     parts_of,
@@ -219,7 +220,7 @@ class VerdictWriter:
         for s in sentences:
             if s.stance not in SIDES:
                 continue
-            parts = [c for c in parts_of(s.text) if len(c.split()) >= 4]
+            parts = [c for c in parts_of(s.text) if len(c.split()) >= 4 and not leans_back(c)]
             clause = max(parts, key=lambda c: self.judge.about(question, c)) if len(parts) > 1 else s.text.strip()
             if clause != s.text.strip():
                 stance = self.judge.judge(question, [clause])[0][0]

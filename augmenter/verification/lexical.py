@@ -253,6 +253,15 @@ def fragments(sentence: str, min_words: int = 3) -> list[str]:
     return [p for p in out if p] or [sentence.strip()]
 
 
+_BACK = frozenset("them they these those".split())
+
+
+def leans_back(text: str, within: int = 4) -> bool:
+    """Whether a review sentence's opening words point back to the sentence before it ("I found them to be
+    overpriced", of the drinks named before): judged or quoted alone, it reads as about the place."""
+    return bool(_BACK & {w.lower() for w in re.findall(r"[A-Za-z']+", text)[:within]})
+
+
 def part_holding(sentence: str, piece: str) -> str:
     """The part of `sentence` (`parts_of`) that holds `piece` (a fragment of it), else the sentence: what a reply
     quotes of a sentence judged by one of its fragments."""
