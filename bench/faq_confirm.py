@@ -1,0 +1,139 @@
+"""Does the model confirming a FAQ find more of the FAQs that answer, at the same precision, than the similarity
+alone (`AnswersQuestion.similarities` >= `min_faq`)? Measured on the fitting pool of bench/fit_answers.py (DSTC11 dev
+turns with gold knowledge, one per dialogue, apart from every held-out turn): per turn, the evidence's FAQs; a FAQ
+"answers" when a human answer used it.
+
+- similarity alone: the nearest FAQ, kept at >= t;
+- confirmed: of the three nearest FAQs at similarity >= `--near` (0.45), the one the model gives the highest P(yes)
+  to "Does this FAQ entry answer the question?" (first-token log-probabilities, four examples), kept at P(yes) >= t.
+
+Each threshold is the lowest whose precision reaches 0.7 on the other four folds (5 by dialogue), as `min_faq` is;
+out-of-fold precision and recall are reported. Model answers are cached by the LLM cache (a rerun is quick).
+
+    python bench/faq_confirm.py [--turns 600] [--near 0.45]    # -> bench/results/faq_confirm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from fit_answers import GRID, GROUNDED, PRECISION, searched_gold_turns  # noqa: E402
+
+from augmenter.audit import dialogue_folds, dialogue_key  # noqa: E402
+from augmenter.config import build_agent, build_llm, compose  # noqa: E402
+from augmenter.llm.base import SamplingParams  # noqa: E402
+from augmenter.storage import write_atomic  # noqa: E402
+from augmenter.utilities.answers import AnswersQuestion  # noqa: E402
+
+INSTRUCTION = (
+    "A customer of a hotel or restaurant asks a question. Does the FAQ entry below answer it, saying yes, no, or the "
+    "fact asked? An entry about something else at the same place does not. Answer Yes or No."
+)
+SHOTS = [
+    (
+        "Does the hotel have clean rooms?",
+        "Q: Does the hotel offer room service? A: Yes, each room has 24 hour room service available.",
+        "No",
+    ),
+    (
+        "Do they have a nice area for outdoor dining?",
+        "Q: Is there outdoor seating? A: Outdoor seating is not available.",
+        "Yes",
+    ),
+    ("Is the wifi reliable?", "Q: Is there free WiFi? A: Yes, WiFi is free for guests.", "No"),
+    (
+        "Are the rooms cleaned every day?",
+        "Q: Do you provide daily housekeeping? A: Daily housekeeping is not provided here.",
+        "Yes",
+    ),
+]
+
+
+def p_yes(llm, question: str, faq: str) -> float:
+    """P(Yes) of the model's first answer token, renormalised over Yes and No (0.5 when neither is seen)."""
+    messages = [{"role": "system", "content": INSTRUCTION}]
+    for q, f, a in SHOTS:
+        messages += [{"role": "user", "content": f"Question: {q}\nFAQ: {f}"}, {"role": "assistant", "content": a}]
+    messages.append({"role": "user", "content": f"Question: {question}\nFAQ: {faq}"})
+    out = llm.complete(messages, SamplingParams(max_tokens=1, temperature=0.0, logprobs=20))
+    yes = no = 0.0
+    for token, logprob in ((out.top_logprobs or [{}])[0]).items():
+        word = token.strip().lower()
+        yes += math.exp(logprob) if word in ("yes", "y") else 0.0
+        no += math.exp(logprob) if word in ("no", "n") else 0.0
+    return yes / (yes + no) if yes + no else 0.5
+
+
+def out_of_fold(score: list[float | None], right: list[bool], groups: list[str], positives: int) -> dict:
+    """Per fold the lowest threshold whose precision reaches PRECISION on the others; out-of-fold figures."""
+    folds = np.array(dialogue_folds(groups, 5, seed=0))
+    s = np.array([-1.0 if v is None else v for v in score])
+    y = np.array(right)
+
+    def lowest(mask) -> float:
+        ok = [t for t in GRID if (s[mask] >= t).sum() >= 10 and y[mask][s[mask] >= t].mean() >= PRECISION]
+        return float(min(ok)) if ok else float(GRID[-1])
+
+    chosen, fired = [], np.zeros(len(y), dtype=bool)
+    for f in range(5):
+        t = lowest(folds != f)
+        chosen.append(round(t, 3))
+        fired[folds == f] = s[folds == f] >= t
+    return {
+        "threshold_per_fold": chosen,
+        "fired": int(fired.sum()),
+        "right": int((fired & y).sum()),
+        "precision": round(float(y[fired].mean()), 3) if fired.any() else None,
+        "recall": round(float((fired & y).sum() / positives), 3),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--turns", type=int, default=600, help="fitting-pool turns (one per dialogue)")
+    ap.add_argument("--near", type=float, default=0.45, help="the similarity a FAQ needs to be put to the model")
+    ap.add_argument("--llm", default="local")
+    args = ap.parse_args()
+    agent = build_agent(compose("chat", [f"data_root={args.data_root}", *GROUNDED, "llm=fake"]))
+    llm = build_llm(compose("chat", [f"llm={args.llm}", "llm_cache.enabled=true"]))
+    check, rows = AnswersQuestion(), []
+    for t, mem in searched_gold_turns(agent, Path(args.data_root), args.turns, lambda t: bool(t.gold), "gold turns"):
+        faqs = [s for s in mem.e if s.doc_type == "faq"]
+        if faqs:
+            rows.append((t, mem, faqs, check.similarities(mem, faqs)))
+    by_sim, confirmed, groups, positives = [], [], [], 0
+    for t, mem, faqs, sims in tqdm(rows, desc="confirming", unit="turn"):
+        gold = {g.id for g in t.gold}
+        positives += any(f.id in gold for f in faqs)
+        groups.append(dialogue_key(t.history, t.q))
+        best = int(np.argmax(sims))
+        by_sim.append((float(sims[best]), faqs[best].id in gold))
+        near = [i for i in np.argsort(-sims, kind="stable")[:3] if sims[i] >= args.near]
+        asked = {int(i): p_yes(llm, mem.q, faqs[i].text) for i in near}
+        pick = max(asked, key=asked.get) if asked else None
+        confirmed.append((asked[pick] if pick is not None else None, pick is not None and faqs[pick].id in gold))
+    result = {
+        "command": "python bench/faq_confirm.py " + " ".join(sys.argv[1:]),
+        "turns": len(rows),
+        "turns whose evidence holds the human's FAQ": positives,
+        "similarity alone": out_of_fold([s for s, _ in by_sim], [r for _, r in by_sim], groups, positives),
+        f"confirmed by the model (similarity >= {args.near}, three nearest)": out_of_fold(
+            [p for p, _ in confirmed], [r for _, r in confirmed], groups, positives
+        ),
+    }
+    write_atomic(ROOT / "bench" / "results" / "faq_confirm.json", json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
