@@ -182,15 +182,19 @@ def build_utility(node: DictConfig, **available: Any) -> Any:
     return instantiate(node, "utility", **available)
 
 
-REVIEW_SETTINGS = {"quote_reviews": "quote", "review_verdicts": "verdicts"}  # executor.* -> ReviewReplies
+REVIEW_SETTINGS = {  # executor.* -> ReviewReplies
+    "quote_reviews": "quote",
+    "review_verdicts": "verdicts",
+    "review_faq_check": "faq_check",
+}
 
 
-def build_replies(knowledge, consolidator, utility, llm, **settings: bool):
+def build_replies(knowledge, consolidator, utility, llm, **settings):
     """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
     snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
     from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
-    `settings`: its `quote` and `verdicts` (`executor.quote_reviews` and `executor.review_verdicts`). None for other
-    knowledge."""
+    `settings`: its `quote`, `verdicts` and `faq_check` (`executor.quote_reviews`, `executor.review_verdicts` and
+    `executor.review_faq_check`). None for other knowledge."""
     from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
     from augmenter.reviews.composer import AnswerFinder, ReviewReplies
 
@@ -228,7 +232,7 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     try:
         composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
         settings = OmegaConf.to_container(cfg.get("executor") or {})
-        # two of the executor's settings are the reviews' replies': their quotes and their verdict
+        # three of the executor's settings are the reviews' replies': their quotes, their verdict, their FAQ check
         reviews = {new: settings.pop(old) for old, new in REVIEW_SETTINGS.items() if old in settings}
         replies = build_replies(knowledge, consolidator, utility, llm, **reviews) if composer is None else None
         executor = Executor(

@@ -5,7 +5,8 @@ turns with gold knowledge, one per dialogue, apart from every held-out turn): pe
 
 - similarity alone: the nearest FAQ, kept at >= t;
 - confirmed: of the three nearest FAQs at similarity >= `--near` (0.45), the one the model gives the highest P(yes)
-  to "Does this FAQ entry answer the question?" (first-token log-probabilities, four examples), kept at P(yes) >= t.
+  that it answers the question (`ReviewJudge.answers`, prompt `faq_answers`: four examples), kept at P(yes) >= t:
+  what `executor.review_faq_check` does.
 
 Each threshold is the lowest whose precision reaches 0.7 on the other four folds (5 by dialogue), as `min_faq` is;
 out-of-fold precision and recall are reported. Model answers are cached by the LLM cache (a rerun is quick).
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -30,47 +30,9 @@ from fit_answers import GRID, GROUNDED, PRECISION, searched_gold_turns  # noqa: 
 
 from augmenter.audit import dialogue_folds, dialogue_key  # noqa: E402
 from augmenter.config import build_agent, build_llm, compose  # noqa: E402
-from augmenter.llm.base import SamplingParams  # noqa: E402
+from augmenter.reviews.judge import ReviewJudge  # noqa: E402
 from augmenter.storage import write_atomic  # noqa: E402
 from augmenter.utilities.answers import AnswersQuestion  # noqa: E402
-
-INSTRUCTION = (
-    "A customer of a hotel or restaurant asks a question. Does the FAQ entry below answer it, saying yes, no, or the "
-    "fact asked? An entry about something else at the same place does not. Answer Yes or No."
-)
-SHOTS = [
-    (
-        "Does the hotel have clean rooms?",
-        "Q: Does the hotel offer room service? A: Yes, each room has 24 hour room service available.",
-        "No",
-    ),
-    (
-        "Do they have a nice area for outdoor dining?",
-        "Q: Is there outdoor seating? A: Outdoor seating is not available.",
-        "Yes",
-    ),
-    ("Is the wifi reliable?", "Q: Is there free WiFi? A: Yes, WiFi is free for guests.", "No"),
-    (
-        "Are the rooms cleaned every day?",
-        "Q: Do you provide daily housekeeping? A: Daily housekeeping is not provided here.",
-        "Yes",
-    ),
-]
-
-
-def p_yes(llm, question: str, faq: str) -> float:
-    """P(Yes) of the model's first answer token, renormalised over Yes and No (0.5 when neither is seen)."""
-    messages = [{"role": "system", "content": INSTRUCTION}]
-    for q, f, a in SHOTS:
-        messages += [{"role": "user", "content": f"Question: {q}\nFAQ: {f}"}, {"role": "assistant", "content": a}]
-    messages.append({"role": "user", "content": f"Question: {question}\nFAQ: {faq}"})
-    out = llm.complete(messages, SamplingParams(max_tokens=1, temperature=0.0, logprobs=20))
-    yes = no = 0.0
-    for token, logprob in ((out.top_logprobs or [{}])[0]).items():
-        word = token.strip().lower()
-        yes += math.exp(logprob) if word in ("yes", "y") else 0.0
-        no += math.exp(logprob) if word in ("no", "n") else 0.0
-    return yes / (yes + no) if yes + no else 0.5
 
 
 def out_of_fold(score: list[float | None], right: list[bool], groups: list[str], positives: int) -> dict:
@@ -106,7 +68,7 @@ def main() -> None:
     args = ap.parse_args()
     agent = build_agent(compose("chat", [f"data_root={args.data_root}", *GROUNDED, "llm=fake"]))
     llm = build_llm(compose("chat", [f"llm={args.llm}", "llm_cache.enabled=true"]))
-    check, rows = AnswersQuestion(), []
+    check, rows, judge = AnswersQuestion(), [], ReviewJudge(llm)
     for t, mem in searched_gold_turns(agent, Path(args.data_root), args.turns, lambda t: bool(t.gold), "gold turns"):
         faqs = [s for s in mem.e if s.doc_type == "faq"]
         if faqs:
@@ -119,7 +81,7 @@ def main() -> None:
         best = int(np.argmax(sims))
         by_sim.append((float(sims[best]), faqs[best].id in gold))
         near = [i for i in np.argsort(-sims, kind="stable")[:3] if sims[i] >= args.near]
-        asked = {int(i): p_yes(llm, mem.q, faqs[i].text) for i in near}
+        asked = {int(i): judge.answers(mem.q, faqs[i].text) for i in near}
         pick = max(asked, key=asked.get) if asked else None
         confirmed.append((asked[pick] if pick is not None else None, pick is not None and faqs[pick].id in gold))
     result = {

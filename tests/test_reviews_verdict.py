@@ -708,3 +708,30 @@ def test_what_topic_a_fixed_verdict_may_say(topic, said):
     from augmenter.reviews.verdict import sendable_topic
 
     assert sendable_topic(topic, "Is the room quiet?") == said
+
+
+def test_with_a_faq_check_a_faq_answers_only_where_the_model_confirms_it():
+    """ "Does the hotel have clean rooms?" was answered "Yes, each room has 24 hour room service available.": the
+    FAQ's question is as close to it as one that answers. With `faq_check` the model is asked of the nearest FAQs."""
+    from augmenter.reviews.composer import ReviewReplies
+    from augmenter.utilities.answers import AnswersQuestion
+
+    service = faq("Does the hotel offer room service?", "Yes, each room has 24 hour room service available.", n=1)
+    daily = faq("Do you provide daily housekeeping?", "Daily housekeeping is not provided here.", n=2)
+    asked = []
+
+    def reply(messages):
+        entry = messages[-1]["content"].split("FAQ: ")[-1]
+        asked.append(entry)
+        yes = 0.9 if "housekeeping" in entry else 0.1
+        return Completion(text="Yes", top_logprobs=[{"Yes": math.log(yes), "No": math.log(1 - yes)}])
+
+    knowledge = {s.id: s for s in [service, daily]}
+    mem = WorkingMemory(q="Does the hotel have clean rooms?", e=[service], consolidated=True)
+    assert ReviewReplies(knowledge, AnswersQuestion(min_faq=0.6)).answer(mem).text.startswith("Yes, each room has")
+    checked = ReviewReplies(knowledge, AnswersQuestion(min_faq=0.6), FakeLLM(default=reply), faq_check=0.65)
+    assert checked.answer(mem) is None and asked == [service.text]
+    daily_mem = WorkingMemory(q="Are the rooms cleaned every day?", e=[daily], consolidated=True)
+    assert checked.answer(daily_mem).text == "Daily housekeeping is not provided here."
+    with pytest.raises(ValueError, match="needs an LLM"):
+        ReviewReplies(knowledge, AnswersQuestion(), faq_check=0.65)

@@ -62,17 +62,39 @@ class ReviewReplies:
         judge=None,
         quote: bool = True,
         verdicts: bool = False,
+        faq_check: float | None = None,
+        faq_near: float = 0.45,
     ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
+        if faq_check is not None and (llm is None or not 0.0 <= faq_check <= 1.0):
+            raise ValueError(f"faq_check is a probability in [0, 1] and needs an LLM, got {faq_check}")
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
         self.quote_reviews, self.verdicts = quote, verdicts
+        self.faq_check, self.faq_near = faq_check, faq_near
         self._writer = None
+        self._confirmed: tuple = (None, [])  # (the turn it was asked for, the FAQs the model confirmed)
 
     def _found(self, mem: WorkingMemory) -> tuple[Sequence[Snippet], Sequence[Snippet]]:
         if self.answers_check is None:
             return (), ()
-        return self.answers_check.answering_faqs(mem), self.answers_check.answering_reviews(mem)
+        return self._faqs(mem), self.answers_check.answering_reviews(mem)
+
+    def _faqs(self, mem: WorkingMemory) -> list[Snippet]:
+        """The FAQs that answer: by similarity (`answering_faqs`), or with `faq_check` those of the three nearest at
+        similarity `faq_near` or more that the model confirms (`ReviewJudge.answers` >= `faq_check`), surest first:
+        room service is no answer to clean rooms, though its question is as close as one that is."""
+        nearest = getattr(self.answers_check, "nearest_faqs", None)
+        if self.faq_check is None or nearest is None:
+            return self.answers_check.answering_faqs(mem)
+        turn = (mem.q, tuple(s.id for s in mem.e))
+        if self._confirmed[0] != turn:
+            from augmenter.reviews.judge import ReviewJudge
+
+            judge = self.judge if self.judge is not None else ReviewJudge(self.llm)
+            asked = [(judge.answers(mem.q, f.text), f) for f in nearest(mem, self.faq_near)[:3]]
+            self._confirmed = (turn, [f for p, f in sorted(asked, key=lambda pf: -pf[0]) if p >= self.faq_check])
+        return self._confirmed[1]
 
     def _with_place_faqs(self, mem: WorkingMemory) -> WorkingMemory:
         """The memory with every FAQ of each place the opinion gatherer found reviews of in its evidence, retrieved

@@ -69,6 +69,7 @@ class ReviewJudge:
             self.stance_topic_prompt = PromptTemplate.load(stance_topic_prompt)
         self.params = SamplingParams(max_tokens=1, temperature=0.0, logprobs=top_logprobs)
         self._topics: dict[str, str] = {}
+        self._faq_prompt: PromptTemplate | None = None
 
     def distribution(self, question: str, sentence: str) -> dict[str, float]:
         """P(praise), P(complaint), P(unrelated), renormalised over the three labels (uniform if none is seen)."""
@@ -164,6 +165,12 @@ class ReviewJudge:
             word = out.text.strip().lower()
             return 1.0 if word.startswith("yes") else 0.0 if word.startswith("no") else 0.5
         return yes / (yes + no)
+
+    def answers(self, question: str, faq: str) -> float:
+        """P(the FAQ entry answers the question), from the Yes/No answer's first token (prompt `faq_answers`)."""
+        if self._faq_prompt is None:
+            self._faq_prompt = PromptTemplate.load("faq_answers")
+        return self._yes(self._faq_prompt.render(q=question, faq=faq))
 
     def judge(self, question: str, sentences: Sequence[str]) -> list[tuple[str, float]]:
         """(stance, P(related)) of each sentence, asked as `stance_by` says: of the question, of its topic, or

@@ -94,6 +94,11 @@ class AnswersQuestion:
         by_part = iter(vectors[1 + len(texts) :] @ vectors[0])
         return np.array([max(sim, next(by_part)) if m else sim for sim, m in zip(sims, asked)])
 
+    def nearest_faqs(self, mem: WorkingMemory, threshold: float) -> list[Snippet]:
+        """The FAQs of the evidence about the places in question at least `threshold` close to the question
+        (`similarities`), closest first: what a reply may put to the model to confirm (`ReviewJudge.answers`)."""
+        return self._closest(mem, [s for s in mem.e if s.doc_type == "faq"], threshold)
+
     def answering_faqs(self, mem: WorkingMemory) -> list[Snippet]:
         """The FAQs of the evidence close to the user's question (`similarities` >= `min_faq`), closest first."""
         return self._closest(mem, [s for s in mem.e if s.doc_type == "faq"], self.min_faq)

@@ -64,6 +64,11 @@ class CombinedUtility:
         check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
         return [] if check is None else check.answering_faqs(mem)
 
+    def nearest_faqs(self, mem: WorkingMemory, threshold: float) -> list:
+        """The FAQs of the evidence at least `threshold` close to the question, by the answers check ([] without)."""
+        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        return [] if check is None else check.nearest_faqs(mem, threshold)
+
     def answering_reviews(self, mem: WorkingMemory) -> list:
         """The retrieved review sentences about the question, by the answers check ([] without one)."""
         check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
