@@ -464,48 +464,6 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     )
 
 
-def test_a_sentence_is_judged_as_its_fragment_closest_to_the_topic_the_judge_reads():
-    """Where the judge reads sides of the question's topic ("view"), each sentence is judged and kept as its fragment
-    closest to that topic, not the clause nearer the whole question ("while the location itself was nice")."""
-    import math
-
-    from augmenter.llm.base import Completion
-    from augmenter.llm.fake import FakeLLM
-    from augmenter.reviews.judge import ReviewJudge
-
-    text = "The portions could be bigger and while the location itself was nice, the view was pretty bland."
-    kb = KnowledgeBase(
-        [
-            Snippet(
-                id="hotel:1:review:0:0",
-                text=text,
-                domain="hotel",
-                entity_id=1,
-                entity_name=NAME,
-                doc_type="review",
-                doc_id=0,
-            )
-        ],
-        [Entity(1, "Lensfield Hotel", "hotel")],
-    )
-    judged = []
-
-    def reply(messages):
-        if "neutral topic" in messages[0]["content"]:
-            return Completion(text="view")
-        judged.append(messages[-1]["content"].split("Review sentence:")[-1].strip())
-        if "Answer Yes or No" in messages[0]["content"]:
-            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
-        return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.95), "Un": math.log(0.05)}])
-
-    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
-    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5, whole_side=False).gather(
-        "Does this location offer customers a pleasant view?", "hotel", 1
-    )
-    assert set(judged) == {"the view was pretty bland"}
-    assert found.split == "negative" and found.sentences[0].text.endswith("the view was pretty bland")
-
-
 def _one_sentence_kb(text: str) -> KnowledgeBase:
     snippet = Snippet(
         id="hotel:1:review:0:0", text=text, domain="hotel", entity_id=1, entity_name=NAME, doc_type="review", doc_id=0
@@ -513,28 +471,47 @@ def _one_sentence_kb(text: str) -> KnowledgeBase:
     return KnowledgeBase([snippet], [Entity(1, "Lensfield Hotel", "hotel")])
 
 
-@pytest.mark.parametrize("whole_reads, kept", [("Compl", False), ("Pra", True), ("Un", True)])
-def test_a_fragment_whose_whole_sentence_reads_on_the_other_side_is_dropped(whole_reads, kept):
-    """A sentence judged by its fragment ("the room could have been a lot bigger", read as praise of big rooms) is
-    dropped where the judge reads the whole sentence on the other side; kept where the whole agrees or is unrelated."""
+def _topic_judge(topic: str, side=lambda sentence: "Compl", judged: list | None = None):
+    """A review judge (about and stance asked of the topic) on a scripted LLM: it names `topic`, finds every sentence
+    about it, and reads each on `side(sentence)` ("Compl", "Pra" or "Un"); what it reads goes to `judged`."""
     import math
 
     from augmenter.llm.base import Completion
     from augmenter.llm.fake import FakeLLM
     from augmenter.reviews.judge import ReviewJudge
 
-    text = "The breakfast was lovely and the staff were kind, but the room could have been a lot bigger."
-
     def reply(messages):
         if "neutral topic" in messages[0]["content"]:
-            return Completion(text="big rooms")
+            return Completion(text=topic)
         sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        if judged is not None:
+            judged.append(sentence)
         if "Answer Yes or No" in messages[0]["content"]:
             return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
-        label = whole_reads if sentence == text else "Pra"
+        label = side(sentence)
         return Completion(text=label, top_logprobs=[{label: math.log(0.95), "Un": math.log(0.05)}])
 
-    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+    return ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+
+
+def test_a_sentence_is_judged_as_its_fragment_closest_to_the_topic_the_judge_reads():
+    """Where the judge reads sides of the question's topic ("view"), each sentence is judged and kept as its fragment
+    closest to that topic, not the clause nearer the whole question ("while the location itself was nice")."""
+    text = "The portions could be bigger and while the location itself was nice, the view was pretty bland."
+    judged: list[str] = []
+    judge = _topic_judge("view", judged=judged)
+    gatherer = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5, whole_side=False)
+    found = gatherer.gather("Does this location offer customers a pleasant view?", "hotel", 1)
+    assert set(judged) == {"the view was pretty bland"}
+    assert found.split == "negative" and found.sentences[0].text.endswith("the view was pretty bland")
+
+
+@pytest.mark.parametrize("whole_reads, kept", [("Compl", False), ("Pra", True), ("Un", True)])
+def test_a_fragment_whose_whole_sentence_reads_on_the_other_side_is_dropped(whole_reads, kept):
+    """A sentence judged by its fragment ("the room could have been a lot bigger", read as praise of big rooms) is
+    dropped where the judge reads the whole sentence on the other side; kept where the whole agrees or is unrelated."""
+    text = "The breakfast was lovely and the staff were kind, but the room could have been a lot bigger."
+    judge = _topic_judge("big rooms", side=lambda sentence: whole_reads if sentence == text else "Pra")
     found = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
         "Are the rooms big?", "hotel", 1
     )
@@ -721,12 +698,6 @@ def test_a_place_the_question_names_is_answered_from_its_own_knowledge_or_not_at
 def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_before_it():
     """ "I found them to be overpriced and mediocre" (of the drinks, named the sentence before) was judged alone and
     the verdict read it as of the place: such a sentence is judged and quoted with the one before it."""
-    import math
-
-    from augmenter.llm.base import Completion
-    from augmenter.llm.fake import FakeLLM
-    from augmenter.reviews.judge import ReviewJudge
-
     texts = ["I was disappointed by the prices for their drinks.", "I found them to be overpriced and mediocre."]
     kb = KnowledgeBase(
         [
@@ -744,17 +715,8 @@ def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_bef
         ],
         [Entity(1, "The Nirala", "restaurant")],
     )
-    judged = []
-
-    def reply(messages):
-        if "neutral topic" in messages[0]["content"]:
-            return Completion(text="drink prices")
-        judged.append(messages[-1]["content"].split("Review sentence:")[-1].strip())
-        if "Answer Yes or No" in messages[0]["content"]:
-            return Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
-        return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.95), "Un": math.log(0.05)}])
-
-    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8, about_by="topic", stance_by="topic")
+    judged: list[str] = []
+    judge = _topic_judge("drink prices", judged=judged)
     found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather(
         "Are the drinks good value?", "restaurant", 1
     )
