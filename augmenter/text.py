@@ -86,3 +86,12 @@ def asks_which(question: str) -> bool:
     """Whether the question asks which place ("Which one has the best view?", "Does any place have big rooms?"): the
     answer names the places, even one the conversation named already."""
     return bool(_WHICH.search(question))
+
+
+_FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
+
+
+def faq_parts(text: str) -> tuple[str, str] | None:
+    """A FAQ snippet's question and answer ("Q: Is there parking? A: Yes."), each stripped; None for other text."""
+    m = _FAQ.match(text)
+    return (m.group("q").strip(), m.group("a").strip()) if m else None

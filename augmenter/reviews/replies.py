@@ -5,24 +5,21 @@ on (`reviews_quoted`). `augmenter.reviews.composer.ReviewReplies` hands them to 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 from augmenter.reviews.verdict import display_name, reviewers
-from augmenter.text import asks_which, clip
+from augmenter.text import asks_which, clip, faq_parts
 from augmenter.verification.lexical import parts_of
-
-_FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
 
 
 def faq_answer(snippet: Snippet) -> str:
     """A FAQ's answer as a reply: the answer alone when it says what it answers ("Acorn Guest House has free WiFi."),
     with its question when it is a bare yes or no."""
-    m = _FAQ.match(snippet.text)
-    if not m:
+    parts = faq_parts(snippet.text)
+    if parts is None:
         return snippet.text.strip()
-    answer, question = m.group("a").strip(), m.group("q").strip()
+    question, answer = parts
     if len(answer.split()) <= 3:  # "Yes.", "No, sorry."
         name = f"{snippet.entity_name}: " if snippet.entity_name else ""
         return f'{name}"{question}" {answer}'

@@ -14,12 +14,11 @@ the figures."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from augmenter.knowledge.linker import of_entities_in_question, strip_names
 from augmenter.memory import Snippet, WorkingMemory
+from augmenter.text import faq_parts
 from augmenter.utilities.scorers import UtilityResult
 from augmenter.verification.encoder import embed
 from augmenter.verification.splitter import is_abstention, is_claim, split_sentences
@@ -31,7 +30,6 @@ IDK_AND_ANSWER = (
     "answers the question, answer it without saying you do not know; if not, say only that."
 )
 ON_IT = "What the knowledge says on it:"
-_FAQ_QUESTION = re.compile(r"^\s*Q:\s*(.*?)\s*A:", re.DOTALL)
 
 
 def _clip(text: str, limit: int = 200) -> str:
@@ -87,8 +85,8 @@ class AnswersQuestion:
         if not snippets:
             return np.zeros(0)
         texts = [s.text for s in snippets]
-        asked = [_FAQ_QUESTION.match(s.text) if s.doc_type == "faq" else None for s in snippets]
-        parts = [_own_question(m.group(1), s.entity_name) for m, s in zip(asked, snippets) if m]
+        asked = [faq_parts(s.text) if s.doc_type == "faq" else None for s in snippets]
+        parts = [_own_question(faq[0], s.entity_name) for faq, s in zip(asked, snippets) if faq]
         vectors = embed([self.question(mem), *texts, *parts])
         sims = vectors[1 : 1 + len(texts)] @ vectors[0]
         by_part = iter(vectors[1 + len(texts) :] @ vectors[0])

@@ -53,25 +53,30 @@ class CombinedUtility:
             raise ValueError("a combined utility needs a base utility or at least one check")
         self.checks_claims = base is not None and as_check(base).checks_claims
 
+    @property
+    def answers_check(self) -> AnswersQuestion | None:
+        """The answers check among the checks (None without one): what finds the evidence that answers."""
+        return next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+
     def on_topic(self, mem: WorkingMemory, sentence: str) -> bool:
         """Whether a sentence is on the question, by the answers check (True without one): the executor sends only
         such claims when it composes a reply from a failed candidate's supported claims."""
-        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        check = self.answers_check
         return check is None or check.on_topic(mem, sentence)
 
     def answering_faqs(self, mem: WorkingMemory) -> list:
         """The FAQs of the evidence about the question, by the answers check ([] without one)."""
-        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        check = self.answers_check
         return [] if check is None else check.answering_faqs(mem)
 
     def nearest_faqs(self, mem: WorkingMemory, threshold: float) -> list:
         """The FAQs of the evidence at least `threshold` close to the question, by the answers check ([] without)."""
-        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        check = self.answers_check
         return [] if check is None else check.nearest_faqs(mem, threshold)
 
     def answering_reviews(self, mem: WorkingMemory) -> list:
         """The retrieved review sentences about the question, by the answers check ([] without one)."""
-        check = next((c for c in self.checks if isinstance(c, AnswersQuestion)), None)
+        check = self.answers_check
         return [] if check is None else check.answering_reviews(mem)
 
     def __call__(self, mem: WorkingMemory, candidate: str) -> UtilityResult:
