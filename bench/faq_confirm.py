@@ -8,8 +8,9 @@ turns with gold knowledge, one per dialogue, apart from every held-out turn): pe
   that it answers the question (`ReviewJudge.answers`, prompt `faq_answers`: four examples), kept at P(yes) >= t:
   what `executor.review_faq_check` does.
 
-Each threshold is the lowest whose precision reaches 0.7 on the other four folds (5 by dialogue), as `min_faq` is;
-out-of-fold precision and recall are reported. Model answers are cached by the LLM cache (a rerun is quick).
+Each threshold is the lowest whose precision reaches 0.7 on the other four folds (5 by dialogue), as `min_faq` is
+(bench/fit_answers.py's `precise_threshold`); out-of-fold precision and recall are reported. Model answers are
+cached by the LLM cache (a rerun is quick).
 
     python bench/faq_confirm.py [--turns 600] [--near 0.45]    # -> bench/results/faq_confirm.json
 """
@@ -26,37 +27,20 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from fit_answers import GRID, GROUNDED, PRECISION, searched_gold_turns  # noqa: E402
+from fit_answers import GROUNDED, precise_threshold, searched_gold_turns  # noqa: E402
 
-from augmenter.audit import dialogue_folds, dialogue_key  # noqa: E402
+from augmenter.audit import dialogue_key  # noqa: E402
 from augmenter.config import build_agent, build_llm, compose  # noqa: E402
 from augmenter.reviews.judge import ReviewJudge  # noqa: E402
 from augmenter.storage import write_atomic  # noqa: E402
 from augmenter.utilities.answers import AnswersQuestion  # noqa: E402
 
 
-def out_of_fold(score: list[float | None], right: list[bool], groups: list[str], positives: int) -> dict:
-    """Per fold the lowest threshold whose precision reaches PRECISION on the others; out-of-fold figures."""
-    folds = np.array(dialogue_folds(groups, 5, seed=0))
-    s = np.array([-1.0 if v is None else v for v in score])
-    y = np.array(right)
-
-    def lowest(mask) -> float:
-        ok = [t for t in GRID if (s[mask] >= t).sum() >= 10 and y[mask][s[mask] >= t].mean() >= PRECISION]
-        return float(min(ok)) if ok else float(GRID[-1])
-
-    chosen, fired = [], np.zeros(len(y), dtype=bool)
-    for f in range(5):
-        t = lowest(folds != f)
-        chosen.append(round(t, 3))
-        fired[folds == f] = s[folds == f] >= t
-    return {
-        "threshold_per_fold": chosen,
-        "fired": int(fired.sum()),
-        "right": int((fired & y).sum()),
-        "precision": round(float(y[fired].mean()), 3) if fired.any() else None,
-        "recall": round(float((fired & y).sum() / positives), 3),
-    }
+def fitted(rows: list[tuple[float | None, bool]], groups: list[str], positives: int) -> dict:
+    """(score, whether the FAQ it picks is the human's) per turn, a turn with none picked scored -1: its threshold
+    chosen per fold for precision, as `min_faq` is (`precise_threshold`), recall of the turns with the human's FAQ."""
+    score = np.array([-1.0 if s is None else s for s, _ in rows])
+    return precise_threshold(score, np.array([right for _, right in rows]), groups, positives)
 
 
 def main() -> None:
@@ -88,10 +72,8 @@ def main() -> None:
         "command": "python bench/faq_confirm.py " + " ".join(sys.argv[1:]),
         "turns": len(rows),
         "turns whose evidence holds the human's FAQ": positives,
-        "similarity alone": out_of_fold([s for s, _ in by_sim], [r for _, r in by_sim], groups, positives),
-        f"confirmed by the model (similarity >= {args.near}, three nearest)": out_of_fold(
-            [p for p, _ in confirmed], [r for _, r in confirmed], groups, positives
-        ),
+        "similarity alone": fitted(by_sim, groups, positives),
+        f"confirmed by the model (similarity >= {args.near}, three nearest)": fitted(confirmed, groups, positives),
     }
     write_atomic(ROOT / "bench" / "results" / "faq_confirm.json", json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

@@ -159,11 +159,14 @@ def review_rows(agent, data_root: Path, limit: int) -> list[dict]:
     return rows
 
 
-def precision_by_threshold(y: np.ndarray, score: np.ndarray, grid) -> dict:
+def precision_by_threshold(y: np.ndarray, score: np.ndarray, grid, positives: int | None = None) -> dict:
+    """Per threshold: the precision of what reaches it, its recall of `positives` (default: the right rows), and
+    how many reach it."""
+    positives = int(y.sum()) if positives is None else positives
     return {
         f"{t:.3f}": {
             "precision": round(float(y[score >= t].mean()), 3) if (score >= t).any() else None,
-            "recall": round(float(y[score >= t].sum() / y.sum()), 3),
+            "recall": round(float(y[score >= t].sum() / positives), 3),
             "n": int((score >= t).sum()),
         }
         for t in grid
@@ -264,10 +267,13 @@ def main() -> None:
 GRID = np.round(np.arange(0.3, 0.85, 0.025), 3)
 
 
-def precise_threshold(sims: np.ndarray, y: np.ndarray, groups: list[str]) -> dict:
+def precise_threshold(sims: np.ndarray, y: np.ndarray, groups: list[str], positives: int | None = None) -> dict:
     """The lowest threshold whose precision reaches `PRECISION` (at least 10 above it), chosen per fold on the other
-    folds (5 by dialogue), with the out-of-fold precision and recall, and the threshold chosen on all."""
+    folds (5 by dialogue), with the out-of-fold precision and recall (of `positives`; default: the right rows), and
+    the threshold chosen on all."""
     from sklearn.metrics import roc_auc_score
+
+    positives = int(y.sum()) if positives is None else positives
 
     folds = np.array(dialogue_folds(groups, 5, seed=0))
 
@@ -286,11 +292,11 @@ def precise_threshold(sims: np.ndarray, y: np.ndarray, groups: list[str]) -> dic
         "threshold_per_fold": chosen,
         "out_of_fold": {
             "precision": round(float(y[pred].mean()), 3) if pred.any() else None,
-            "recall": round(float(y[pred].sum() / y.sum()), 3),
+            "recall": round(float(y[pred].sum() / positives), 3),
             "flagged": int(pred.sum()),
         },
         "threshold_on_all": round(lowest_precise(np.ones(len(y), dtype=bool)), 3),
-        "by_threshold": precision_by_threshold(y, sims, GRID),
+        "by_threshold": precision_by_threshold(y, sims, GRID, positives),
     }
 
 
