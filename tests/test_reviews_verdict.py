@@ -48,6 +48,10 @@ def judged(praise, complaint):
     )
 
 
+# the review judge's read of "Yes." to the question: praise (a Yes may open a verdict on praise)
+YES_PRAISES = judged(0.9, 0.05)
+
+
 def digest(entity_id=1, name="Acorn Guest House", domain="hotel", said="2 (2 positive)"):
     """The opinion gatherer's line of one place: how many reviews on each side."""
     return Snippet(
@@ -91,7 +95,7 @@ def test_the_side_of_the_sentences():
 
 
 def test_a_verdict_in_the_reviews_words_on_their_side_is_kept():
-    llm = FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, some guests loved the view from the room.", YES_PRAISES, judged(0.9, 0.05)])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert verdict.written and verdict.text == "Yes, some guests loved the view from the room."
     assert 'Begin with "Yes, some guests"' in llm.calls[0][-1]["content"]
@@ -131,7 +135,7 @@ def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
-    llm = FakeLLM(["Yes, some guests complained about the view from the room.", judged(0.1, 0.85)])
+    llm = FakeLLM(["Some guests complained about the view from the room.", judged(0.1, 0.85)])
     verdict = VerdictWriter(llm, retries=0).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.problem == "it takes the other side"
 
@@ -175,7 +179,7 @@ def test_a_one_sided_verdict_speaks_for_the_reviews_found_not_for_every_guest(dr
     """ "Guests love the view" from the reviews the gatherer found is a one-sided summary where it missed one that
     complains, and "two guests" is wrong where four do: the verdict says "a guest" or "some guests"."""
     views = VIEWS if reviews == 2 else VIEWS[:1]
-    verdict = VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)]), retries=0).write(
+    verdict = VerdictWriter(FakeLLM([draft, YES_PRAISES, judged(0.9, 0.05)]), retries=0).write(
         "Does the room have a good view?", views
     )
     assert problem in verdict.problem and verdict.written == (not problem)
@@ -205,6 +209,7 @@ def test_a_verdict_that_may_not_lead_is_sent_back_once_with_what_is_wrong():
         [
             "Yes, some guests loved the view of the cathedral.",
             "Yes, some guests loved the view from the room.",
+            YES_PRAISES,
             judged(0.9, 0.05),
         ]
     )
@@ -222,6 +227,7 @@ def test_a_verdict_that_names_the_reviewers_and_then_a_comma_is_sent_back():
         [
             "Yes, a diner, it was a beautiful spot to be eating outdoors.",
             "Yes, a diner found it a beautiful spot to be eating outdoors.",
+            YES_PRAISES,
             judged(0.9, 0.05),
         ]
     )
@@ -332,7 +338,7 @@ def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():
 
 def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
-    writer = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", judged(0.9, 0.05)]))
+    writer = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", YES_PRAISES, judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
     quote = 'A guest wrote: "The view from our room was stunning".'
     assert reply == f"Yes, some guests loved the view from the room. {quote}"
@@ -396,7 +402,7 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
 
 
 def test_the_place_asked_about_may_be_named():
-    llm = FakeLLM(["Yes, some guests say Acorn Guest House has a stunning view.", judged(0.9, 0.05)])
+    llm = FakeLLM(["Yes, some guests say Acorn Guest House has a stunning view.", YES_PRAISES, judged(0.9, 0.05)])
     assert VerdictWriter(llm).write("Does the room have a good view?", VIEWS).written
 
 
@@ -480,7 +486,7 @@ def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
     more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]), retries=0)
     verdict = more.write("Is the view good?", views)
     assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
-    kept = VerdictWriter(FakeLLM(["Yes, a guest found the view stunning.", judged(0.9, 0.05)]))
+    kept = VerdictWriter(FakeLLM(["Yes, a guest found the view stunning.", YES_PRAISES, judged(0.9, 0.05)]))
     assert kept.write("Is the view good?", views).written
 
 
@@ -500,7 +506,7 @@ def test_an_accented_word_is_one_word_as_the_reviews_write_it():
         "cafe",
     ]
     decor = [review("The decor was lovely and modern.", "positive", 1), review("Lovely decor.", "positive", 2, n=1)]
-    verdict = VerdictWriter(FakeLLM(["Yes, some guests like the décor.", judged(0.9, 0.05)])).write(
+    verdict = VerdictWriter(FakeLLM(["Yes, some guests like the décor.", YES_PRAISES, judged(0.9, 0.05)])).write(
         "Is the indoor décor nice?", decor
     )
     assert verdict.written, verdict.problem
@@ -613,7 +619,7 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     linked = [EntityMention(domain="hotel", entity_id=1, name="ACORN GUEST HOUSE", surface="acorn", in_query=False)]
     mem = WorkingMemory(q="Does the room have a good view?", e=[], entities=linked, consolidated=True)
     quote = 'A guest wrote: "The view from our room was stunning".'
-    script = [judged(0.9, 0.05), "Yes, a guest found the view from the room stunning.", judged(0.9, 0.05)]
+    script = [judged(0.9, 0.05), "Yes, a guest found the view from the room stunning.", YES_PRAISES, judged(0.9, 0.05)]
     about = Completion(text="Yes", top_logprobs=[{"Yes": math.log(0.95), "No": math.log(0.05)}])
     off = Completion(text="No", top_logprobs=[{"Yes": math.log(0.2), "No": math.log(0.8)}])
     judge = ReviewJudge(llm := FakeLLM([script[0], about, *script[1:]]), min_about=0.85)
@@ -735,3 +741,65 @@ def test_with_a_faq_check_a_faq_answers_only_where_the_model_confirms_it():
     assert checked.answer(daily_mem).text == "Daily housekeeping is not provided here."
     with pytest.raises(ValueError, match="needs an LLM"):
         ReviewReplies(knowledge, AnswersQuestion(), faq_check=0.65)
+
+
+@pytest.mark.parametrize(
+    "asked, theirs, stands_for",
+    [("spacious", "large", True), ("beer", "drinks", True), ("connection", "wifi", True), ("daily", "cleaned", False)]
+    + [("vibe", "ambience", False), ("cathedral", "view", False)],
+)
+def test_a_word_of_the_question_may_stand_for_one_of_the_reviews(asked, theirs, stands_for):
+    """The pairs `SAME_WORD` was read from: the customer's word for what the reviews say passes; a word that adds
+    what they do not say ("daily" of a room cleaned well) does not."""
+    from augmenter.reviews.verdict import asked_for_theirs
+    from augmenter.verification.lexical import content_words
+
+    stem = content_words(asked)[0]
+    found = asked_for_theirs(f"Is the {asked} good?", {stem}, f"The {theirs} was fine.")
+    assert found == ({stem} if stands_for else set())
+
+
+def test_the_verdict_may_answer_in_the_questions_word_for_the_reviews():
+    large = [review("The room was very large.", "positive")]
+    llm = FakeLLM(["Yes, a guest found the rooms spacious.", YES_PRAISES, judged(0.9, 0.05)])
+    assert VerdictWriter(llm, retries=0).write("Does the hotel have spacious rooms?", large).written
+    cleaned = [review("The room had been cleaned to an exceptional degree.", "positive")]
+    daily = VerdictWriter(FakeLLM(["Yes, a guest found the rooms cleaned daily."], default=YES_PRAISES), retries=0)
+    verdict = daily.write("Are the rooms cleaned daily?", cleaned)
+    assert not verdict.written and verdict.problem == "words the reviews do not use: daili"
+
+
+NOISY = [review("Also, due to the popularity of this place, it is quite noisy.", "negative")]
+
+
+def test_complaints_answer_no_to_a_question_of_how_good_it_is():
+    """ "Is it quiet there?" with complaints of noise: labellers read "Some guests complained that it was noisy" as
+    leaving the answer to the customer; the No says it."""
+    llm = FakeLLM(["No, a guest found it quite noisy.", YES_PRAISES, judged(0.05, 0.9)])
+    verdict = VerdictWriter(llm, retries=0).write("Is it quiet there?", NOISY)
+    assert verdict.written and verdict.text == "No, a guest found it quite noisy."
+    assert 'Begin with "No, a guest"' in llm.calls[0][-1]["content"]
+    # no sentence of the model's passes: the No, then the quote
+    fixed = VerdictWriter(FakeLLM(["x"], default=YES_PRAISES), retries=0).write("Is it quiet there?", NOISY)
+    assert verdict_first(fixed) == 'No, a guest wrote: "Also, due to the popularity of this place, it is quite noisy".'
+    # where a Yes would complain ("Is it noisy?"), a No would say it is quiet
+    loud = VerdictWriter(FakeLLM(["No, a guest found it quite noisy."], default=judged(0.1, 0.85)), retries=0)
+    assert loud.write("Is it noisy at night?", NOISY).problem.startswith("a No")
+
+
+def test_a_yes_only_where_a_yes_praises():
+    quiet = [review("It was so peaceful at night.", "positive")]
+    llm = FakeLLM(["Yes, a guest found it so peaceful at night."], default=judged(0.1, 0.85))
+    verdict = VerdictWriter(llm, retries=0).write("Is it noisy at night?", quiet)
+    assert not verdict.written and verdict.problem == "a Yes: it would say the other side"
+
+
+@pytest.mark.parametrize(
+    "question, quality",
+    [("Is it quiet there?", True), ("Are the beds comfortable?", True), ("Is the beer a good value?", True)]
+    + [("Do they serve wine?", False), ("Is there parking?", False), ("Do they have outdoor seating?", False)],
+)
+def test_asks_quality(question, quality):
+    from augmenter.text import asks_quality
+
+    assert asks_quality(question) == quality

@@ -78,12 +78,12 @@ VerdictFn = Callable[[str, Sequence[Snippet]], object | None]  # (question, sent
 def verdict_first(verdict, place: str = "") -> str:
     """The verdict (`augmenter.reviews.verdict.Verdict`), then one quote per side it rests on, the clause of each
     that speaks to the question: "Yes, guests love the views. A guest wrote: "the views are worth it"."; where the
-    model's sentence did not pass and a Yes praises, the Yes and the quote: "Yes, a guest wrote: "..."."."""
+    model's sentence did not pass and a Yes (or No) may open it, that and the quote: "Yes, a guest wrote: "..."."."""
     quotes = [next(s for s in verdict.sentences if s.stance == side) for side in verdict.sides]
     said = quoted(quotes) or ""
-    if verdict.yes:  # no sentence of the model's passed: the Yes, then the quote it rests on
-        yes = f"yes, {said[0].lower()}{said[1:]}"
-        return _sentence(f"{place}: {yes}" if place else yes)
+    if verdict.opening:  # no sentence of the model's passed: the Yes or No, then the quote it rests on
+        answer = f"{verdict.opening}, {said[0].lower()}{said[1:]}"
+        return _sentence(f"{place}: {answer}" if place else answer)
     lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
     return f"{lead} {_sentence(said)}"
 

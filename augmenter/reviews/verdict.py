@@ -3,16 +3,20 @@ sent before the reviewers' own words.
 
 The model writes it from the review sentences the opinion gatherer found, and it is kept only when it adds nothing
 the part of each sentence closest to the question lacks (no word, number or name of its own beyond a few verdict
-words; the question's own words are not enough, or the verdict could restate the question as the reviews' answer, and
-a sentence's other parts speak of other things) and takes their side (the
-review judge reads it as praise where they praise, complaint where they complain; where they are divided it must say
-so and answer neither yes nor no). It speaks for the reviews it rests on, not for every guest and with no count:
-"Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the gatherer may miss
-a review of the other side: "guests love it" is then a one-sided summary) nor "two guests" (labellers read a count as
-exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which side those reviews take ("A
-guest speaks well of it.", "Some diners complain about the portion size.": the topic the review judge names, where it
-names one), or, where a Yes to the question would praise, the reply
-opens with the Yes and the quote: "Yes, a guest wrote: "the view from our room was stunning"".
+words; a sentence's other parts speak of other things) and takes their side (the review judge reads it as praise
+where they praise, complaint where they complain; where they are divided it must say so and answer neither yes nor
+no). The question's own words are not enough, or the verdict could restate the question as the reviews' answer
+("cleaned daily" of a room "cleaned to an exceptional degree"), except a word the question uses for one the
+sentences do ("spacious" for "large": `asked_for_theirs`), so that the customer reads the answer in the words asked.
+A Yes opens it only where a Yes to the question praises ("Is it quiet?", not "Is it noisy?"), a No only where the
+reviews complain and the question asks how good something is ("Is it quiet?": a complaint of noise is a No; "Do they
+serve wine?": a complaint of the wine is not). It speaks for the reviews it rests on, not for every guest and with
+no count: "Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the
+gatherer may miss a review of the other side: "guests love it" is then a one-sided summary) nor "two guests"
+(labellers read a count as exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which
+side those reviews take ("A guest speaks well of it.", "Some diners complain about the portion size.": the topic the
+review judge names, where it names one), or, where a Yes (or that No) may open it, the reply opens with the Yes and
+the quote: "Yes, a guest wrote: "the view from our room was stunning"".
 
 A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
 hotel. Leave out those words."), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last
@@ -30,8 +34,8 @@ from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.reviews.judge import ReviewJudge
-from augmenter.text import is_yes_no
-from augmenter.verification.encoder import closest_parts
+from augmenter.text import asks_quality, is_yes_no
+from augmenter.verification.encoder import closest_parts, embed
 from augmenter.verification.lexical import (
     content_words,
     fragments,
@@ -80,7 +84,11 @@ _TRAILING = re.compile(
     r"(?:,\s+(?:with|while|whereas|but|and|as|which|including|especially|though|although)\b|;|\s[-\u2013\u2014]\s)"
 )
 # "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
-_NAMED_ONLY = re.compile(r"^(?:yes,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
+_NAMED_ONLY = re.compile(r"^(?:yes,?\s+|no,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
+# how close (MiniLM cosine of the two words alone) a word of the question must be to one of the sentences' to stand
+# for it: "spacious"/"large" 0.58, "beer"/"drinks" 0.72, "connection"/"wifi" 0.47 pass; "daily"/"cleaned" 0.34,
+# "vibe"/"ambience" 0.33, "cathedral"/"view" 0.28 do not (tests/test_reviews_verdict.py holds these pairs)
+SAME_WORD = 0.45
 
 
 _SMALL = {"and", "of", "the", "du", "de", "la", "le", "at", "in", "on", "by"}
@@ -158,6 +166,7 @@ class FaultKind(str, Enum):
     NO_OPINION = "it does not say what the reviewers think"
     YES_NO_UNASKED = "a yes or a no to a question that asks neither"
     A_NO = "a No: complaints do not say the thing asked about is missing"
+    A_YES = "a Yes: it would say the other side"
     NOT_DIVIDED = "the reviews are divided and the sentence does not say so"
     SPEAKS_FOR_MORE = "it speaks for other reviewers than the {n} it rests on"
     NO_REVIEWERS = "it does not say it rests on {reviews}"
@@ -186,7 +195,11 @@ class Verdict:
     written: bool  # True: the model's sentence, checked; False: the fixed sentence
     problem: str = ""  # why the model's sentence was not kept
     sentences: list = field(default_factory=list)  # what it rests on: the clause of each sentence that answers
-    yes: bool = False  # the fixed sentence gives way to "Yes, a guest wrote: ..." (a yes or no question, praise)
+    opening: str = ""  # "yes" or "no": the fixed sentence gives way to "Yes, a guest wrote: ..." ("No, ...")
+
+    @property
+    def yes(self) -> bool:
+        return self.opening == "yes"
 
     @property
     def sides(self) -> tuple[str, ...]:
@@ -211,6 +224,7 @@ class VerdictWriter:
         self.judge = judge or ReviewJudge(llm)
         self.prompt = PromptTemplate.load(prompt)
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
+        self._yes_praises: dict[str, bool] = {}
 
     def clauses(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
         """The sentences that take a side, each cut to the clause that answers (the one the judge finds most about
@@ -249,6 +263,7 @@ class VerdictWriter:
             place=place,
             divided=side == "mixed",
             complaint=side == "negative",
+            no=side == "negative" and is_yes_no(question) and asks_quality(question),
         )
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
         faults: list[Fault] = []
@@ -263,10 +278,19 @@ class VerdictWriter:
             if fault is None:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
-        yes = side == "positive" and is_yes_no(question) and self.says_yes(question)
         problem = "; then ".join(map(str, faults))
-        topic = self.topic(question) if not yes else None
-        return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences, yes)
+        opening = self.opening(question, side)
+        topic = self.topic(question) if not opening else None
+        return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences, opening)
+
+    def opening(self, question: str, side: str) -> str:
+        """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
+        they complain, a Yes would praise and the question asks how good something is (`asks_quality`); else ""."""
+        if side not in SIDES or not is_yes_no(question) or side == "negative" and not asks_quality(question):
+            return ""
+        if question not in self._yes_praises:
+            self._yes_praises = {question: self.says_yes(question)}  # asked once a question
+        return ("yes" if side == "positive" else "no") if self._yes_praises[question] else ""
 
     def topic(self, question: str) -> str | None:
         """What a fixed verdict calls the question's topic: the review judge's name of it, where its judge names
@@ -302,7 +326,8 @@ class VerdictWriter:
     ) -> Fault | None:
         """Why `text` may not lead the reply (None when it may); `place`: the name it may use; `focus`: the part of each
         sentence on the question, whose words it may use (default: the sentences whole); `reviews`: how many reviews
-        they come from (default: one per sentence), the most reviewers it may speak for."""
+        they come from (default: one per sentence), the most reviewers it may speak for. A Yes or a No opens it only as
+        `opening` allows."""
         source = " ".join([place, *(said if focus is None else focus)])
         n = len(said) if reviews is None else reviews
         if not text or len(text.split()) > self.max_words:
@@ -312,6 +337,7 @@ class VerdictWriter:
         if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
             return Fault(FaultKind.NAME)
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
+        added -= asked_for_theirs(question, added, source)
         if added:
             return Fault(FaultKind.WORDS, tuple(sorted(added)))
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
@@ -324,8 +350,6 @@ class VerdictWriter:
             return Fault(FaultKind.NO_OPINION)
         if opens in ("yes", "no") and not is_yes_no(question):
             return Fault(FaultKind.YES_NO_UNASKED)
-        if opens == "no":  # a complaint about the wine does not say there is none: the reviews' side, not a No
-            return Fault(FaultKind.A_NO)
         if side == "mixed":
             if opens in ("yes", "no") or not set(content_words(text)) & DIVIDED:
                 return Fault(FaultKind.NOT_DIVIDED)
@@ -333,11 +357,27 @@ class VerdictWriter:
         overclaim = speaks_for_more(text, n)
         if overclaim is not None:
             return Fault(overclaim, reviews=n)
+        if opens in ("yes", "no") and opens != self.opening(question, side):
+            # a complaint about the wine does not say there is none; praise of the quiet is no Yes to "Is it noisy?"
+            return Fault(FaultKind.A_NO if opens == "no" else FaultKind.A_YES)
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
         if mine <= other:
             return Fault(FaultKind.OTHER_SIDE)
         return None
+
+
+def asked_for_theirs(question: str, stems: set[str], source: str) -> set[str]:
+    """Those of `stems` (content words, stemmed) that stand for a word of `source` in the question's own words: the
+    question uses the word, and the word alone is `SAME_WORD` close to one of `source`'s ("spacious" for "large")."""
+    asked = {w: content_words(w)[0] for w in tokens(question) if content_words(w)}
+    words = [w for w, stem in asked.items() if stem in stems]
+    theirs = list(dict.fromkeys(w for w in tokens(source) if content_words(w)))
+    if not words or not theirs:
+        return set()
+    vectors = embed(words + theirs)
+    close = (vectors[: len(words)] @ vectors[len(words) :].T).max(axis=1)
+    return {asked[w] for w, c in zip(words, close) if c >= SAME_WORD}
 
 
 def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
@@ -355,7 +395,7 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
         fix = "say that the reviewers are divided, and on what, without a yes or a no."
-    elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO):
+    elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO, FaultKind.A_YES):
         fix = "do not begin with Yes or No."
     else:
         fix = f"{fault}."
