@@ -39,7 +39,12 @@ ADDED_OPTIONS: dict[str, dict[str, object]] = {
         "opinions_praise_about": None,
         "opinions_stance_by": "question",
     },
-    "executor": {"unsupported": "supported_part", "fewshot_guard": False},
+    "executor": {
+        "unsupported": "supported_part",
+        "fewshot_guard": False,
+        "review_faq_check": None,
+        "review_other_side": 0,
+    },
 }
 
 
