@@ -89,7 +89,7 @@ def asks_which(question: str) -> bool:
 
 
 # words that ask how good something is ("Is it quiet?", "Are the beds comfortable?"), not whether it is there
-_QUALITY = frozenset(
+QUALITY_WORDS = frozenset(
     """good nice great quiet clean comfortable comfy large big spacious small friendly helpful reliable fast quick
     worth value cheap affordable expensive pricey reasonable tasty fresh generous noisy loud peaceful calm safe
     beautiful pleasant excellent decent quality attractive lovely spotless delicious best better convenient wonderful
@@ -101,7 +101,7 @@ def asks_quality(question: str) -> bool:
     """Whether the question asks how good something is ("Is it quiet?", "Do they have comfortable beds?"): a
     complaint answers it No, where it does not answer one that asks whether the thing is there ("Do they serve
     wine?")."""
-    return bool(_QUALITY & set(re.findall(r"[a-z]+", question.lower())))
+    return bool(QUALITY_WORDS & set(re.findall(r"[a-z]+", question.lower())))
 
 
 _FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)

@@ -6,8 +6,9 @@ the part of each sentence closest to the question lacks (no word, number or name
 words; a sentence's other parts speak of other things) and takes their side (the review judge reads it as praise
 where they praise, complaint where they complain; where they are divided it must say so and answer neither yes nor
 no). The question's own words are not enough, or the verdict could restate the question as the reviews' answer
-("cleaned daily" of a room "cleaned to an exceptional degree"), except a word the question uses for one the
-sentences do ("spacious" for "large": `asked_for_theirs`), so that the customer reads the answer in the words asked.
+("cleaned daily" of a room "cleaned to an exceptional degree"), except its word for how good something is where the
+sentences use one like it ("spacious" for "large": `asked_for_theirs`), so that the customer reads the answer in the
+words asked.
 A Yes opens it only where a Yes to the question praises ("Is it quiet?", not "Is it noisy?"), a No only where the
 reviews complain and the question asks how good something is ("Is it quiet?": a complaint of noise is a No; "Do they
 serve wine?": a complaint of the wine is not). It speaks for the reviews it rests on, not for every guest and with
@@ -34,7 +35,7 @@ from augmenter.llm.base import SamplingParams
 from augmenter.memory import Snippet
 from augmenter.prompts.engine import PromptTemplate
 from augmenter.reviews.judge import ReviewJudge
-from augmenter.text import asks_quality, is_yes_no
+from augmenter.text import QUALITY_WORDS, asks_quality, is_yes_no
 from augmenter.verification.encoder import closest_parts, embed
 from augmenter.verification.lexical import (
     content_words,
@@ -85,9 +86,9 @@ _TRAILING = re.compile(
 )
 # "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
 _NAMED_ONLY = re.compile(r"^(?:yes,?\s+|no,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
-# how close (MiniLM cosine of the two words alone) a word of the question must be to one of the sentences' to stand
-# for it: "spacious"/"large" 0.58, "beer"/"drinks" 0.72, "connection"/"wifi" 0.47 pass; "daily"/"cleaned" 0.34,
-# "vibe"/"ambience" 0.33, "cathedral"/"view" 0.28 do not (tests/test_reviews_verdict.py holds these pairs)
+# how close (MiniLM cosine of the two words alone) a question's word for how good something is must be to one of the
+# sentences' to stand for it: "spacious"/"large" 0.58, "reliable"/"stable" 0.59, "decent"/"good" 0.49 pass;
+# "reliable"/"fast" 0.33, "clean"/"spotless" 0.30 do not (tests/test_reviews_verdict.py holds these pairs)
 SAME_WORD = 0.45
 
 
@@ -381,8 +382,10 @@ class VerdictWriter:
 
 def asked_for_theirs(question: str, stems: set[str], source: str) -> set[str]:
     """Those of `stems` (content words, stemmed) that stand for a word of `source` in the question's own words: the
-    question uses the word, and the word alone is `SAME_WORD` close to one of `source`'s ("spacious" for "large")."""
-    asked = {w: content_words(w)[0] for w in tokens(question) if content_words(w)}
+    question uses the word, a word for how good something is (`QUALITY_WORDS`), and the word alone is `SAME_WORD`
+    close to one of `source`'s ("spacious" for "large"). The question's nouns may not: one close to the reviews'
+    may narrow it ("pork" 0.56 from "food", "beer" from "drinks"), and the verdict then restates the question."""
+    asked = {w: content_words(w)[0] for w in tokens(question) if content_words(w) and w in QUALITY_WORDS}
     words = [w for w, stem in asked.items() if stem in stems]
     theirs = list(dict.fromkeys(w for w in tokens(source) if content_words(w)))
     if not words or not theirs:
