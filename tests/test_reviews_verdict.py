@@ -241,28 +241,24 @@ def test_a_verdict_that_names_the_reviewers_and_then_a_comma_is_sent_back():
 
 
 def test_a_second_draft_that_fails_too_gives_the_fixed_sentence_with_both_faults():
-    llm = FakeLLM(
-        ["Yes, guests loved the view from the room.", "Yes, the room has a stunning view.", judged(0.9, 0.05)]
-    )
+    llm = FakeLLM(["Yes, guests loved the view from the room.", "Yes, the room has a stunning view."])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
     assert not verdict.written and verdict.text == "Some guests speak well of it."
     assert "speaks for other reviewers" in verdict.problem and "then it does not say it rests on" in verdict.problem
     assert 'begin with "Some guests"' in llm.calls[1][-1]["content"]
-    assert len(llm.calls) == 3  # no third draft: the third call asks the judge whether a Yes would praise
-    assert "Review sentence: Yes." in llm.calls[2][-1]["content"] and verdict.yes
-    assert verdict_first(verdict) == 'Yes, a guest wrote: "The view from our room was stunning".'
+    assert len(llm.calls) == 2  # no third draft
+    quote = 'A guest wrote: "The view from our room was stunning".'
+    assert verdict_first(verdict) == f"Some guests speak well of it. {quote}"
 
 
-def test_the_fixed_sentence_gives_way_to_the_yes_only_where_a_yes_praises():
-    """ "Is it noisy at night?" with praise of the quiet: a Yes would say it is noisy, so the fixed sentence stays;
-    and a complaint never gives a Yes or a No."""
+def test_the_fixed_sentence_never_opens_with_a_yes():
+    """ "Yes, a guest wrote: ..." in the fixed sentence's place was flawed in 17 of 33 labelled answers: where the
+    model cannot write a verdict from the sentences, they speak least to the question."""
     quiet = [review("We slept like babies, it was so peaceful.", "positive")]
-    noisy = VerdictWriter(FakeLLM(["x", "x", judged(0.1, 0.85)])).write("Is it noisy at night?", quiet)
-    assert not noisy.yes and verdict_first(noisy).startswith("A guest speaks well of it.")
-    wine = VerdictWriter(FakeLLM(["x", "x"], default=judged(0.9, 0.05))).write(
-        "Does the restaurant serve alcohol?", WINE
-    )
-    assert not wine.yes and verdict_first(wine).startswith("A diner complains about it.")
+    fixed = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Is it quiet at night?", quiet)
+    assert verdict_first(fixed).startswith("A guest speaks well of it. A guest wrote:")
+    wine = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Does the restaurant serve alcohol?", WINE)
+    assert verdict_first(wine).startswith("A diner complains about it.")
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():
@@ -569,7 +565,7 @@ def test_a_verdict_after_another_places_faq_names_its_place():
 
     def verdict(question, sentences):
         draft = "Yes, a diner had a wide variety of non-alcoholic options."
-        return VerdictWriter(FakeLLM([draft, judged(0.9, 0.05)])).write(question, sentences)
+        return VerdictWriter(FakeLLM([draft, YES_PRAISES, judged(0.9, 0.05)])).write(question, sentences)
 
     reply = composed_reply(mem, [fitzbillies], verdict=verdict)
     assert reply.startswith("Fitzbillies Restaurant does serve alcohol. Midsummer House Restaurant: yes, a diner")
@@ -780,9 +776,6 @@ def test_complaints_answer_no_to_a_question_of_how_good_it_is():
     verdict = VerdictWriter(llm, retries=0).write("Is it quiet there?", NOISY)
     assert verdict.written and verdict.text == "No, a guest found it quite noisy."
     assert 'Begin with "No, a guest"' in llm.calls[0][-1]["content"]
-    # no sentence of the model's passes: the No, then the quote
-    fixed = VerdictWriter(FakeLLM(["x"], default=YES_PRAISES), retries=0).write("Is it quiet there?", NOISY)
-    assert verdict_first(fixed) == 'No, a guest wrote: "Also, due to the popularity of this place, it is quite noisy".'
     # where a Yes would complain ("Is it noisy?"), a No would say it is quiet
     loud = VerdictWriter(FakeLLM(["No, a guest found it quite noisy."], default=judged(0.1, 0.85)), retries=0)
     assert loud.write("Is it noisy at night?", NOISY).problem.startswith("a No")

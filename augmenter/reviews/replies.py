@@ -78,12 +78,9 @@ VerdictFn = Callable[[str, Sequence[Snippet]], object | None]  # (question, sent
 def verdict_first(verdict, place: str = "") -> str:
     """The verdict (`augmenter.reviews.verdict.Verdict`), then one quote per side it rests on, the clause of each
     that speaks to the question: "Yes, guests love the views. A guest wrote: "the views are worth it"."; where the
-    model's sentence did not pass and a Yes (or No) may open it, that and the quote: "Yes, a guest wrote: "..."."."""
+    model's sentence did not pass, the fixed sentence: "A guest speaks well of it. A guest wrote: "..."."."""
     quotes = [next(s for s in verdict.sentences if s.stance == side) for side in verdict.sides]
     said = quoted(quotes) or ""
-    if verdict.opening:  # no sentence of the model's passed: the Yes or No, then the quote it rests on
-        answer = f"{verdict.opening}, {said[0].lower()}{said[1:]}"
-        return _sentence(f"{place}: {answer}" if place else answer)
     lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
     return f"{lead} {_sentence(said)}"
 

@@ -16,8 +16,9 @@ no count: "Yes, a guest loved the view" from one review, "some guests" from more
 gatherer may miss a review of the other side: "guests love it" is then a one-sided summary) nor "two guests"
 (labellers read a count as exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which
 side those reviews take ("A guest speaks well of it.", "Some diners complain about the portion size.": the topic the
-review judge names, where it names one), or, where a Yes (or that No) may open it, the reply opens with the Yes and
-the quote: "Yes, a guest wrote: "the view from our room was stunning"".
+review judge names, where it names one). The fixed sentence never opens with a Yes: "Yes, a guest wrote: "..."" in its
+place was flawed in 17 of 33 labelled answers (the model fails to write a verdict where the sentences speak least to
+the question: the quote was off it, or one side of mixed reviews).
 
 A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
 hotel. Leave out those words."), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last
@@ -196,11 +197,6 @@ class Verdict:
     written: bool  # True: the model's sentence, checked; False: the fixed sentence
     problem: str = ""  # why the model's sentence was not kept
     sentences: list = field(default_factory=list)  # what it rests on: the clause of each sentence that answers
-    opening: str = ""  # "yes" or "no": the fixed sentence gives way to "Yes, a guest wrote: ..." ("No, ...")
-
-    @property
-    def yes(self) -> bool:
-        return self.opening == "yes"
 
     @property
     def sides(self) -> tuple[str, ...]:
@@ -289,9 +285,7 @@ class VerdictWriter:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
         problem = "; then ".join(map(str, faults))
-        opening = self.opening(question, side)
-        topic = self.topic(question) if not opening else None
-        return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences, opening)
+        return Verdict(fixed_verdict(side, n, domain, self.topic(question)), side, False, problem, sentences)
 
     def opening(self, question: str, side: str) -> str:
         """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
