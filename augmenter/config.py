@@ -186,7 +186,6 @@ REVIEW_SETTINGS = {  # executor.* -> ReviewReplies
     "quote_reviews": "quote",
     "review_verdicts": "verdicts",
     "review_faq_check": "faq_check",
-    "review_other_side": "other_side",
 }
 
 
@@ -194,9 +193,8 @@ def build_replies(knowledge, consolidator, utility, llm, **settings):
     """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
     snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
     from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
-    `settings`: its `quote`, `verdicts`, `faq_check` and `other_side` (`executor.quote_reviews`,
-    `executor.review_verdicts`, `executor.review_faq_check` and `executor.review_other_side`). None for other
-    knowledge."""
+    `settings`: its `quote`, `verdicts` and `faq_check` (`executor.quote_reviews`, `executor.review_verdicts` and
+    `executor.review_faq_check`). None for other knowledge."""
     from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
     from augmenter.reviews.composer import AnswerFinder, ReviewReplies
 

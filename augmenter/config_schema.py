@@ -349,10 +349,9 @@ Sampling = derived(
 Executor = derived(
     get_object("augmenter.agent.Executor"),
     omit=("retry_temperature",),  # sampling.retry_temperature
-    quote_reviews=Flag,  # ReviewReplies' settings (config.REVIEW_SETTINGS)
+    quote_reviews=Flag,  # ReviewReplies' quote, verdicts and faq_check (config.REVIEW_SETTINGS)
     review_verdicts=Flag,
     review_faq_check=number(null=True, ge=0, le=1),
-    review_other_side=integer(ge=0),
 )
 
 

@@ -39,12 +39,7 @@ ADDED_OPTIONS: dict[str, dict[str, object]] = {
         "opinions_praise_about": None,
         "opinions_stance_by": "question",
     },
-    "executor": {
-        "unsupported": "supported_part",
-        "fewshot_guard": False,
-        "review_faq_check": None,
-        "review_other_side": 0,
-    },
+    "executor": {"unsupported": "supported_part", "fewshot_guard": False, "review_faq_check": None},
 }
 
 

@@ -797,26 +797,3 @@ def test_asks_quality(question, quality):
     from augmenter.text import asks_quality
 
     assert asks_quality(question) == quality
-
-
-def test_no_yes_where_another_review_of_the_place_may_say_otherwise():
-    """The gatherer's about-pass drops sentences of the other side ("we wished the drinks were cheaper" for beer
-    value), and a Yes from the praise it kept is then a one-sided summary: with `other_side`, the judge reads the
-    place's nearest sentences the verdict does not rest on first, and one on the other side takes the Yes away."""
-    from augmenter.reviews.composer import ReviewReplies
-
-    car_park = review("The view was of the car park, so it was pretty bad.", None, 3, n=2)
-    knowledge = {s.id: s for s in [*VIEWS, car_park]}
-    mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
-    llm = FakeLLM([judged(0.05, 0.9), "Some guests loved the view from the room.", judged(0.9, 0.05)])
-    replies = ReviewReplies(knowledge, llm=llm, verdicts=True, other_side=1)
-    assert replies.answer(mem).text.startswith("Some guests loved the view from the room. A guest wrote:")
-    assert "Review sentence: The view was of the car park" in llm.calls[0][-1]["content"]
-    assert "Begin with" in llm.calls[1][-1]["content"] and "Yes" not in llm.calls[1][-1]["content"].split("Begin")[1]
-    # the judge reads it on no side: the Yes is asked for as before
-    yes = "Yes, some guests loved the view from the room."
-    llm = FakeLLM([judged(0.05, 0.05), yes, YES_PRAISES, judged(0.9, 0.05)])
-    replies = ReviewReplies(knowledge, llm=llm, verdicts=True, other_side=1)
-    assert replies.answer(mem).text.startswith(yes)
-    with pytest.raises(ValueError, match="other_side"):
-        ReviewReplies(knowledge, llm=llm, other_side=-1)

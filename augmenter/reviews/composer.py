@@ -22,12 +22,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
 from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
-from augmenter.reviews.verdict import SIDES, side_of
-from augmenter.verification.encoder import embed
+from augmenter.reviews.verdict import SIDES
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
 
@@ -55,8 +52,7 @@ class Composed:
 
 class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
-    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks; `faq_check`: see `_faqs`;
-    `other_side`: see `_other_side` (0: not asked)."""
+    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks."""
 
     def __init__(
         self,
@@ -68,7 +64,6 @@ class ReviewReplies:
         verdicts: bool = False,
         faq_check: float | None = None,
         faq_near: float = 0.45,
-        other_side: int = 0,
     ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
@@ -76,9 +71,7 @@ class ReviewReplies:
             raise ValueError(f"faq_check is a probability in [0, 1] and needs an LLM, got {faq_check}")
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
         self.quote_reviews, self.verdicts = quote, verdicts
-        if other_side < 0:
-            raise ValueError(f"other_side is a number of sentences, 0 or more, got {other_side}")
-        self.faq_check, self.faq_near, self.other_side = faq_check, faq_near, other_side
+        self.faq_check, self.faq_near = faq_check, faq_near
         self._writer = None
         self._confirmed: tuple = (None, [])  # (the turn it was asked for, the FAQs the model confirmed)
 
@@ -132,8 +125,7 @@ class ReviewReplies:
             if self._writer is None:
                 from augmenter.reviews.verdict import VerdictWriter
 
-                doubts = self._other_side if self.other_side else None
-                self._writer = VerdictWriter(self.llm, judge=self.judge, doubts=doubts)
+                self._writer = VerdictWriter(self.llm, judge=self.judge)
 
             def verdict(question, sentences):
                 if any(s.stance is None for s in sentences):  # a retrieved sentence: judged here as the gatherer would
@@ -149,32 +141,6 @@ class ReviewReplies:
         claims = [verdict_claim(v) for v in made] + quoted_sources(mem, text)  # its citations: what it quotes
         fixed = "; ".join(v.problem for v in made if v.problem)
         return Composed(text, claims, outputs={"verdict_fixed": fixed} if fixed else {})
-
-    @cached_property
-    def _reviews_of(self) -> dict[tuple, list[Snippet]]:
-        """The knowledge's review sentences by place (domain, entity id), gathered once."""
-        reviews: dict[tuple, list[Snippet]] = {}
-        for s in self.snippets.values():
-            if s.doc_type == "review":
-                reviews.setdefault((s.domain, s.entity_id), []).append(s)
-        return reviews
-
-    def _other_side(self, question: str, sentences: Sequence[Snippet]) -> bool:
-        """Whether the judge reads one of the place's review sentences the verdict does not rest on, of the
-        `other_side` nearest the question, on the other side from `sentences`: the gatherer's about-pass drops such a
-        sentence ("we wished the drinks were cheaper" for "Is the beer a good value?"), and a Yes from the praise
-        alone is then a one-sided summary."""
-        side = side_of(sentences)
-        if side not in SIDES:
-            return False
-        have = {s.id for s in sentences}
-        pool = [s for s in self._reviews_of.get((sentences[0].domain, sentences[0].entity_id), ()) if s.id not in have]
-        if not pool:
-            return False
-        vectors = embed([question, *(s.text for s in pool)])
-        near = [pool[int(i)] for i in np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[: self.other_side]]
-        other = SIDES[1 - SIDES.index(side)]
-        return any(stance == other for stance, _ in self._writer.judge.judge(question, [s.text for s in near]))
 
     def _judged(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
         """The sentences with the side the judge reads on the question, "unrelated" where it reads none or (with the

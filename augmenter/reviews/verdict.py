@@ -28,7 +28,7 @@ resort, since it only says which side the reviews take and leaves the customer t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -206,9 +206,7 @@ class Verdict:
 
 class VerdictWriter:
     """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
-    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM);
-    `doubts(question, sentences)`: whether other reviews of the place may take the other side, asked before a Yes or
-    a No would open the verdict (true: neither does; none: not asked)."""
+    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
 
     def __init__(
         self,
@@ -218,11 +216,9 @@ class VerdictWriter:
         max_words: int = 25,
         max_tokens: int = 48,
         retries: int = 1,
-        doubts: Callable[[str, Sequence[Snippet]], bool] | None = None,
     ):
-        self.llm, self.max_words, self.retries, self.doubts = llm, max_words, retries, doubts
+        self.llm, self.max_words, self.retries = llm, max_words, retries
         self.judge = judge or ReviewJudge(llm)
-        self._doubted = False  # the sentences being written for: `doubts` found the other side
         self.prompt = PromptTemplate.load(prompt)
         self.params = SamplingParams(max_tokens=max_tokens, temperature=0.0)
         self._yes_praises: dict[str, bool] = {}
@@ -254,22 +250,17 @@ class VerdictWriter:
         who, n = reviewers(domain), reviews_of(sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
-        yes_no = is_yes_no(question)
-        no = side == "negative" and yes_no and asks_quality(question)
-        self._doubted = (side == "positive" and yes_no or no) and self.doubts is not None
-        self._doubted = self._doubted and self.doubts(question, sentences)
-        yes_no, no = yes_no and not self._doubted, no and not self._doubted
         messages = self.prompt.render(
             q=question,
             who=who,
             speakers=how_many(n, domain),
             one=n == 1,
             sentences=said,
-            yes_no=yes_no,
+            yes_no=is_yes_no(question),
             place=place,
             divided=side == "mixed",
             complaint=side == "negative",
-            no=no,
+            no=side == "negative" and is_yes_no(question) and asks_quality(question),
         )
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
         faults: list[Fault] = []
@@ -289,11 +280,8 @@ class VerdictWriter:
 
     def opening(self, question: str, side: str) -> str:
         """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
-        they complain, a Yes would praise and the question asks how good something is (`asks_quality`); else "", and
-        "" where `doubts` found that other reviews may take the other side."""
+        they complain, a Yes would praise and the question asks how good something is (`asks_quality`); else ""."""
         if side not in SIDES or not is_yes_no(question) or side == "negative" and not asks_quality(question):
-            return ""
-        if self._doubted:  # other reviews may say otherwise: a Yes would be a one-sided summary
             return ""
         if question not in self._yes_praises:
             self._yes_praises = {question: self.says_yes(question)}  # asked once a question
