@@ -684,7 +684,7 @@ def test_a_fixed_verdict_names_the_topic_the_judge_named():
     llm = FakeLLM(default=reply)
     writer = VerdictWriter(llm, judge=ReviewJudge(llm, about_by="topic"), retries=0)
     assert writer.write("Is the room quiet?", MIXED).text == "Guests are divided on the noise at night."
-    quiet = [review("We slept like babies, it was so peaceful.", "positive")]
+    quiet = [review("We slept like babies, it was so peaceful at night.", "positive")]
     assert (
         writer.write("How is the room at night?", quiet).text
         == "A guest speaks well of the place on the noise at night."
@@ -710,6 +710,17 @@ def test_what_topic_a_fixed_verdict_may_say(topic, said):
     from augmenter.reviews.verdict import sendable_topic
 
     assert sendable_topic(topic, "Is the room quiet?") == said
+
+
+def test_a_fixed_verdict_names_no_detail_of_the_question_the_sentences_lack():
+    """ "Some guests speak well of the place on the sea view." for praise of "a great view" was labelled unsupported:
+    no review speaks of the sea."""
+    from augmenter.reviews.verdict import sendable_topic
+
+    great_view = ["The room had a great view and was in a good location."]
+    assert sendable_topic("sea view", "Does this place have a good view of the sea?", great_view) is None
+    assert sendable_topic("view", "Does this place have a good view of the sea?", great_view) == "view"
+    assert sendable_topic("room size", "How large are the rooms?", ["The room was nice and big."]) == "room size"
 
 
 def test_with_a_faq_check_a_faq_answers_only_where_the_model_confirms_it():

@@ -130,10 +130,15 @@ def fixed_verdict(side: str, n: int, domain: str | None, topic: str | None = Non
 _NEGATION = frozenset("no not never without lack lacks lacking none nothing".split())
 
 
-def sendable_topic(topic: str, question: str) -> str | None:
+def sendable_topic(topic: str, question: str, said: Sequence[str] = ()) -> str | None:
     """The review judge's name of the question's topic ("room size") where a fixed verdict may say it: one to four
     lower-case words, not the question itself (what the judge falls back to), with no number, name or negation (it
-    names what was asked, not what the reviews found); else None."""
+    names what was asked, not what the reviews found), and with no word of the question the sentences `said` lack
+    ("sea view" of a question about the sea, answered by praise of "a great view": the fixed verdict would say a
+    guest praised the sea view); else None."""
+    theirs = set(content_words(" ".join(said)))
+    if said and set(content_words(topic)) & set(content_words(question)) - theirs:
+        return None
     topic = topic.strip().strip(".\"'")
     words = topic.split()
     if words and words[0].lower() == "the":
@@ -276,7 +281,8 @@ class VerdictWriter:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
         problem = "; then ".join(map(str, faults))
-        return Verdict(fixed_verdict(side, n, domain, self.topic(question)), side, False, problem, sentences)
+        topic = self.topic(question, said)
+        return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences)
 
     def opening(self, question: str, side: str) -> str:
         """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
@@ -287,12 +293,12 @@ class VerdictWriter:
             self._yes_praises = {question: self.says_yes(question)}  # asked once a question
         return ("yes" if side == "positive" else "no") if self._yes_praises[question] else ""
 
-    def topic(self, question: str) -> str | None:
-        """What a fixed verdict calls the question's topic: the review judge's name of it, where its judge names
-        topics (about_by or stance_by "topic"/"either") and `sendable_topic` lets it be said."""
+    def topic(self, question: str, said: Sequence[str] = ()) -> str | None:
+        """What a fixed verdict on the sentences `said` calls the question's topic: the review judge's name of it,
+        where its judge names topics (about_by or stance_by "topic"/"either") and `sendable_topic` lets it be said."""
         if not hasattr(self.judge, "topic_prompt"):
             return None
-        return sendable_topic(self.judge.topic(question), question)
+        return sendable_topic(self.judge.topic(question), question, said)
 
     def shortened(self, text: str) -> str:
         """A sentence longer than `max_words` cut before the clause it trails ("Diners are divided on the atmosphere,
