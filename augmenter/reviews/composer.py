@@ -89,10 +89,7 @@ class ReviewReplies:
             return self.answers_check.answering_faqs(mem)
         turn = (mem.q, tuple(s.id for s in mem.e))
         if self._confirmed[0] != turn:
-            from augmenter.reviews.judge import ReviewJudge
-
-            judge = self.judge if self.judge is not None else ReviewJudge(self.llm)
-            asked = [(judge.answers(mem.q, f.text), f) for f in nearest(mem, self.faq_near)[:3]]
+            asked = [(self._judge.answers(mem.q, f.text), f) for f in nearest(mem, self.faq_near)[:3]]
             self._confirmed = (turn, [f for p, f in sorted(asked, key=lambda pf: -pf[0]) if p >= self.faq_check])
         return self._confirmed[1]
 
@@ -103,6 +100,13 @@ class ReviewReplies:
         have = {s.id for s in mem.e}
         extra = [s for place in places for s in self._faqs_of.get(place, ()) if s.id not in have]
         return mem.model_copy(update={"e": [*mem.e, *extra]}) if extra else mem
+
+    @cached_property
+    def _judge(self):
+        """The review judge the FAQ check and the verdict writer ask: the one given, else one on `llm`, made once."""
+        from augmenter.reviews.judge import ReviewJudge
+
+        return self.judge if self.judge is not None else ReviewJudge(self.llm)
 
     @cached_property
     def _faqs_of(self) -> dict[tuple, list[Snippet]]:
@@ -125,7 +129,7 @@ class ReviewReplies:
             if self._writer is None:
                 from augmenter.reviews.verdict import VerdictWriter
 
-                self._writer = VerdictWriter(self.llm, judge=self.judge)
+                self._writer = VerdictWriter(self.llm, judge=self._judge)
 
             def verdict(question, sentences):
                 if any(s.stance is None for s in sentences):  # a retrieved sentence: judged here as the gatherer would
@@ -146,7 +150,7 @@ class ReviewReplies:
         """The sentences with the side the judge reads on the question, "unrelated" where it reads none or (with the
         judge's `min_about`) where its about-pass does not find the sentence on the question: a verdict on a sentence
         about clean rooms must not answer "Are the rooms large?"."""
-        judge = self._writer.judge
+        judge = self._judge
         bar = getattr(judge, "min_about", None)
         out = []
         for s, (side, _) in zip(sentences, judge.judge(question, [s.text for s in sentences])):

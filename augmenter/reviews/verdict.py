@@ -265,7 +265,7 @@ class VerdictWriter:
             place=place,
             divided=side == "mixed",
             complaint=side == "negative",
-            no=side == "negative" and is_yes_no(question) and asks_quality(question),
+            no=side == "negative" and may_open(question, side),
         )
         focus = closest_parts(question, said, fragments)  # what each sentence says on the question
         faults: list[Fault] = []
@@ -287,7 +287,7 @@ class VerdictWriter:
     def opening(self, question: str, side: str) -> str:
         """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
         they complain, a Yes would praise and the question asks how good something is (`asks_quality`); else ""."""
-        if side not in SIDES or not is_yes_no(question) or side == "negative" and not asks_quality(question):
+        if not may_open(question, side):
             return ""
         if question not in self._yes_praises:
             self._yes_praises = {question: self.says_yes(question)}  # asked once a question
@@ -366,6 +366,12 @@ class VerdictWriter:
         if mine <= other:
             return Fault(FaultKind.OTHER_SIDE)
         return None
+
+
+def may_open(question: str, side: str) -> bool:
+    """Whether a Yes or a No may open a verdict on `side` before the judge is asked whether a Yes praises: the question
+    asks yes or no, the reviews take one side, and complaints answer it only where it asks how good something is."""
+    return side in SIDES and is_yes_no(question) and (side == "positive" or asks_quality(question))
 
 
 def asked_for_theirs(question: str, stems: set[str], source: str) -> set[str]:
