@@ -44,7 +44,7 @@ def judge_all(rows: list[dict], llm_name: str) -> dict[str, dict]:
     from augmenter.prompts.engine import PromptTemplate
     from augmenter.reviews.judge import ReviewJudge
 
-    names = ("review_stance", "review_about", "review_topic", "review_about_topic")
+    names = ("review_stance", "review_about", "review_topic", "review_about_topic", "review_stance_topic")
     digest = hashlib.sha256("".join(PromptTemplate.source(n) for n in names).encode()).hexdigest()[:10]
     cache = ROOT / "runs" / "bench" / "about_by" / f"{llm_name}-{digest}.jsonl"
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +57,7 @@ def judge_all(rows: list[dict], llm_name: str) -> dict[str, dict]:
             by_question[r["question"]].append(r)
     if by_question:
         llm = build_llm(compose("chat", [f"llm={llm_name}", "llm_cache.enabled=false"]))
-        asks, topics = ReviewJudge(llm), ReviewJudge(llm, about_by="topic")
+        asks, topics = ReviewJudge(llm), ReviewJudge(llm, about_by="topic", stance_by="topic")
         with open(cache, "a", encoding="utf-8") as sink:
             # one question's sentences in a row, one prompt at a time: the model reuses the shared prefix
             for question, todo in tqdm(by_question.items(), desc="questions", unit="q"):
@@ -65,8 +65,16 @@ def judge_all(rows: list[dict], llm_name: str) -> dict[str, dict]:
                 dist = [asks.distribution(question, r["sentence"]) for r in todo]
                 about = [asks.about(question, r["sentence"]) for r in todo]
                 about_topic = [topics.about(question, r["sentence"]) for r in todo]
-                for r, d, a, t in zip(todo, dist, about, about_topic):
-                    done[r["pair"]] = {"pair": r["pair"], "dist": d, "about": a, "about_topic": t, "topic": topic}
+                dist_topic = [topics.topic_distribution(question, r["sentence"]) for r in todo]
+                for r, d, a, t, dt in zip(todo, dist, about, about_topic, dist_topic):
+                    done[r["pair"]] = {
+                        "pair": r["pair"],
+                        "dist": d,
+                        "about": a,
+                        "about_topic": t,
+                        "topic": topic,
+                        "dist_topic": dt,
+                    }
                     sink.write(json.dumps(done[r["pair"]]) + "\n")
                 sink.flush()
     return done
@@ -140,41 +148,82 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
     out["turns: either >= 0.85, praise also the question's pass >= x (opinions.praise_about)"] = {
         f"{x:.2f}": turn_sides(rows, judged, "either", 0.85, praise_about=x) for x in (0.5, 0.65, 0.85)
     }
+    out["turns: either >= 0.85, the side with fewer sentences counted only where one of them also passes x"] = {
+        name: turn_sides(rows, judged, "either", 0.85, second=strict) for name, strict in SECOND.items()
+    }
+    out[
+        "turns, the stance asked of the topic (opinions.stance_by=topic): either >= 0.85, the side with fewer "
+        "sentences also x"
+    ] = {
+        name: turn_sides(rows, judged, "either", 0.85, second=strict, stance="dist_topic")
+        for name, strict in {"(none)": None, **SECOND}.items()
+    }
     out["topics (first 10 questions)"] = dict(
         list({r["question"]: judged[r["pair"]]["topic"] for r in rows}.items())[:10]
     )
     return out
 
 
+# stricter bars for the side that would make a reply "divided" (the side with fewer sentences counted)
+SECOND: dict[str, Callable[[dict], bool]] = {
+    "question >= 0.5": lambda j: j["about"] >= 0.5,
+    "question >= 0.85": lambda j: j["about"] >= 0.85,
+    "both >= 0.85": lambda j: min(j["about"], j["about_topic"]) >= 0.85,
+    "either >= 0.95": lambda j: max(j["about"], j["about_topic"]) >= 0.95,
+    "topic >= 0.95": lambda j: j["about_topic"] >= 0.95,
+}
+
+
 def turn_sides(
-    rows: list[dict], judged: dict[str, dict], way: str, threshold: float, praise_about: float | None = None
+    rows: list[dict],
+    judged: dict[str, dict],
+    way: str,
+    threshold: float,
+    praise_about: float | None = None,
+    second: Callable[[dict], bool] | None = None,
+    stance: str = "dist",
 ) -> dict[str, int]:
     """Per turn: the sides counted (a sentence the stance judge puts on a side with P(related) >= 0.85 and an
     about-pass >= `threshold`; praise, with `praise_about`, also the question's own pass >= it) against the sides
-    its labelled sentences take."""
+    its labelled sentences take. `second`: where both sides are counted, the side with fewer sentences stays only
+    where one of its sentences passes this too (on a tie, a side that fails is dropped where the other passes).
+    `stance`: the stance pass asked of the question ("dist") or of its topic ("dist_topic")."""
 
     def counted(r: dict) -> set[str]:
         j = judged[r["pair"]]
-        d = j["dist"]
+        d = j[stance]
         about = {"question": j["about"], "topic": j["about_topic"], "either": max(j["about"], j["about_topic"])}
         side = praise_or_complaint(d)
         barred = praise_about is not None and side == "praise" and j["about"] < praise_about
         return {side} if 1 - d["unrelated"] >= 0.85 and about[way] >= threshold and not barred else set()
 
-    return sides_per_turn(rows, counted)
+    def kept(pairs: list[dict]) -> set[str]:
+        per_side = defaultdict(list)
+        for r in pairs:
+            for side in counted(r):
+                per_side[side].append(judged[r["pair"]])
+        if second is None or len(per_side) < 2:
+            return set(per_side)
+        passing = {side for side, js in per_side.items() if any(second(j) for j in js)}
+        fewer = min(len(js) for js in per_side.values())
+        weak = {side for side, js in per_side.items() if len(js) == fewer}
+        if len(weak) == 2:  # a tie: a side that fails is dropped only where the other passes
+            return passing or set(per_side)
+        return set(per_side) - (weak - passing)
+
+    return sides_per_turn(rows, kept)
 
 
-def sides_per_turn(rows: list[dict], counted: Callable[[dict], set[str]]) -> dict[str, int]:
-    """Per turn, the sides its pairs are counted on (`counted`: the sides of one pair) against the sides its
-    labelled sentences take: right, one-sided where the other side exists, divided where one side exists, wrong,
-    or none."""
+def sides_per_turn(rows: list[dict], kept: Callable[[list[dict]], set[str]]) -> dict[str, int]:
+    """Per turn, the sides counted (`kept`: the sides of a turn's pairs) against the sides its labelled sentences
+    take: right, one-sided where the other side exists, divided where one side exists, wrong, or none."""
     turns = defaultdict(list)
     for r in rows:
         turns[r["turn"]].append(r)
     out = dict.fromkeys(("right", "one-sided, the other side exists", "divided, one side only", "wrong", "none"), 0)
     for pairs in turns.values():
         labelled = {{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in pairs} - {"unrelated"}
-        found = set().union(*(counted(r) for r in pairs))
+        found = kept(pairs)
         if not found:
             out["none"] += 1
         elif found == labelled:
@@ -202,6 +251,9 @@ def main() -> None:
         "either >= 0.85, praise also the question's pass >= x (opinions.praise_about)",
         "turns: counted sides against the labelled ones",
         "turns: either >= 0.85, praise also the question's pass >= x (opinions.praise_about)",
+        "turns: either >= 0.85, the side with fewer sentences counted only where one of them also passes x",
+        "turns, the stance asked of the topic (opinions.stance_by=topic): either >= 0.85, the side with fewer "
+        "sentences also x",
     )
     json.dump({k: result[k] for k in shown}, sys.stdout, indent=1)
     print(f"\n-> {path.relative_to(ROOT)}")

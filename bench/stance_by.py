@@ -107,7 +107,7 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
 
 def turn_sides(rows: list[dict], judged: dict[str, dict], way: str) -> dict[str, int]:
     """Per turn: the sides its sentences are put on against the sides its labelled sentences take."""
-    return sides_per_turn(rows, lambda r: counted(judged[r["pair"]], way))
+    return sides_per_turn(rows, lambda pairs: set().union(*(counted(judged[r["pair"]], way) for r in pairs)))
 
 
 def main() -> None:

@@ -481,9 +481,47 @@ def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
     views = [review("The view was stunning, the bed was comfy and the staff were kind.", "positive")]
     more = VerdictWriter(FakeLLM(["Guests love the stunning view, the comfy bed and the kind staff."]), retries=0)
     verdict = more.write("Is the view good?", views)
-    assert not verdict.written and verdict.problem == "words the reviews do not use: bed, comfi, kind, staff"
+    assert not verdict.written
+    assert verdict.problem == "words the reviews use of other things than what was asked: bed, comfi, kind, staff"
     kept = VerdictWriter(FakeLLM(["Yes, a guest found the view stunning.", YES_PRAISES, judged(0.9, 0.05)]))
     assert kept.write("Is the view good?", views).written
+
+
+def test_words_of_the_sentences_other_parts_go_back_as_off_what_was_asked():
+    """ "big rooms" and "comfortable beds" beside "very quiet": the reviewer wrote them, so "did not write" would
+    mislead the model; it is told they are not what was asked, and a draft without them leads."""
+    quiet = [review("The rooms are big and the beds comfortable, and also it's very quiet at night.", "positive")]
+    llm = FakeLLM(
+        [
+            "Yes, a guest found the big rooms comfortable and quiet.",
+            "Yes, a guest found it very quiet at night.",
+            YES_PRAISES,
+            judged(0.9, 0.05),
+        ]
+    )
+    verdict = VerdictWriter(llm).write("Is it quiet?", quiet)
+    assert verdict.written and verdict.text == "Yes, a guest found it very quiet at night."
+    shown = llm.calls[0][-1]["content"]  # the model is shown the part it may draw on
+    assert "- also it's very quiet at night" in shown and "beds" not in shown
+    told = llm.calls[1][-1]["content"]
+    assert "wrote big, comfortable of other things than what was asked" in told and "did not write" not in told
+    # a word no reviewer wrote is still one they did not write
+    writer = VerdictWriter(FakeLLM(), retries=0)
+    fault = writer.fault(
+        "Is it quiet?", "A guest found it quiet and cheap.", [quiet[0].text], "positive", focus=["very quiet at night"]
+    )
+    assert fault.kind.name == "WORDS" and fault.words == ("cheap",)
+
+
+def test_the_place_as_the_question_writes_it_is_no_name_of_its_own():
+    """ "the Acorn Guesthouse" of Acorn Guest House (the question's spelling) names the place, not another."""
+    said = ["The place was quiet so we could relax."]
+    ask = "Could you confirm that the Acorn Guesthouse is quiet?"
+    writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
+    text = "Yes, a guest found the Acorn Guesthouse quiet."
+    assert writer.fault(ask, text, said, "positive", place="Acorn Guest House") is None
+    other = "Yes, a guest found the Acorn Guesthouse quieter than Finches."
+    assert writer.fault(ask, other, said, "positive", place="Acorn Guest House").kind.name == "NAME"
 
 
 def test_an_accented_word_is_one_word_as_the_reviews_write_it():

@@ -1,7 +1,8 @@
 """The verdict of a place's reviews on what was asked: one sentence that answers ("Yes, guests love the views."),
 sent before the reviewers' own words.
 
-The model writes it from the review sentences the opinion gatherer found, and it is kept only when it adds nothing
+The model writes it from the part of each review sentence the opinion gatherer found closest to the question (it is
+not shown the rest, which speaks of other things), and it is kept only when it adds nothing
 the part of each sentence closest to the question lacks (no word, number or name of its own beyond a few verdict
 words; a sentence's other parts speak of other things) and takes their side (the review judge reads it as praise
 where they praise, complaint where they complain; where they are divided it must say so and answer neither yes nor
@@ -21,7 +22,8 @@ place was flawed in 17 of 33 labelled answers (the model fails to write a verdic
 the question: the quote was off it, or one side of mixed reviews).
 
 A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
-hotel. Leave out those words."), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last
+hotel. Leave out those words."; words of the sentences' other parts, "big rooms" beside "very quiet", as words of
+other things than what was asked), the way DSPy's `Refine` retries with feedback: the fixed sentence is the last
 resort, since it only says which side the reviews take and leaves the customer to read the quote for the answer.
 """
 
@@ -54,6 +56,8 @@ SIDES = ("positive", "negative")
 # where the reviewers were: the question may name these ("Is this hotel in a good location in the town?") and the
 # verdict may too, as they say nothing of what the reviewers think
 PLACE_WORDS = "place hotel guesthouse restaurant town city area room rooms stay stayed"
+_PLACE_WORDS = frozenset(PLACE_WORDS.split())
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 DIVIDED = frozenset(content_words("divided mixed some others while whereas but however"))
 # what a verdict may say beyond the question's and the reviews' words
 VERDICT_WORDS = (
@@ -168,6 +172,7 @@ class FaultKind(str, Enum):
     NUMBER = "a number the reviews do not give"
     NAME = "a name the reviews do not give"
     WORDS = "words the reviews do not use"
+    OTHER_THINGS = "words the reviews use of other things than what was asked"
     NEGATION = "a negation the reviews do not make"
     NAMED_ONLY = "it names the reviewers and does not say what they found"
     NO_OPINION = "it does not say what the reviewers think"
@@ -255,19 +260,19 @@ class VerdictWriter:
         who, n = reviewers(domain), reviews_of(sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
+        focus = closest_parts(question, said, fragments)  # what each sentence says on the question
         messages = self.prompt.render(
             q=question,
             who=who,
             speakers=how_many(n, domain),
             one=n == 1,
-            sentences=said,
+            sentences=focus,
             yes_no=is_yes_no(question),
             place=place,
             divided=side == "mixed",
             complaint=side == "negative",
             no=side == "negative" and may_open(question, side),
         )
-        focus = closest_parts(question, said, fragments)  # what each sentence says on the question
         faults: list[Fault] = []
         draft = text = ""
         for _ in range(self.retries + 1):
@@ -335,12 +340,16 @@ class VerdictWriter:
             return Fault(FaultKind.EMPTY_OR_LONG)
         if numbers(text) - numbers(source):
             return Fault(FaultKind.NUMBER)
-        if names(text) - names(source) - {w.lower() for w in place.split()} - {"yes", "no"}:
+        # the place as the question writes it ("Acorn Guesthouse" of Acorn Guest House) is no name of its own
+        named = names(_POSSESSIVE.sub("", text))  # "Acorn Guest House's rooms" names the place
+        if named - names(source) - {w.lower() for w in place.split()} - {"yes", "no"} - _PLACE_WORDS:
             return Fault(FaultKind.NAME)
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         added -= asked_for_theirs(question, added, source)
         if added:
-            return Fault(FaultKind.WORDS, tuple(sorted(added)))
+            # all in the sentences' other parts ("big rooms" beside "very quiet"): the model is told they are off
+            elsewhere = added <= set(content_words(" ".join(said)))
+            return Fault(FaultKind.OTHER_THINGS if elsewhere else FaultKind.WORDS, tuple(sorted(added)))
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
         if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
             return Fault(FaultKind.NEGATION)
@@ -392,9 +401,15 @@ def asked_for_theirs(question: str, stems: set[str], source: str) -> set[str]:
 def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
     """What to tell the model of its sentence that may not lead (`fault`, from `VerdictWriter.fault`)."""
     kind = fault.kind
-    if fault.words:  # the words the reviews do not use, as the draft wrote them
-        used = sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in fault.words})
-        fix = f"these reviewers did not write {', '.join(used or fault.words)}. Leave out those words."
+    if fault.words:  # the words at fault, as the draft wrote them
+        used = ", ".join(sorted({w for w in tokens(text) if content_words(w) and content_words(w)[0] in fault.words}))
+        if kind is FaultKind.OTHER_THINGS:
+            fix = (
+                f"these reviewers wrote {used or ', '.join(fault.words)} of other things than what was asked. Leave "
+                "out those words: say only what they found of what was asked."
+            )
+        else:
+            fix = f"these reviewers did not write {used or ', '.join(fault.words)}. Leave out those words."
     elif kind is FaultKind.EMPTY_OR_LONG:
         fix = "write one sentence of 8 to 20 words."
     elif kind is FaultKind.NAMED_ONLY:
