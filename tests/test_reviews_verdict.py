@@ -846,3 +846,14 @@ def test_asks_quality(question, quality):
     from augmenter.text import asks_quality
 
     assert asks_quality(question) == quality
+
+
+def test_the_part_a_verdict_draws_on_uses_a_word_of_the_question_where_one_does():
+    """MiniLM alone picks "The Ashley Hotel has big rooms" for "Is that a quiet hotel?": the verdict would be shown
+    big rooms and refused "quiet", a word the reviewer wrote."""
+    from augmenter.reviews.verdict import focus_of
+
+    said = "The Ashley Hotel has big rooms, and really comfortable beds, and also it's very quiet at night."
+    assert focus_of("Is that a quiet hotel?", [said]) == ["also it's very quiet at night"]
+    # no fragment uses a word of the question: the one closest in meaning
+    assert focus_of("Is the view good?", ["The vista was stunning, the bed was comfy"]) == ["The vista was stunning"]

@@ -260,7 +260,7 @@ class VerdictWriter:
         who, n = reviewers(domain), reviews_of(sentences)
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
-        focus = closest_parts(question, said, fragments)  # what each sentence says on the question
+        focus = focus_of(question, said)  # what each sentence says on the question
         messages = self.prompt.render(
             q=question,
             who=who,
@@ -375,6 +375,19 @@ class VerdictWriter:
         if mine <= other:
             return Fault(FaultKind.OTHER_SIDE)
         return None
+
+
+def focus_of(question: str, said: Sequence[str]) -> list[str]:
+    """The part of each sentence a verdict may draw on: of its fragments, the one closest in meaning to the question
+    among those that use a word of it where any does ("also it's very quiet" for "Is that a quiet hotel?", where
+    MiniLM alone picks "The Ashley Hotel has big rooms"); a place's nouns and verdict words do not count."""
+    asked = set(content_words(question)) - VERDICT_WORDS
+
+    def split(text: str) -> list[str]:
+        parts = fragments(text)
+        return [p for p in parts if asked & set(content_words(p))] or parts
+
+    return closest_parts(question, said, split)
 
 
 def may_open(question: str, side: str) -> bool:
