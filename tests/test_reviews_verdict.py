@@ -857,3 +857,35 @@ def test_the_part_a_verdict_draws_on_uses_a_word_of_the_question_where_one_does(
     assert focus_of("Is that a quiet hotel?", [said]) == ["also it's very quiet at night"]
     # no fragment uses a word of the question: the one closest in meaning
     assert focus_of("Is the view good?", ["The vista was stunning, the bed was comfy"]) == ["The vista was stunning"]
+
+
+def test_a_faq_answer_that_does_not_name_its_place_is_named_where_other_places_follow():
+    """ "Outdoor seating is available." first, then another place's reviews: read as said of every place (a
+    contradiction where the other place's FAQ says it has none); with the place's name it is said of that one."""
+    chop = faq(
+        "Is there outdoor seating?", "Outdoor seating is available.", 2, "THE CAMBRIDGE CHOP HOUSE", "restaurant"
+    )
+    line = digest(name="MIDSUMMER HOUSE RESTAURANT", domain="restaurant", said="1 (1 positive)")
+    terrace = review(
+        "We loved the terrace in the sun.", "positive", domain="restaurant", name="MIDSUMMER HOUSE RESTAURANT"
+    )
+    mem = WorkingMemory(q="Do they have outdoor dining?", e=[chop, line, terrace])
+    reply = composed_reply(mem, [chop])
+    assert reply.startswith("The Cambridge Chop House: Outdoor seating is available. At Midsummer House Restaurant,")
+    alone = WorkingMemory(q="Do they have outdoor dining?", e=[chop])
+    assert composed_reply(alone, [chop]) == "Outdoor seating is available."  # the one place: no name needed
+
+
+def test_a_verdict_the_judge_reads_as_off_the_question_gives_no_verdict():
+    """ "Yes, a guest had access to a wonderful shared kitchen" to "Is the view good?" (a retrieved sentence off the
+    question): sent back once, and where the second draft is off it too, no verdict leads (nor a fixed sentence,
+    which would say the guest speaks well of the view)."""
+    kitchen = [review("We had access to a wonderful shared kitchen.", "positive")]
+    off = Completion(text="Un", top_logprobs=[{"Pr": math.log(0.2), "Compl": math.log(0.05), "Un": math.log(0.75)}])
+    draft = "Yes, a guest had access to a wonderful shared kitchen."
+    llm = FakeLLM([draft, YES_PRAISES, off, draft, off])
+    assert VerdictWriter(llm).write("Is the view good?", kitchen) is None
+    assert "say only what they found of exactly what was asked" in llm.calls[3][-1]["content"]
+    # read as on the question, the same draft leads
+    kept = VerdictWriter(FakeLLM([draft, YES_PRAISES, judged(0.9, 0.05)])).write("Is the kitchen good?", kitchen)
+    assert kept.written

@@ -114,7 +114,6 @@ def composed_reply(
     the question, best first) per entity, quoted (with `verdict`, its verdict first where it takes a side; the place
     named unless the conversation named it and the question does not ask which place). None when the evidence
     holds none of these."""
-    parts = [faq_answer(answering_faqs[0])] if answering_faqs else []
     digests = [s for s in mem.e if s.doc_type == "opinions"]
     places: list[tuple[Snippet, list[Snippet] | None]] = []  # (where, its review sentences with a stance; None:
     # quote `where` itself)
@@ -132,6 +131,10 @@ def composed_reply(
         places = [(s, None) for s in best.values()]
     faq = answering_faqs[0] if answering_faqs else None
     faq_of = (faq.domain, faq.entity_id) if faq is not None and faq.entity_id is not None else None
+    parts = [] if faq is None else [faq_answer(faq)]
+    if faq is not None and faq_of is not None and any((r.domain, r.entity_id) != faq_of for r, _ in places):
+        # other places follow: "Outdoor seating is available." unnamed reads as said of them all
+        parts = [_named(parts[0], place_name(mem, faq), faq.entity_name)]
     for ref, sentences in places:
         # the place is named where the reply speaks of several, or after a FAQ answer of another place
         elsewhere = len(places) > 1 or (faq_of is not None and faq_of != (ref.domain, ref.entity_id))
@@ -139,9 +142,7 @@ def composed_reply(
         place = name if elsewhere or not parts else ""
         own = next((f for f in answering_faqs[1:] if (f.domain, f.entity_id) == (ref.domain, ref.entity_id)), None)
         if own is not None and faq_of != (ref.domain, ref.entity_id):  # its FAQ answers: the reviews do not
-            said = faq_answer(own)
-            named = any(n and n.lower() in said.lower() for n in (name, own.entity_name))
-            parts.append(_sentence(said if named else f"{name}: {said}"))
+            parts.append(_sentence(_named(faq_answer(own), name, own.entity_name)))
             continue
         said_on = sentences if sentences is not None else [ref]  # the retrieved sentence: the verdict judges it
         judged = verdict(mem.q, said_on) if verdict is not None and said_on else None
@@ -171,6 +172,12 @@ def quoted_sources(mem: WorkingMemory, reply: str) -> list[ClaimCheck]:
                 evidence=[EvidenceRef(id=s.id, text=s.text, location=s.location)],
             )
     return list(cited.values())
+
+
+def _named(said: str, name: str, entity_name: str | None) -> str:
+    """A FAQ's answer with its place's name before it, unless it names the place itself."""
+    named = any(n and n.lower() in said.lower() for n in (name, entity_name))
+    return said if named or not name else f"{name}: {said}"
 
 
 def _sentence(said: str) -> str:

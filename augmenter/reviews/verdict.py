@@ -183,6 +183,7 @@ class FaultKind(str, Enum):
     SPEAKS_FOR_MORE = "it speaks for other reviewers than the {n} it rests on"
     NO_REVIEWERS = "it does not say it rests on {reviews}"
     OTHER_SIDE = "it takes the other side"
+    OFF_QUESTION = "it does not speak to what was asked"
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,9 @@ class Verdict:
 
 class VerdictWriter:
     """`write(question, sentences)`: the verdict of review sentences that carry a stance (None when none takes a
-    side). `judge`: the review judge that reads the model's sentence's side (default: one on the same LLM)."""
+    side, or when the judge reads the model's last draft as off the question: the sentences do not answer it, and a
+    fixed sentence would claim they do). `judge`: the review judge that reads the model's sentence's side (default:
+    one on the same LLM)."""
 
     def __init__(
         self,
@@ -286,6 +289,8 @@ class VerdictWriter:
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
         problem = "; then ".join(map(str, faults))
+        if faults[-1].kind is FaultKind.OFF_QUESTION:  # the sentences do not answer: no verdict, fixed or written
+            return None
         topic = self.topic(question, said)
         return Verdict(fixed_verdict(side, n, domain, topic), side, False, problem, sentences)
 
@@ -372,6 +377,8 @@ class VerdictWriter:
             return Fault(FaultKind.A_NO if opens == "no" else FaultKind.A_YES)
         d = self.judge.distribution(question, text)
         mine, other = (d["praise"], d["complaint"]) if side == "positive" else (d["complaint"], d["praise"])
+        if d["unrelated"] >= max(mine, other):  # "Yes, a guest had a wonderful kitchen" to "Is the view good?"
+            return Fault(FaultKind.OFF_QUESTION)
         if mine <= other:
             return Fault(FaultKind.OTHER_SIDE)
         return None
@@ -432,6 +439,8 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
         fix = "say that the reviewers are divided, and on what, without a yes or a no."
+    elif kind is FaultKind.OFF_QUESTION:
+        fix = "say only what they found of exactly what was asked."
     elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO, FaultKind.A_YES):
         fix = "do not begin with Yes or No."
     else:
