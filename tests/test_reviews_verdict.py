@@ -889,3 +889,19 @@ def test_a_verdict_the_judge_reads_as_off_the_question_gives_no_verdict():
     # read as on the question, the same draft leads
     kept = VerdictWriter(FakeLLM([draft, YES_PRAISES, judged(0.9, 0.05)])).write("Is the kitchen good?", kitchen)
     assert kept.written
+
+
+def test_a_verdict_that_speaks_as_the_reviewer_is_sent_back():
+    """ "No, a diner found the view out of our window was mediocre": the review's words, unquoted, in the first
+    person (natural 1 with the labellers)."""
+    window = [review("The view out of our window was quite mediocre.", "negative", domain="restaurant")]
+    llm = FakeLLM(
+        [
+            "A diner found the view out of our window quite mediocre.",
+            "A diner found the view out of the window quite mediocre.",
+            judged(0.05, 0.9),
+        ]
+    )
+    verdict = VerdictWriter(llm).write("What is the view like?", window)
+    assert verdict.written and verdict.text == "A diner found the view out of the window quite mediocre."
+    assert 'never as "we", "our", "my" or "I"' in llm.calls[1][-1]["content"]

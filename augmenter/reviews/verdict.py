@@ -91,6 +91,7 @@ _TRAILING = re.compile(
 )
 # "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
 _NAMED_ONLY = re.compile(r"^(?:yes,?\s+|no,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:I|we|our|ours|us|my|mine|me|myself|ourselves)\b", re.IGNORECASE)
 # how close (MiniLM cosine of the two words alone) a question's word for how good something is must be to one of the
 # sentences' to stand for it: "spacious"/"large" 0.58, "reliable"/"stable" 0.59, "decent"/"good" 0.49 pass;
 # "reliable"/"fast" 0.33, "clean"/"spotless" 0.30 do not (tests/test_reviews_verdict.py holds these pairs)
@@ -175,6 +176,7 @@ class FaultKind(str, Enum):
     OTHER_THINGS = "words the reviews use of other things than what was asked"
     NEGATION = "a negation the reviews do not make"
     NAMED_ONLY = "it names the reviewers and does not say what they found"
+    FIRST_PERSON = "it speaks as the reviewer"
     NO_OPINION = "it does not say what the reviewers think"
     YES_NO_UNASKED = "a yes or a no to a question that asks neither"
     A_NO = "a No: complaints do not say the thing asked about is missing"
@@ -360,6 +362,8 @@ class VerdictWriter:
             return Fault(FaultKind.NEGATION)
         if _NAMED_ONLY.match(text):
             return Fault(FaultKind.NAMED_ONLY)
+        if _FIRST_PERSON.search(text):  # "a diner found the view out of our window": the review's words, unquoted
+            return Fault(FaultKind.FIRST_PERSON)
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
         if len(set(content_words(text)) - set(content_words("yes no"))) < 2:
             return Fault(FaultKind.NO_OPINION)
@@ -439,6 +443,8 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif side == "mixed":
         fix = "say that the reviewers are divided, and on what, without a yes or a no."
+    elif kind is FaultKind.FIRST_PERSON:
+        fix = f'speak of the reviewers as "{speakers}" or "they", never as "we", "our", "my" or "I".'
     elif kind is FaultKind.OFF_QUESTION:
         fix = "say only what they found of exactly what was asked."
     elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO, FaultKind.A_YES):
