@@ -905,3 +905,16 @@ def test_a_verdict_that_speaks_as_the_reviewer_is_sent_back():
     verdict = VerdictWriter(llm).write("What is the view like?", window)
     assert verdict.written and verdict.text == "A diner found the view out of the window quite mediocre."
     assert 'never as "we", "our", "my" or "I"' in llm.calls[1][-1]["content"]
+
+
+def test_a_word_both_the_question_and_the_reviewer_use_is_free_wherever_it_stands():
+    """ "connection" of "the connection quality was superb", outside the part closest to the question ("The free
+    Internet was extremely fast"), is what was asked about; a word the question alone uses still is not."""
+    writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
+    said = ["The free Internet was extremely fast and the connection quality was superb."]
+    ask = "Can you confirm they have a reliable internet connection?"
+    focus = ["The free Internet was extremely fast"]
+    text = "Yes, a guest found the internet connection extremely fast."
+    assert writer.fault(ask, text, said, "positive", focus=focus) is None
+    restated = writer.fault(ask, "Yes, a guest found the internet connection reliable.", said, "positive", focus=focus)
+    assert restated.kind.name == "WORDS" and restated.words == ("reliabl",)

@@ -353,6 +353,9 @@ class VerdictWriter:
             return Fault(FaultKind.NAME)
         added = set(content_words(text)) - set(content_words(source)) - VERDICT_WORDS
         added -= asked_for_theirs(question, added, source)
+        # a word of the question the reviewers wrote too is what was asked, wherever in their sentence it stands
+        # ("connection" of "the connection quality was superb" to "a reliable internet connection?")
+        added -= set(content_words(question)) & set(content_words(" ".join(said)))
         if added:
             # all in the sentences' other parts ("big rooms" beside "very quiet"): the model is told they are off
             elsewhere = added <= set(content_words(" ".join(said)))
