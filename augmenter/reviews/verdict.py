@@ -444,10 +444,10 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
         fix = f'say what they found, with no comma after them: "{begin} found ...".'
     elif kind in (FaultKind.SPEAKS_FOR_MORE, FaultKind.NO_REVIEWERS):
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
-    elif side == "mixed":
-        fix = "say that the reviewers are divided, and on what, without a yes or a no."
     elif kind is FaultKind.FIRST_PERSON:
         fix = f'speak of the reviewers as "{speakers}" or "they", never as "we", "our", "my" or "I".'
+    elif side == "mixed":
+        fix = "say that the reviewers are divided, and on what, without a yes or a no."
     elif kind is FaultKind.OFF_QUESTION:
         fix = "say only what they found of exactly what was asked."
     elif kind in (FaultKind.YES_NO_UNASKED, FaultKind.A_NO, FaultKind.A_YES):
