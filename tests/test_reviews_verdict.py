@@ -918,3 +918,11 @@ def test_a_word_both_the_question_and_the_reviewer_use_is_free_wherever_it_stand
     assert writer.fault(ask, text, said, "positive", focus=focus) is None
     restated = writer.fault(ask, "Yes, a guest found the internet connection reliable.", said, "positive", focus=focus)
     assert restated.kind.name == "WORDS" and restated.words == ("reliabl",)
+
+
+def test_a_pronoun_with_its_verb_contracted_is_no_word_of_the_verdicts_own():
+    """ "they've" is "they have": a draft that says "some diners say they've enjoyed the beer" adds no word."""
+    from augmenter.verification.lexical import content_words
+
+    assert content_words("they've they'd they'll that's what's") == []
+    assert content_words("well") == ["well"]  # a word that a contraction's letters spell stays a word

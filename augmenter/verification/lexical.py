@@ -84,7 +84,7 @@ after above below to from up down in out on off over under again further then on
 any both each few more most other some such only own same so than too very s t can will just should now is are was
 were be been being have has had having do does did doing i me my we our you your he him his she her it its they them
 their what which who whom this that these those am would could also yes as there's it's i'm you're 's im youre its
-theres ive weve theyre youve""".split()
+theres ive weve theyre youve theyve theyd theyll youd youll itll thats whats hes shes""".split()
 )
 
 # comparatives and superlatives (stemmed, as content_words gives them): a ranking of places is a claim of its own
