@@ -355,10 +355,11 @@ class VerdictWriter:
         added -= asked_for_theirs(question, added, source)
         # a word of the question the reviewers wrote too is what was asked, wherever in their sentence it stands
         # ("connection" of "the connection quality was superb" to "a reliable internet connection?")
-        added -= set(content_words(question)) & set(content_words(" ".join(said)))
+        theirs = set(content_words(" ".join(said)))
+        added -= set(content_words(question)) & theirs
         if added:
             # all in the sentences' other parts ("big rooms" beside "very quiet"): the model is told they are off
-            elsewhere = added <= set(content_words(" ".join(said)))
+            elsewhere = added <= theirs
             return Fault(FaultKind.OTHER_THINGS if elsewhere else FaultKind.WORDS, tuple(sorted(added)))
         said_negated = {w for s in said for clause, neg in statements(s) if neg for w in content_words(clause)}
         if any(neg and set(content_words(clause)) - VERDICT_WORDS - said_negated for clause, neg in statements(text)):
