@@ -206,6 +206,8 @@ def build_replies(knowledge, consolidator, utility, llm, **settings):
         utility if isinstance(utility, AnswerFinder) else None,
         llm,
         judge=gatherer.judge if gatherer is not None else None,
+        on_topic=getattr(gatherer, "on_topic", None),
+        min_on_topic=getattr(gatherer, "min_on_topic", 0.5),
         **settings,
     )
 

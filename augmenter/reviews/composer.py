@@ -52,7 +52,8 @@ class Composed:
 
 class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
-    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks."""
+    and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks; `on_topic` (an
+    `OnTopicModel`, the opinion gatherer's) and `min_on_topic`: what finds a retrieved sentence on the question."""
 
     def __init__(
         self,
@@ -64,6 +65,8 @@ class ReviewReplies:
         verdicts: bool = False,
         faq_check: float | None = None,
         faq_near: float = 0.45,
+        on_topic=None,
+        min_on_topic: float = 0.5,
     ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
@@ -72,6 +75,7 @@ class ReviewReplies:
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
         self.quote_reviews, self.verdicts = quote, verdicts
         self.faq_check, self.faq_near = faq_check, faq_near
+        self.on_topic, self.min_on_topic = on_topic, min_on_topic
         self._writer = None
         self._confirmed: tuple = (None, [])  # (the turn it was asked for, the FAQs the model confirmed)
 
@@ -149,8 +153,17 @@ class ReviewReplies:
     def _judged(self, question: str, sentences: Sequence[Snippet]) -> list[Snippet]:
         """The sentences with the side the judge reads on the question, "unrelated" where it reads none or (with the
         judge's `min_about`) where its about-pass does not find the sentence on the question: a verdict on a sentence
-        about clean rooms must not answer "Are the rooms large?"."""
+        about clean rooms must not answer "Are the rooms large?". With `on_topic`, that model finds what is on the
+        question and the judge its side (and its relatedness, `min_related`), without the about-pass."""
         judge = self._judge
+        if self.on_topic is not None:  # the gatherer's model decides what is on the question, the judge the side
+            on = self.on_topic.probabilities(question, [s.text for s in sentences])
+            kept = [s for s, p in zip(sentences, on) if p >= self.min_on_topic]
+            sides = iter(judge.judge(question, [s.text for s in kept]))
+            return [
+                s.model_copy(update={"stance": next(sides)[0] if p >= self.min_on_topic else "unrelated"})
+                for s, p in zip(sentences, on)
+            ]
         bar = getattr(judge, "min_about", None)
         out = []
         for s, (side, _) in zip(sentences, judge.judge(question, [s.text for s in sentences])):

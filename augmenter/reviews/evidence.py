@@ -22,7 +22,9 @@ class OpinionSettings:
     """How the consolidator gathers opinions: sentences of relevance >= `min_p`, at most `max_sentences` per entity;
     their stance by the stored classifier (`stance="model"`) or the LLM review judge (`"llm"`, with `min_related`,
     `min_about`, `about_by`: what its about-pass asks, and `stance_by`: what its stance pass asks, see `ReviewJudge`);
-    `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`."""
+    `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`; `min_on_topic` (with `stance="llm"`):
+    the packaged on-topic cross-encoder (`augmenter.reviews.on_topic`) picks the sentences on the question, in place
+    of the relevance model and the judge's about-pass; the judge reads their side."""
 
     min_p: Share = 0.3
     max_sentences: Positive = 6
@@ -34,6 +36,7 @@ class OpinionSettings:
     stance_by: Literal["question", "topic", "either"] = "question"
     praise_about: Share | None = None
     whole_side: bool = True
+    min_on_topic: Share | None = None
 
     @classmethod
     def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
@@ -65,6 +68,13 @@ class OpinionSettings:
         )
         if self.stance not in ("model", "llm"):
             raise ValueError(f"opinions.stance must be model or llm, got {self.stance!r}")
+        if self.min_on_topic is not None and self.stance != "llm":
+            raise ConfigError("consolidator.opinions.min_on_topic needs stance=llm (the LLM tells the sides apart)")
+        on_topic = None
+        if self.min_on_topic is not None:
+            from augmenter.reviews.on_topic import OnTopicModel
+
+            on_topic = OnTopicModel.load()
         return OpinionGatherer(
             kb,
             min_p=self.min_p,
@@ -72,6 +82,8 @@ class OpinionSettings:
             min_about_side=self.min_about_side,
             praise_about=self.praise_about,
             whole_side=self.whole_side,
+            on_topic=on_topic,
+            min_on_topic=self.min_on_topic if self.min_on_topic is not None else 0.5,
         )
 
     @property

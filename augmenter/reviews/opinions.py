@@ -156,7 +156,12 @@ class OpinionGatherer:
 
     `whole_side` (with `min_about_side`): a sentence judged by a fragment is dropped where the judge reads the whole
     sentence on the other side (`_same_side_whole`). A sentence whose opening points back ("I found them to be
-    overpriced", `leans_back`) is judged and quoted whole, after the sentence before it in its review."""
+    overpriced", `leans_back`) is judged and quoted whole, after the sentence before it in its review.
+
+    `on_topic` (an `OnTopicModel`, with `min_on_topic`): the sentences on the question are those it scores at least
+    `min_on_topic`, most probable first, in place of the stored relevance model and of the judge's about-pass (the
+    judge's side and its `min_related` still apply: `min_related=0` takes every side it reads), and sentences the
+    stored classifier finds neutral are left out, as with `min_about_side`."""
 
     def __init__(
         self,
@@ -169,6 +174,8 @@ class OpinionGatherer:
         min_about_side: float | None = None,
         praise_about: float | None = None,
         whole_side: bool = True,
+        on_topic=None,
+        min_on_topic: float = 0.5,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -176,6 +183,9 @@ class OpinionGatherer:
             raise ValueError(f"opinions: min_about_side is a probability in [0, 1], got {min_about_side}")
         self.kb, self.min_p, self.max_sentences, self.judge = kb, min_p, max_sentences, judge
         self.min_about_side, self.praise_about, self.whole_side = min_about_side, praise_about, whole_side
+        if not 0.0 <= min_on_topic <= 1.0:
+            raise ValueError(f"opinions: min_on_topic is a probability in [0, 1], got {min_on_topic}")
+        self.on_topic, self.min_on_topic = on_topic, min_on_topic
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -243,10 +253,16 @@ class OpinionGatherer:
         ]
         if not reviews or not query.strip():
             return None
-        p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
-        keep = [int(i) for i in np.argsort(-p, kind="stable") if p[i] >= self.min_p][: self.max_sentences]
+        if self.on_topic is not None:
+            p = np.asarray(self.on_topic.probabilities(question or query, [s.text for s in reviews]))
+            bar = self.min_on_topic
+        else:
+            p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
+            bar = self.min_p
+        keep = [int(i) for i in np.argsort(-p, kind="stable") if p[i] >= bar][: self.max_sentences]
+        by_fragment = self.judge is not None and (self.min_about_side is not None or self.on_topic is not None)
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
-            if self.min_about_side is not None:
+            if by_fragment:
                 stances = self._classified(query, [reviews[i] for i in keep])
                 keep = [i for i, st in zip(keep, stances) if st != "neutral"]
                 back = [i for i in keep if leans_back(reviews[i].text)]
@@ -259,13 +275,13 @@ class OpinionGatherer:
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
-            if self.min_about_side is not None and self.whole_side:
+            if by_fragment and self.whole_side:
                 keep, stances = self._same_side_whole(question or query, reviews, whole, keep, stances)
-            if getattr(self.judge, "min_about", None) is not None:
+            if self.on_topic is None and getattr(self.judge, "min_about", None) is not None:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
         if not keep:
             return None
-        if self.judge is not None and self.min_about_side is not None:  # judged by a fragment, quoted as its clause
+        if by_fragment:  # judged by a fragment, quoted as its clause
             reviews = [
                 r.model_copy(update={"text": part_holding(whole[i], r.text)}) if i in whole else r
                 for i, r in enumerate(reviews)

@@ -1,0 +1,103 @@
+"""Whether a review sentence speaks to what the user asked: the packaged MiniLM encoder read as a cross-encoder
+(question and sentence in one input), with low-rank weight deltas and a scoring head fitted on DSTC11 dev turns'
+gold review sentences (`models/on_topic.safetensors`, bench/fit_on_topic.py). On the 468 labelled (question,
+sentence) pairs of bench/labels/opinions/ (dialogues apart from its training turns) it tells related from
+unrelated sentences better than the 1.5B model asked (bench/results/on_topic.json), and it reads a complaint on
+the asked topic ("the room was tiny" for "Are the rooms big?") as on it, where the model's yes/no pass does not.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from augmenter.errors import ConfigError
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, OnTopicModel] = {}
+
+
+def _weights_path(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".safetensors":
+        if not path.is_file():
+            raise ConfigError(f"on-topic model file not found: {path}")
+        return path
+    packaged = resources.files("augmenter.reviews") / "models" / f"{name}.safetensors"
+    if not packaged.is_file():
+        raise ConfigError(f"no packaged on-topic model {name!r} in augmenter/reviews/models/")
+    return Path(str(packaged))
+
+
+class OnTopicModel:
+    """`probabilities(question, sentences)`: P(on the question) of each sentence. The weights file holds, per
+    adapted linear layer of the encoder, factors `<layer>.A` (r x in) and `<layer>.B` (out x r) whose product,
+    times `lora_scale`, is added to the layer's weight, and the scoring head (`bert.pooler.*`, `classifier.*`)."""
+
+    def __init__(self, name: str = "on_topic", max_length: int = 128):
+        from safetensors import safe_open
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        from augmenter.verification.encoder import encoder_path
+
+        path = _weights_path(name)
+        transformers_logging.set_verbosity_error()  # the head is loaded from the weights file, not the encoder's
+        base = encoder_path()
+        self.tokenizer = AutoTokenizer.from_pretrained(base)
+        self.model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        self.max_length = max_length
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                scale = float((f.metadata() or {}).get("lora_scale", "2.0"))
+                tensors = {k: f.get_tensor(k).float() for k in f.keys()}  # noqa: SIM118 (safe_open has no iteration)
+        except Exception as exc:  # a truncated or foreign file
+            raise ConfigError(f"on-topic model {path}: not a weights file ({exc})") from None
+        self._apply(tensors, scale, path)
+        self.model.eval()
+
+    def _apply(self, tensors: dict, scale: float, path: Path) -> None:
+        import torch
+
+        params = dict(self.model.named_parameters())
+        with torch.no_grad():
+            for key, value in tensors.items():
+                if key.endswith(".A"):
+                    layer = key[: -len(".A")]
+                    weight = params.get(f"{layer}.weight")
+                    delta = tensors.get(f"{layer}.B")
+                    if weight is None or delta is None or (delta @ value).shape != weight.shape:
+                        raise ConfigError(f"on-topic model {path}: {layer} does not fit the encoder")
+                    weight += scale * (delta @ value)
+                elif not key.endswith(".B"):
+                    if key not in params or params[key].shape != value.shape:
+                        raise ConfigError(f"on-topic model {path}: {key} does not fit the encoder")
+                    params[key].copy_(value)
+
+    @classmethod
+    def load(cls, name: str = "on_topic") -> OnTopicModel:
+        """The model of that name (or .safetensors path), loaded once per process."""
+        with _LOCK:
+            if name not in _LOADED:
+                _LOADED[name] = cls(name)
+            return _LOADED[name]
+
+    def probabilities(self, question: str, sentences: Sequence[str], batch_size: int = 32) -> list[float]:
+        import torch
+
+        out: list[float] = []
+        with torch.no_grad():
+            for i in range(0, len(sentences), batch_size):
+                batch = list(sentences[i : i + batch_size])
+                enc = self.tokenizer(
+                    [question] * len(batch),
+                    batch,
+                    truncation=True,
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                out += torch.sigmoid(self.model(**enc).logits[:, 0]).tolist()
+        return out

