@@ -3,8 +3,9 @@ labelled (question, review sentence) pairs of bench/labels/opinions/.
 
 Training pairs: DSTC11 dev turns with one gold entity and gold review sentences (the positives), apart from the
 200 experiment turns, the 60 of the claim set, the samples of the four labelled rounds after it was fitted
-(bench/dev_samples.py's seeds 19-22: the turns its answers are labelled on) and every dialogue of the labelled pairs; the negatives are the entity's other sentences that
-the stored relevance model ranks highest (8) and 4 drawn at random. The packaged MiniLM is read as a cross-encoder
+(bench/dev_samples.py's seeds 19-22: the turns its answers are labelled on) and every dialogue of the labelled
+pairs; the negatives are the entity's other sentences that the stored relevance model ranks highest (8) and 4
+drawn at random. The packaged MiniLM is read as a cross-encoder
 (question and sentence in one input); low-rank deltas (rank 16) of its linear layers and a scoring head are fitted
 for two epochs (~10 min on 2 cores), then stored as `augmenter/reviews/models/on_topic.safetensors` (float16).
 
