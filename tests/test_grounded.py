@@ -733,6 +733,9 @@ def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_bef
         ("Those rooms were small.", True),
         ("The drinks were overpriced.", False),
         ("It was a lovely stay, and they were kind.", False),  # past the opening words
+        ("I didn't enjoy that aspect at all.", True),  # a thing named by the sentence before
+        ("That part was great.", True),
+        ("We loved that the staff knew our names and the part of town was quiet.", False),
     ],
 )
 def test_leans_back(text, back):

@@ -116,3 +116,32 @@ def test_retrieved_sentences_are_found_on_the_question_by_the_same_model(model):
     sentences = [kb.snippets[0], kb.snippets[len(ON)]]  # a bathroom sentence, then breakfast hours
     judged = replies._judged("Are the bathrooms clean?", sentences)
     assert [s.stance for s in judged] == ["positive", "unrelated"]
+
+
+class _Scores:
+    """An on-topic model that gives each sentence a set probability (0 for any other)."""
+
+    def __init__(self, scores: dict[str, float]):
+        self.scores = scores
+
+    def probabilities(self, question, sentences):
+        return [self.scores.get(s, 0.0) for s in sentences]
+
+
+@pytest.mark.parametrize(
+    "complaint_score, side_bar, split", [(0.6, 0.8, "positive"), (0.6, None, "mixed"), (0.95, 0.8, "mixed")]
+)
+def test_a_side_the_model_is_not_sure_of_makes_no_divided(complaint_score, side_bar, split):
+    """With `on_topic_side`, a side whose best sentence the on-topic model scores below it is dropped when the other
+    side has a sentence above it: a complaint nearer another topic does not make the reviews "divided"."""
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        label = "Compl" if "dirty" in sentence else "Pra"
+        return Completion(text=label, top_logprobs=[{label: math.log(0.97), "Un": math.log(0.03)}])
+
+    scores = _Scores({ON[0]: 0.99, ON[1]: complaint_score})
+    gatherer = OpinionGatherer(
+        _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, on_topic_side=side_bar
+    )
+    assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split

@@ -161,7 +161,9 @@ class OpinionGatherer:
     `on_topic` (an `OnTopicModel`, with `min_on_topic`): the sentences on the question are those it scores at least
     `min_on_topic`, most probable first, in place of the stored relevance model and of the judge's about-pass (the
     judge's side and its `min_related` still apply: `min_related=0` takes every side it reads), and sentences the
-    stored classifier finds neutral are left out, as with `min_about_side`."""
+    stored classifier finds neutral are left out, as with `min_about_side`. `on_topic_side`: where the sentences
+    take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
+    has one (a complaint of the wifi's price against praise of its speed makes no "divided")."""
 
     def __init__(
         self,
@@ -176,6 +178,7 @@ class OpinionGatherer:
         whole_side: bool = True,
         on_topic=None,
         min_on_topic: float = 0.5,
+        on_topic_side: float | None = None,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -185,7 +188,9 @@ class OpinionGatherer:
         self.min_about_side, self.praise_about, self.whole_side = min_about_side, praise_about, whole_side
         if not 0.0 <= min_on_topic <= 1.0:
             raise ValueError(f"opinions: min_on_topic is a probability in [0, 1], got {min_on_topic}")
-        self.on_topic, self.min_on_topic = on_topic, min_on_topic
+        if on_topic_side is not None and not 0.0 <= on_topic_side <= 1.0:
+            raise ValueError(f"opinions: on_topic_side is a probability in [0, 1], got {on_topic_side}")
+        self.on_topic, self.min_on_topic, self.on_topic_side = on_topic, min_on_topic, on_topic_side
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -245,6 +250,15 @@ class OpinionGatherer:
         pairs = sorted(zip(out_keep, out_stances), key=lambda pair: order[pair[0]])
         return [i for i, _ in pairs], [st for _, st in pairs]
 
+    def _sure_sides(self, p: np.ndarray, keep: list[int], stances: list[str]):
+        """Both sides kept only where each has a sentence the on-topic model scores `on_topic_side` or more; else the
+        side that has one, alone (neither has one: both, as they are)."""
+        sure = {side for i, side in zip(keep, stances) if p[i] >= self.on_topic_side}
+        if len(set(stances) & {"positive", "negative"}) < 2 or len(sure) != 1:
+            return keep, stances
+        pairs = [(i, side) for i, side in zip(keep, stances) if side in sure]
+        return [i for i, _ in pairs], [side for _, side in pairs]
+
     def gather(self, query: str, domain, entity_id, question: str | None = None) -> Opinions | None:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the
         user asked it (what the judge reads; default `query`)."""
@@ -253,8 +267,9 @@ class OpinionGatherer:
         ]
         if not reviews or not query.strip():
             return None
-        if self.on_topic is not None:
-            p = np.asarray(self.on_topic.probabilities(question or query, [s.text for s in reviews]))
+        if self.on_topic is not None:  # a sentence that points back is read after the sentence it points to
+            scored = with_sentence_before(reviews, [i for i, r in enumerate(reviews) if leans_back(r.text)])
+            p = np.asarray(self.on_topic.probabilities(question or query, [s.text for s in scored]))
             bar = self.min_on_topic
         else:
             p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
@@ -279,6 +294,8 @@ class OpinionGatherer:
                 keep, stances = self._same_side_whole(question or query, reviews, whole, keep, stances)
             if self.on_topic is None and getattr(self.judge, "min_about", None) is not None:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
+            if self.on_topic is not None and self.on_topic_side is not None:
+                keep, stances = self._sure_sides(p, keep, stances)
         if not keep:
             return None
         if by_fragment:  # judged by a fragment, quoted as its clause
