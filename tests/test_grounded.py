@@ -735,6 +735,8 @@ def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_bef
         ("It was a lovely stay, and they were kind.", False),  # past the opening words
         ("I didn't enjoy that aspect at all.", True),  # a thing named by the sentence before
         ("That part was great.", True),
+        ("It was amazing.", True),  # short, and what "it" is the sentence before says
+        ("It has a lovely garden with a view of the river.", False),
         ("We loved that the staff knew our names and the part of town was quiet.", False),
     ],
 )

@@ -254,16 +254,19 @@ def fragments(sentence: str, min_words: int = 3) -> list[str]:
 
 
 _BACK = frozenset("them they these those".split())
+_SHORT_BACK = frozenset("it this that".split())
 # "that aspect", "this part": a thing named only by the sentence before
 _BACK_NOUN = re.compile(r"^(?:\W*\S+){0,4}?\W*\b(?:that|this)\s+(?:aspect|part|thing|issue|problem|feature)s?\b", re.I)
 
 
 def leans_back(text: str, within: int = 4) -> bool:
     """Whether a review sentence's opening words point back to the sentence before it ("I found them to be
-    overpriced", of the drinks named before; "I didn't enjoy that aspect at all"): judged or quoted alone, it reads
-    as about the place."""
-    opening = {w.lower() for w in re.findall(r"[A-Za-z']+", text)[:within]}
-    return bool(_BACK & opening) or bool(_BACK_NOUN.match(text))
+    overpriced", of the drinks named before; "I didn't enjoy that aspect at all"; "It was amazing."): judged or quoted
+    alone, it reads as about the place."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z']+", text)]
+    if len(words) <= 5 and words and words[0] in _SHORT_BACK:  # "It was amazing.": what was, the sentence before says
+        return True
+    return bool(_BACK & set(words[:within])) or bool(_BACK_NOUN.match(text))
 
 
 def part_holding(sentence: str, piece: str) -> str:
