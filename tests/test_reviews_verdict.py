@@ -524,6 +524,15 @@ def test_the_place_as_the_question_writes_it_is_no_name_of_its_own():
     assert writer.fault(ask, other, said, "positive", place="Acorn Guest House").kind.name == "NAME"
 
 
+def test_the_reviewers_own_we_may_be_told_as_they():
+    """ "we could hear ourselves talk" told as "they could hear themselves talk": no word of the verdict's own."""
+    said = ["The place was quiet so we could hear ourselves talk and just relax."]
+    ask = "Is this location quiet?"
+    writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
+    text = "Yes, a guest found the place quiet so they could hear themselves talk."
+    assert writer.fault(ask, text, said, "positive", place="Acorn Guest House") is None
+
+
 def test_an_accented_word_is_one_word_as_the_reviews_write_it():
     """'décor' in the question is the reviews' 'decor', not the fragments 'd' and 'cor' the verdict may not use."""
     from augmenter.verification.lexical import content_words, tokens

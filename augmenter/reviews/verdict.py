@@ -69,7 +69,8 @@ VERDICT_WORDS = (
             "praised like liked love loved enjoy enjoyed appreciate appreciated mention mentioned complain complained "
             "describe described think thought report reported speak spoke wrote write well positive negative opinion "
             "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really "
-            "also agree disagree whether critical criticise criticize high offer offers one some several this reviewer"
+            "also agree disagree whether critical criticise criticize high offer offers one some several this reviewer "
+            "they them their theirs themselves"  # the reviewer's "we could hear ourselves", told of them
         )
     )
     | frozenset(content_words(PLACE_WORDS))
