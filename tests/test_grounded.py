@@ -736,6 +736,10 @@ def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_bef
         ("I didn't enjoy that aspect at all.", True),  # a thing named by the sentence before
         ("That part was great.", True),
         ("It was amazing.", True),  # short, and what "it" is the sentence before says
+        ("It's amazing.", True),
+        ("That's great.", True),
+        ("This hotel is great.", False),  # "this" names its own thing
+        ("That part of town is quiet.", False),
         ("It has a lovely garden with a view of the river.", False),
         ("We loved that the staff knew our names and the part of town was quiet.", False),
     ],

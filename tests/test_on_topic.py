@@ -91,6 +91,10 @@ def test_min_on_topic_needs_the_llm_judge_and_a_probability():
         OpinionSettings.of({"min_on_topic": 0.5}).gatherer(_kb())
     with pytest.raises(ValueError, match="min_on_topic"):
         OpinionGatherer(_kb(), min_on_topic=1.5)
+    with pytest.raises(ConfigError, match="on_topic_side needs min_on_topic"):
+        OpinionSettings.of({"stance": "llm", "on_topic_side": 0.8}).gatherer(_kb())
+    with pytest.raises(ConfigError, match="no judge"):  # the model picks sentences; only the judge sides them
+        OpinionGatherer(_kb(), on_topic=_Scores({})).gather("Are the bathrooms clean?", "hotel", 1)
 
 
 def test_a_broken_weights_file_is_one_clear_error(tmp_path):

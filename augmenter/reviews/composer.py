@@ -159,11 +159,8 @@ class ReviewReplies:
         if self.on_topic is not None:  # the gatherer's model decides what is on the question, the judge the side
             on = self.on_topic.probabilities(question, [s.text for s in sentences])
             kept = [s for s, p in zip(sentences, on) if p >= self.min_on_topic]
-            sides = iter(judge.judge(question, [s.text for s in kept]))
-            return [
-                s.model_copy(update={"stance": next(sides)[0] if p >= self.min_on_topic else "unrelated"})
-                for s, p in zip(sentences, on)
-            ]
+            sides = {s.id: side for s, (side, _) in zip(kept, judge.judge(question, [s.text for s in kept]))}
+            return [s.model_copy(update={"stance": sides.get(s.id, "unrelated")}) for s in sentences]
         bar = getattr(judge, "min_about", None)
         out = []
         for s, (side, _) in zip(sentences, judge.judge(question, [s.text for s in sentences])):

@@ -72,8 +72,16 @@ class OpinionSettings:
             raise ValueError(f"opinions.stance must be model or llm, got {self.stance!r}")
         if self.min_on_topic is not None and self.stance != "llm":
             raise ConfigError("consolidator.opinions.min_on_topic needs stance=llm (the LLM tells the sides apart)")
+        if self.on_topic_side is not None and self.min_on_topic is None:
+            raise ConfigError("consolidator.opinions.on_topic_side needs min_on_topic (the on-topic model's scores)")
         on_topic = None
         if self.min_on_topic is not None:
+            require(
+                "chat",
+                "the on-topic model (consolidator.opinions.min_on_topic)",
+                (*ENCODER, "transformers", "safetensors"),
+                instead="consolidator.opinions.min_on_topic=null",
+            )
             from augmenter.reviews.on_topic import OnTopicModel
 
             on_topic = OnTopicModel.load()

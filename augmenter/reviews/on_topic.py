@@ -57,6 +57,7 @@ class OnTopicModel:
             raise ConfigError(f"on-topic model {path}: not a weights file ({exc})") from None
         self._apply(tensors, scale, path)
         self.model.eval()
+        self._lock = threading.Lock()  # one model serves every thread of a process (eval, serve)
 
     def _apply(self, tensors: dict, scale: float, path: Path) -> None:
         import torch
@@ -71,7 +72,10 @@ class OnTopicModel:
                     if weight is None or delta is None or (delta @ value).shape != weight.shape:
                         raise ConfigError(f"on-topic model {path}: {layer} does not fit the encoder")
                     weight += scale * (delta @ value)
-                elif not key.endswith(".B"):
+                elif key.endswith(".B"):
+                    if f"{key[: -len('.B')]}.A" not in tensors:
+                        raise ConfigError(f"on-topic model {path}: {key} has no .A beside it")
+                else:
                     if key not in params or params[key].shape != value.shape:
                         raise ConfigError(f"on-topic model {path}: {key} does not fit the encoder")
                     params[key].copy_(value)
@@ -88,7 +92,7 @@ class OnTopicModel:
         import torch
 
         out: list[float] = []
-        with torch.no_grad():
+        with self._lock, torch.no_grad():
             for i in range(0, len(sentences), batch_size):
                 batch = list(sentences[i : i + batch_size])
                 enc = self.tokenizer(

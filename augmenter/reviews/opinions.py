@@ -267,6 +267,8 @@ class OpinionGatherer:
         ]
         if not reviews or not query.strip():
             return None
+        if self.on_topic is not None and self.judge is None:
+            raise ConfigError("opinions: the on-topic model picks sentences for the LLM judge to side; no judge is set")
         if self.on_topic is not None:  # a sentence that points back is read after the sentence it points to
             scored = with_sentence_before(reviews, [i for i, r in enumerate(reviews) if leans_back(r.text)])
             p = np.asarray(self.on_topic.probabilities(question or query, [s.text for s in scored]))

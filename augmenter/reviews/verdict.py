@@ -70,7 +70,7 @@ VERDICT_WORDS = (
             "describe described think thought report reported speak spoke wrote write well positive negative opinion "
             "opinions recommend overall other happy pleased satisfied disappointed unhappy good bad great nice really "
             "also agree disagree whether critical criticise criticize high offer offers one some several this reviewer "
-            "they them their theirs themselves"  # the reviewer's "we could hear ourselves", told of them
+            "theirs themselves"  # the reviewer's "we could hear ourselves", told of them (they, their: stopwords)
         )
     )
     | frozenset(content_words(PLACE_WORDS))

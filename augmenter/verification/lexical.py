@@ -254,19 +254,27 @@ def fragments(sentence: str, min_words: int = 3) -> list[str]:
 
 
 _BACK = frozenset("them they these those".split())
-_SHORT_BACK = frozenset("it this that".split())
-# "that aspect", "this part": a thing named only by the sentence before
-_BACK_NOUN = re.compile(r"^(?:\W*\S+){0,4}?\W*\b(?:that|this)\s+(?:aspect|part|thing|issue|problem|feature)s?\b", re.I)
+_BE = frozenset("is was were has had".split())
+_BACK_NOUNS = frozenset("aspect part thing issue problem feature".split())
 
 
 def leans_back(text: str, within: int = 4) -> bool:
     """Whether a review sentence's opening words point back to the sentence before it ("I found them to be
     overpriced", of the drinks named before; "I didn't enjoy that aspect at all"; "It was amazing."): judged or quoted
     alone, it reads as about the place."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z']+", text)]
-    if len(words) <= 5 and words and words[0] in _SHORT_BACK:  # "It was amazing.": what was, the sentence before says
-        return True
-    return bool(_BACK & set(words[:within])) or bool(_BACK_NOUN.match(text))
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?", text)]
+    if not words:
+        return False
+    first, _, contracted = words[0].replace("\u2019", "'").partition("'")
+    if len(words) <= 5:  # "It was amazing.", "That's great.": what was, the sentence before says
+        if first == "it" or first in ("this", "that") and (contracted or len(words) > 1 and words[1] in _BE):
+            return True
+    for k, w in enumerate(words[: within + 1]):  # "that aspect", "this part" (not "that part of town")
+        after = words[k + 2] if k + 2 < len(words) else ""
+        if w in ("that", "this") and k + 1 < len(words) and words[k + 1].rstrip("s") in _BACK_NOUNS:
+            if after not in ("of", "with"):
+                return True
+    return bool(_BACK & set(words[:within]))
 
 
 def part_holding(sentence: str, piece: str) -> str:
