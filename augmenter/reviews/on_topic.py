@@ -10,25 +10,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from augmenter.errors import ConfigError
+from augmenter.reviews.opinions import packaged_file
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, OnTopicModel] = {}
-
-
-def _weights_path(name: str) -> Path:
-    path = Path(name)
-    if path.suffix == ".safetensors":
-        if not path.is_file():
-            raise ConfigError(f"on-topic model file not found: {path}")
-        return path
-    packaged = resources.files("augmenter.reviews") / "models" / f"{name}.safetensors"
-    if not packaged.is_file():
-        raise ConfigError(f"no packaged on-topic model {name!r} in augmenter/reviews/models/")
-    return Path(str(packaged))
 
 
 class OnTopicModel:
@@ -43,18 +31,22 @@ class OnTopicModel:
 
         from augmenter.verification.encoder import encoder_path
 
-        path = _weights_path(name)
-        transformers_logging.set_verbosity_error()  # the head is loaded from the weights file, not the encoder's
-        base = encoder_path()
-        self.tokenizer = AutoTokenizer.from_pretrained(base)
-        self.model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-        self.max_length = max_length
-        try:
+        path = packaged_file(name, ".safetensors", "on-topic model")
+        try:  # read before the encoder is loaded: a broken file costs no model load
             with safe_open(str(path), framework="pt") as f:
                 scale = float((f.metadata() or {}).get("lora_scale", "2.0"))
                 tensors = {k: f.get_tensor(k).float() for k in f.keys()}  # noqa: SIM118 (safe_open has no iteration)
         except Exception as exc:  # a truncated or foreign file
             raise ConfigError(f"on-topic model {path}: not a weights file ({exc})") from None
+        base = encoder_path()
+        self.tokenizer = AutoTokenizer.from_pretrained(base)
+        verbosity = transformers_logging.get_verbosity()
+        transformers_logging.set_verbosity_error()  # the head comes from the weights file, not the encoder's
+        try:
+            self.model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        finally:
+            transformers_logging.set_verbosity(verbosity)
+        self.max_length = max_length
         self._apply(tensors, scale, path)
         self.model.eval()
         self._lock = threading.Lock()  # one model serves every thread of a process (eval, serve)

@@ -30,16 +30,22 @@ from augmenter.verification.model import StoredModel
 STANCES = ("positive", "negative", "neutral")
 
 
-def _packaged(name: str) -> str:
+def packaged_file(name: str, suffix: str = ".json", what: str = "model") -> Path:
+    """A stored model's file: `name` itself where it ends in `suffix` (a path), else the packaged
+    augmenter/reviews/models/<name><suffix>; `what` names it in the error when there is none."""
     path = Path(name)
-    if path.suffix == ".json":
+    if path.suffix == suffix:
         if not path.is_file():
-            raise ConfigError(f"model file not found: {path}")
-        return path.read_text(encoding="utf-8")
-    packaged = resources.files("augmenter.reviews") / "models" / f"{name}.json"
+            raise ConfigError(f"{what} file not found: {path}")
+        return path
+    packaged = resources.files("augmenter.reviews") / "models" / f"{name}{suffix}"
     if not packaged.is_file():
-        raise ConfigError(f"no packaged model {name!r} in augmenter/reviews/models/")
-    return packaged.read_text(encoding="utf-8")
+        raise ConfigError(f"no packaged {what} {name!r} in augmenter/reviews/models/")
+    return Path(str(packaged))
+
+
+def _packaged(name: str) -> str:
+    return packaged_file(name).read_text(encoding="utf-8")
 
 
 @dataclass
