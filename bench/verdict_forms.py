@@ -1,7 +1,8 @@
 """The labelled verdict answers by the form of the reply: how often each form is flawed, direct, and how natural it
 reads. The form is read off the answer's first words: the Yes and a quote ("Yes, a guest wrote: ..."), the fixed
-sentence ("A guest speaks well of it.", "... of the place on the view."), "divided", the model's written Yes or No,
-another written sentence (apart where the question asks yes or no), a quote alone, "I don't know".
+sentence ("A guest speaks well of it.", "... of the place on the view."), the same opened with Yes or No,
+"divided", the model's written Yes or No, another written sentence (apart where the question asks yes or no), a
+quote alone, "I don't know".
 
     python bench/verdict_forms.py dstc11-dev-verdict10-a dstc11-dev-verdict12 dstc11-dev-verdict13
     # settled rounds under bench/labels/ (their items hold the answers' text) -> bench/results/verdict_forms.json
@@ -21,6 +22,10 @@ from augmenter.text import is_yes_no
 ROOT = Path(__file__).resolve().parents[1]
 FORMS = (
     ("yes and a quote", re.compile(r"^([^.:]*: )?yes, (a|one|some) (guest|diner|reviewer)s? wrote")),
+    (
+        "fixed yes or no",
+        re.compile(r"^([^.:]*: )?(yes|no), (a|some) \w+ (speaks?|complains?) (well of|about) (it|the [^.]*)\."),
+    ),
     ("fixed sentence", re.compile(r"^([^.:]*: )?(a|some) \w+ (speaks?|complains?) (well of|about) (it|the [^.]*)\.")),
     ("divided", re.compile(r"^[^.]*divided")),
     ("written yes", re.compile(r"^([^.:]*: )?yes")),

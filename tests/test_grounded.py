@@ -742,6 +742,9 @@ def test_a_sentence_that_points_back_is_judged_and_quoted_after_the_sentence_bef
         ("That part of town is quiet.", False),
         ("It has a lovely garden with a view of the river.", False),
         ("We loved that the staff knew our names and the part of town was quiet.", False),
+        ("This place definitely delivered in that regard.", True),  # what "that regard" is, the sentence before says
+        ("The breakfast was great, and in this respect it beat every other hotel.", True),
+        ("We had regard for the staff in that hotel.", False),
     ],
 )
 def test_leans_back(text, back):

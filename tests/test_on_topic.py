@@ -149,3 +149,64 @@ def test_a_side_the_model_is_not_sure_of_makes_no_divided(complaint_score, side_
         _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, on_topic_side=side_bar
     )
     assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split
+
+
+VIEW = (
+    "The staff was polite they took out luggage to our room, and our room had a spectacular view of the forest and "
+    "nature."
+)
+
+
+def test_a_sentence_that_mixes_topics_is_cut_to_the_fragment_on_the_question(model):
+    """Words unchanged, the fragment the model finds on the question where the rest is on other things; whole where
+    a cut would not read alone ("bathroom were extremely clean") or where every fragment is on it."""
+    both = "This room was very spacious and both the room and bathroom were extremely clean."
+    value = "Compared with the price paid, it was a great value for money."
+    assert model.answering_parts("Does the room have a good view?", [VIEW, "The view was great."]) == [
+        "our room had a spectacular view of the forest and nature",
+        "The view was great.",
+    ]
+    assert model.answering_parts("Are the bathrooms clean?", [both]) == [both]
+    assert model.answering_parts("Is it good value for money?", [value]) == [value]
+
+
+@pytest.mark.parametrize(
+    "piece, sentence, alone",
+    [
+        ("our room had a great view", "The staff was kind, and our room had a great view.", True),
+        ("The room was nice and big", "The room was nice and big and the laundry was handy.", True),  # its opening
+        ("bathroom were extremely clean", "Both the room and bathroom were extremely clean.", False),
+        ("so it was great to have a clean room", "I like tidy spaces, so it was great to have a clean room.", False),
+        ("the view", "The staff was kind, and the view.", False),  # under four words
+        ("check them out. They have lots of beer", "We went to check them out. They have lots of beer.", False),
+        ("they were delicious and cheap", "We had the dumplings, and they were delicious and cheap.", False),
+    ],
+)
+def test_which_fragments_read_alone(piece, sentence, alone):
+    from augmenter.reviews.on_topic import quotable
+
+    assert quotable(piece, sentence) is alone
+
+
+def test_the_reply_quotes_the_fragment_that_answers_and_cites_the_review(model):
+    from augmenter.memory import WorkingMemory
+    from augmenter.reviews.composer import ReviewReplies
+
+    def judged(praise, complaint):
+        top = {"Pr": math.log(praise), "Compl": math.log(complaint), "Un": math.log(1 - praise - complaint)}
+        return Completion(text="Praise", top_logprobs=[top])
+
+    line = Snippet(
+        id="opinions:hotel:1", text="Reviews that mention this: 1 (1 positive).", domain="hotel", entity_id=1,
+        entity_name="LENSFIELD HOTEL", doc_type="opinions", stance="positive",
+    )  # fmt: skip
+    view = Snippet(
+        id="hotel:1:review:3:2", text=VIEW, domain="hotel", entity_id=1, entity_name="LENSFIELD HOTEL",
+        doc_type="review", doc_id=3, sent_id=2, stance="positive",
+    )  # fmt: skip
+    draft = "Yes, a guest found a spectacular view of the forest."
+    llm = FakeLLM([draft, judged(0.9, 0.05), judged(0.9, 0.05)])
+    replies = ReviewReplies({view.id: view}, llm=llm, verdicts=True, on_topic=model, min_on_topic=0.15)
+    composed = replies.answer(WorkingMemory(q="Does the room have a good view?", e=[line, view]))
+    assert composed.text == f'{draft} A guest wrote: "our room had a spectacular view of the forest and nature".'
+    assert {ref.id for c in composed.claims for ref in c.evidence} == {view.id}

@@ -2,7 +2,8 @@
 (`augmenter.agent.protocols`): the builder makes one for snippet knowledge and hands it to the executor.
 
 - `answer`: when no candidate may be sent, the answer of the FAQ about the question, or what the reviews on it say, a
-  quote per side (with `verdicts`, the reviews' verdict first: `VerdictWriter`), or else the retrieved review
+  quote per side (with `verdicts`, the reviews' verdict first: `VerdictWriter`; with `on_topic`, each sentence cut to
+  its fragment on the question where the rest speaks of other things), or else the retrieved review
   sentence closest to the question (with `verdicts`, its verdict first where the judge puts it on a side:
   `composed_reply`), with its citations;
 - `answers`: whether `answer` would write one, without the verdict's LLM call;
@@ -105,6 +106,19 @@ class ReviewReplies:
         extra = [s for place in places for s in self._faqs_of.get(place, ()) if s.id not in have]
         return mem.model_copy(update={"e": [*mem.e, *extra]}) if extra else mem
 
+    def _answering_parts(self, mem: WorkingMemory) -> WorkingMemory:
+        """With `on_topic`: the memory with each review sentence that takes a side cut to its fragment on the
+        question where its other fragments speak of other things (`OnTopicModel.answering_parts`): the verdict is
+        written from it and it is what the reply quotes, words unchanged."""
+        rows = [i for i, s in enumerate(mem.e) if s.doc_type == "review" and s.stance in SIDES]
+        if self.on_topic is None or not rows:
+            return mem
+        cut = self.on_topic.answering_parts(mem.q, [mem.e[i].text for i in rows])
+        e = list(mem.e)
+        for i, text in zip(rows, cut):
+            e[i] = e[i].model_copy(update={"text": text})
+        return mem.model_copy(update={"e": e})
+
     @cached_property
     def _judge(self):
         """The review judge the FAQ check and the verdict writer ask: the one given, else one on `llm`, made once."""
@@ -126,7 +140,7 @@ class ReviewReplies:
         return composed_reply(mem, *self._found(mem)) is not None
 
     def answer(self, mem: WorkingMemory) -> Composed | None:
-        mem = self._with_place_faqs(mem)
+        mem = self._answering_parts(self._with_place_faqs(mem))
         made: list = []
         verdict = None
         if self.verdicts:

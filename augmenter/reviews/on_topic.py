@@ -8,13 +8,19 @@ the asked topic ("the room was tiny" for "Are the rooms big?") as on it, where t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from augmenter.errors import ConfigError
 from augmenter.reviews.opinions import packaged_file
+from augmenter.verification.lexical import fragments, leans_back
 
+# a fragment quoted alone names its own subject ("our room had a great view"), not a piece of a list ("bathroom were
+# extremely clean" of "both the room and bathroom were extremely clean") nor a reason ("so it was great to ...")
+_SUBJECT = frozenset("the a an our my their his her its i we they there this these those everything all staff".split())
+_INNER_END = re.compile(r"[.!?]\s+\S")
 _LOCK = threading.Lock()
 _LOADED: dict[str, OnTopicModel] = {}
 
@@ -97,3 +103,33 @@ class OnTopicModel:
                 )
                 out += torch.sigmoid(self.model(**enc).logits[:, 0]).tolist()
         return out
+
+    def answering_parts(
+        self, question: str, sentences: Sequence[str], sure: float = 0.8, off: float = 0.5
+    ) -> list[str]:
+        """Each sentence cut to the fragment of it that speaks to the question, where one does (P >= `sure`) and its
+        other fragments do not (P < `off`), and that fragment reads alone (`quotable`); else the sentence as it is.
+        Words unchanged: "our room had a spectacular view of the forest" of "The staff was polite they took out
+        luggage to our room, and our room had a spectacular view of the forest" for "Is the view good?"."""
+        pieces = [fragments(s) for s in sentences]
+        flat = [f + "." for ps in pieces for f in ps if len(ps) > 1]  # the model reads a fragment as a sentence
+        scores = iter(self.probabilities(question, flat)) if flat else iter(())
+        out = []
+        for sentence, ps in zip(sentences, pieces):
+            if len(ps) < 2:
+                out.append(sentence)
+                continue
+            scored = sorted(((next(scores), f) for f in ps), reverse=True)
+            (best, piece), second = scored[0], scored[1][0]
+            cut = best >= sure and second < off and quotable(piece, sentence)
+            out.append(piece if cut else sentence)
+        return out
+
+
+def quotable(piece: str, sentence: str) -> bool:
+    """Whether a fragment of `sentence` may be quoted alone: four words or more, one sentence, not pointing back
+    (`leans_back`), and either the sentence's opening or a clause with its own subject (`_SUBJECT`)."""
+    words = piece.split()
+    if len(words) < 4 or _INNER_END.search(piece) or leans_back(piece):
+        return False
+    return sentence.strip().startswith(piece) or words[0].lower() in _SUBJECT

@@ -256,12 +256,14 @@ def fragments(sentence: str, min_words: int = 3) -> list[str]:
 _BACK = frozenset("them they these those".split())
 _BE = frozenset("is was were has had".split())
 _BACK_NOUNS = frozenset("aspect part thing issue problem feature".split())
+# "This place definitely delivered in that regard": anywhere in the sentence, it speaks of what the one before named
+_IN_THAT_REGARD = re.compile(r"\b(?:in|on) (?:that|this) (?:regard|respect|department|front|score)\b", re.IGNORECASE)
 
 
 def leans_back(text: str, within: int = 4) -> bool:
     """Whether a review sentence's opening words point back to the sentence before it ("I found them to be
-    overpriced", of the drinks named before; "I didn't enjoy that aspect at all"; "It was amazing."): judged or quoted
-    alone, it reads as about the place."""
+    overpriced", of the drinks named before; "I didn't enjoy that aspect at all"; "It was amazing."), or words
+    anywhere in it ("This place delivered in that regard"): judged or quoted alone, it reads as about the place."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)?", text)]
     if not words:
         return False
@@ -274,7 +276,7 @@ def leans_back(text: str, within: int = 4) -> bool:
         if w in ("that", "this") and k + 1 < len(words) and words[k + 1].rstrip("s") in _BACK_NOUNS:
             if after not in ("of", "with"):
                 return True
-    return bool(_BACK & set(words[:within]))
+    return bool(_BACK & set(words[:within])) or bool(_IN_THAT_REGARD.search(text))
 
 
 def part_holding(sentence: str, piece: str) -> str:
