@@ -367,6 +367,7 @@ class EvalSample(Node):
     limit: integer(ge=1) = None
     seed: Count = None
     exclude: EvalSample | list[EvalSample] | None = None  # the sample was itself drawn apart from these
+    chain: list[EvalSample] | None = None  # these samples, each drawn apart from those before it
 
 
 class Eval(Node):

@@ -20,12 +20,9 @@ SEEDS = [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
 
 
 def exclude(seeds: list[int]) -> str:
-    """`eval.exclude` for the samples of `seeds` after the first (each drawn apart from the samples before it)."""
-    samples = [FIRST]
-    for n, seed in enumerate(seeds):
-        before = FIRST if n == 0 else f"[{','.join(samples)}]"
-        samples.append(f"{{limit:60,seed:{seed},exclude:{before}}}")
-    return f"[{','.join(samples)}]"
+    """`eval.exclude` for the first sample and those of `seeds` after it, each drawn apart from the samples before it:
+    a chain (the nested form, each sample with its own exclude, doubles in size with each seed)."""
+    return "{chain:[" + ",".join([FIRST, *(f"{{limit:60,seed:{seed}}}" for seed in seeds)]) + "]}"
 
 
 def main() -> None:

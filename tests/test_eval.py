@@ -318,6 +318,28 @@ def test_eval_exclude_draws_each_nested_sample_once(dstc11_kb, monkeypatch):
     assert len(drawn) == 5 and not {t.id for t in drawn} & earlier and len(earlier) == 20 + 5 * 10
 
 
+def test_a_chain_of_samples_draws_what_the_nested_excludes_draw(tmp_path, dstc11_kb):
+    """{chain: [sample, ...]}: each sample drawn apart from those before it, the same turns as the nested form (whose
+    text doubles with each sample: 22 labelled rounds outgrew 13 GiB), from a command line too."""
+    from omegaconf import OmegaConf
+
+    from augmenter.eval.runner import run_dir, sample_turns
+    from augmenter.eval.tasks import build_task
+
+    task = build_task("dstc11", DATA, knowledge=dstc11_kb)
+    samples = [{"limit": 20, "seed": 0}]
+    for seed in range(1, 6):
+        samples.append({"limit": 5, "seed": seed, "exclude": list(samples)})
+    nested = [t.id for t in sample_turns(task, OmegaConf.create({"limit": 5, "seed": 9, "exclude": samples}))]
+    links = [{"limit": 20, "seed": 0}] + [{"limit": 5, "seed": seed} for seed in range(1, 6)]
+    chain = [t.id for t in sample_turns(task, OmegaConf.create({"limit": 5, "seed": 9, "exclude": {"chain": links}}))]
+    assert chain == nested and len(chain) == 5
+    chained = "{chain:[{limit:20,seed:0}," + ",".join(f"{{limit:5,seed:{s}}}" for s in range(1, 6)) + "]}"
+    cfg = compose("eval", _eval_args(tmp_path, "eval.limit=5", "eval.seed=9", f"eval.exclude={chained}"))
+    assert [t.id for t in sample_turns(task, cfg.eval)] == nested
+    assert run_dir(cfg).parent.name.startswith("dstc11-dev-n5-seed9-minus-chain(-n20-seed0-n5-seed1")
+
+
 def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path, dstc11_kb):
     """A development sample apart from both the 200 scored turns and the claim set's 60 (drawn apart from the 200)."""
     from omegaconf import OmegaConf

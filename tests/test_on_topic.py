@@ -46,19 +46,22 @@ def test_the_packaged_model_reads_both_sides_of_the_asked_topic_as_on_it(model):
     assert big > 0.5 and small > 0.5 and view < min(big, small)
 
 
-def _kb() -> KnowledgeBase:
+def _kb(reviews: list[list[str]] | None = None) -> KnowledgeBase:
+    """The Lensfield Hotel's reviews, each a list of sentences (default: one review per sentence of ON and OFF)."""
+    reviews = reviews if reviews is not None else [[text] for text in ON + OFF]
     snippets = [
         Snippet(
-            id=f"hotel:1:review:{i}:0",
+            id=f"hotel:1:review:{i}:{n}",
             text=text,
             domain="hotel",
             entity_id=1,
             entity_name="LENSFIELD HOTEL",
             doc_type="review",
             doc_id=i,
-            sent_id=0,
+            sent_id=n,
         )
-        for i, text in enumerate(ON + OFF)
+        for i, sentences in enumerate(reviews)
+        for n, text in enumerate(sentences)
     ]
     return KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
 
@@ -149,6 +152,32 @@ def test_a_side_the_model_is_not_sure_of_makes_no_divided(complaint_score, side_
         _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, on_topic_side=side_bar
     )
     assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split
+
+
+@pytest.mark.parametrize("one_view, split", [(True, "positive"), (False, "mixed")])
+def test_one_reviewer_on_both_sides_spoke_of_two_things(one_view, split):
+    """With `one_view_per_review`, a review that praises the bathroom and complains of the room keeps, for a question
+    on the bathroom, the side whose sentence shares more of its words; another review's complaint would still count."""
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        label = "Compl" if "not clean" in sentence else "Pra"
+        return Completion(text=label, top_logprobs=[{label: math.log(0.97), "Un": math.log(0.03)}])
+
+    review = ["The bathroom was very clean.", "Perfect example, the room itself was not clean."]
+    kb = _kb([review, OFF])
+    scores = _Scores({review[0]: 0.99, review[1]: 0.98})
+    gatherer = OpinionGatherer(
+        kb, judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, one_view_per_review=one_view
+    )
+    assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split
+    other = "There were hairs in the bathroom and it was not clean."
+    kb = _kb([review, [other]])
+    scores = _Scores({review[0]: 0.99, review[1]: 0.98, other: 0.99})
+    gatherer = OpinionGatherer(
+        kb, judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, one_view_per_review=one_view
+    )
+    assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == "mixed"
 
 
 VIEW = (

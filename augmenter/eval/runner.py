@@ -70,6 +70,8 @@ MAX_SAMPLE_NAME = 160  # characters of a run's sample folder name; a longer one 
 
 
 def _sample_name(sample) -> str:
+    if sample.get("chain") is not None:
+        return "-chain(" + "".join(_sample_name(s) for s in sample.chain) + ")"
     inner = "".join(f"-minus{_sample_name(s)}" for s in _excluded(sample.get("exclude")))
     return f"-n{sample.limit or 'all'}-seed{sample.seed}" + (f"({inner[1:]})" if inner else "")
 
@@ -78,7 +80,8 @@ def run_dir(cfg: DictConfig) -> Path:
     ev = cfg.eval
     sample = f"{ev.dataset}-{ev.split}-n{ev.limit or 'all'}-seed{ev.seed}"
     excluded = _excluded(ev.get("exclude"))
-    if len(excluded) == 1 and not excluded[0].get("exclude"):  # the name the claim set's runs have always had
+    if len(excluded) == 1 and not excluded[0].get("exclude") and excluded[0].get("chain") is None:
+        # the name the claim set's runs have always had
         sample += f"-minus-n{excluded[0].limit}-seed{excluded[0].seed}"
     else:
         sample += "".join(f"-minus{_sample_name(s)}" for s in excluded)
@@ -91,12 +94,26 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     """The turns an eval runs: a seeded sample of `eval.limit` (all when null or 0); with `eval.exclude`
     ({limit, seed}, or a list of them; each may have its own `exclude`: the sample it names was drawn apart from
     those), drawn from the turns outside those samples (e.g. fitting on dev turns apart from the 200 that the
-    paper's experiments are scored on and from the labelled claim set's 60)."""
+    paper's experiments are scored on and from the labelled claim set's 60). An excluded `{chain: [sample, ...]}`
+    stands for its samples ({limit, seed}), each drawn apart from those before it: the nested form of a long chain
+    doubles in size with each sample it adds."""
     drawn: dict[str, list[Turn]] = {}  # each named sample drawn once, by its limit, seed and exclude: a sample's
     # exclude repeats the samples before it with their own, so drawing each at every mention takes exponential time
     pool: list[Turn] = []  # every turn, loaded once for all the samples drawn apart from others
 
     def draw(sample) -> list[Turn]:
+        if sample.get("chain") is not None:
+            turns: list[Turn] = []
+            for link in sample.chain:
+                before = {t.id for t in turns}
+                pool[:] = pool or task.turns(None, None)
+                limit = None if link.limit in (None, 0) else int(link.limit)
+                turns += (
+                    task.turns(limit, link.seed)
+                    if not turns
+                    else seeded_sample([t for t in pool if t.id not in before], limit, link.seed)
+                )
+            return turns
         key = json.dumps([sample.limit, sample.seed, _plain(sample.get("exclude"))], sort_keys=True, default=str)
         if key not in drawn:
             limit = None if sample.limit in (None, 0) else int(sample.limit)

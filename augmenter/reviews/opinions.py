@@ -169,7 +169,11 @@ class OpinionGatherer:
     judge's side and its `min_related` still apply: `min_related=0` takes every side it reads), and sentences the
     stored classifier finds neutral are left out, as with `min_about_side`. `on_topic_side`: where the sentences
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
-    has one (a complaint of the wifi's price against praise of its speed makes no "divided")."""
+    has one (a complaint of the wifi's price against praise of its speed makes no "divided").
+
+    `one_view_per_review`: a review with sentences on both sides keeps only the side whose sentence shares more of
+    the question's words, where one does: a reviewer who found "the bathroom very clean" and "the room itself not
+    clean" spoke of two things, and only one is what was asked (equal: both kept)."""
 
     def __init__(
         self,
@@ -185,6 +189,7 @@ class OpinionGatherer:
         on_topic=None,
         min_on_topic: float = 0.5,
         on_topic_side: float | None = None,
+        one_view_per_review: bool = False,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -197,6 +202,7 @@ class OpinionGatherer:
         if on_topic_side is not None and not 0.0 <= on_topic_side <= 1.0:
             raise ValueError(f"opinions: on_topic_side is a probability in [0, 1], got {on_topic_side}")
         self.on_topic, self.min_on_topic, self.on_topic_side = on_topic, min_on_topic, on_topic_side
+        self.one_view_per_review = one_view_per_review
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -265,6 +271,23 @@ class OpinionGatherer:
         pairs = [(i, side) for i, side in zip(keep, stances) if side in sure]
         return [i for i, _ in pairs], [side for _, side in pairs]
 
+    @staticmethod
+    def _one_view_a_review(question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
+        """Of a review's sentences on both sides, those of the side that shares fewer of the question's content
+        words (its best sentence's count) dropped; where the two sides share as many, both kept."""
+        asked = set(content_words(question))
+        shared = {i: len(asked & set(content_words(reviews[i].text))) for i in keep}
+        best: dict = {}
+        for i, side in zip(keep, stances):
+            key = (reviews[i].doc_id, side)
+            best[key] = max(best.get(key, -1), shared[i])
+        pairs = []
+        for i, side in zip(keep, stances):
+            other = best.get((reviews[i].doc_id, "negative" if side == "positive" else "positive"))
+            if reviews[i].doc_id is None or other is None or best[(reviews[i].doc_id, side)] >= other:
+                pairs.append((i, side))
+        return [i for i, _ in pairs], [side for _, side in pairs]
+
     def gather(self, query: str, domain, entity_id, question: str | None = None) -> Opinions | None:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the
         user asked it (what the judge reads; default `query`)."""
@@ -302,6 +325,8 @@ class OpinionGatherer:
                 keep, stances = self._same_side_whole(question or query, reviews, whole, keep, stances)
             if self.on_topic is None and getattr(self.judge, "min_about", None) is not None:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
+            if self.one_view_per_review:
+                keep, stances = self._one_view_a_review(question or query, reviews, keep, stances)
             if self.on_topic is not None and self.on_topic_side is not None:
                 keep, stances = self._sure_sides(p, keep, stances)
         if not keep:
