@@ -968,3 +968,22 @@ def test_a_pronoun_with_its_verb_contracted_is_no_word_of_the_verdicts_own():
 
     assert content_words("they've they'd they'll that's what's") == []
     assert content_words("well") == ["well"]  # a word that a contraction's letters spell stays a word
+
+
+def test_a_kept_sentence_that_opens_with_its_reviewers_gets_the_yes_or_no_the_question_allows():
+    """ "A diner found the restaurant wasn't decorated well." to "Does it have nice indoor decor?" was labelled as
+    leaving the customer to infer the answer: it is sent as "No, a diner found ..."; a complaint to a question that
+    asks whether a thing is there (wifi) gets no No, and a sentence that opens otherwise is left as it is."""
+    drab = [
+        review("However, the restaurant wasn't decorated well and looked quite drab.", "negative", domain="restaurant")
+    ]
+    draft = "A diner found the restaurant wasn't decorated well."
+    llm = FakeLLM([draft, judged(0.05, 0.9), YES_PRAISES])
+    assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab).text == f"No, a{draft[1:]}"
+    slow = [review("I had difficulty using the wireless Internet, it was slow.", "negative")]
+    draft = "A guest had difficulty using the wireless Internet."
+    llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)
+    assert VerdictWriter(llm).write("Does this hotel offer wifi?", slow).text == draft
+    draft = "The restaurant wasn't decorated well, a diner found."
+    llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)
+    assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab).text == draft

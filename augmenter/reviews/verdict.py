@@ -12,7 +12,8 @@ sentences use one like it ("spacious" for "large": `asked_for_theirs`), so that 
 words asked.
 A Yes opens it only where a Yes to the question praises ("Is it quiet?", not "Is it noisy?"), a No only where the
 reviews complain and the question asks how good something is ("Is it quiet?": a complaint of noise is a No; "Do they
-serve wine?": a complaint of the wine is not). It speaks for the reviews it rests on, not for every guest and with
+serve wine?": a complaint of the wine is not), and a kept sentence that opens with its reviewers ("A diner found
+...") is given it where the model left it out. It speaks for the reviews it rests on, not for every guest and with
 no count: "Yes, a guest loved the view" from one review, "some guests" from more, never "guests love it" (the
 gatherer may miss a review of the other side: "guests love it" is then a one-sided summary) nor "two guests"
 (labellers read a count as exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which
@@ -196,6 +197,8 @@ class FaultKind(str, Enum):
     OFF_QUESTION = "it does not speak to what was asked"
 
 
+# the words a sentence that names its reviewers first opens with ("A guest found ...", "Some diners ...")
+_OPENS_WITH_REVIEWERS = frozenset("a one some several".split()) | _ONE | _MANY
 # a draft that took the other side, or opened with the other answer: the fixed sentence then opens with neither
 _SIDE_IN_DOUBT = frozenset({FaultKind.OTHER_SIDE, FaultKind.A_YES, FaultKind.A_NO})
 
@@ -300,6 +303,7 @@ class VerdictWriter:
             text = self.shortened(_SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"'))
             fault = self.fault(question, text, said, side, place, focus, n)
             if fault is None:
+                text = self.opened(question, text, side, [place, *said])
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
         problem = "; then ".join(map(str, faults))
@@ -321,6 +325,16 @@ class VerdictWriter:
         if question not in self._yes_praises:
             self._yes_praises = {question: self.says_yes(question)}  # asked once a question
         return ("yes" if side == "positive" else "no") if self._yes_praises[question] else ""
+
+    def opened(self, question: str, text: str, side: str, said: Sequence[str]) -> str:
+        """A kept sentence that opens with the reviewers ("A diner found the restaurant wasn't decorated well.")
+        given the Yes or No `opening` allows, where it has neither: without it labellers read it as leaving the
+        customer to infer the answer."""
+        first = text.split(maxsplit=1)[0].lower() if text.strip() else ""
+        if first not in _OPENS_WITH_REVIEWERS:
+            return text
+        opens = self.opening(question, side, said)
+        return f"{opens.capitalize()}, {text[0].lower()}{text[1:]}" if opens else text
 
     def topic(self, question: str, said: Sequence[str] = ()) -> str | None:
         """What a fixed verdict on the sentences `said` calls the question's topic: the review judge's name of it,
