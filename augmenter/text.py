@@ -104,6 +104,34 @@ def asks_quality(question: str) -> bool:
     return bool(QUALITY_WORDS & set(re.findall(r"[a-z]+", question.lower())))
 
 
+# words that speak of what something costs: a review sentence on the price of the beer does not answer whether the
+# beer list is long, and praise of fast wifi does not answer whether it costs a fee
+PRICE_WORDS = frozenset(
+    """price prices priced pricey pricy overpriced overprice overprices expensive inexpensive cheap cheaper cheapest
+    cost costs costly fee fees charge charges charged free pay paid paying payment value money budget afford
+    affordable rate rates bill dollars pounds valued""".split()
+)
+_MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d")
+
+
+def speaks_of_price(text: str) -> bool:
+    """Whether the text speaks of what something costs (`PRICE_WORDS`, or a sum: "$4 a pint")."""
+    return bool(PRICE_WORDS & set(re.findall(r"[a-z]+", text.lower()))) or bool(_MONEY.search(text))
+
+
+def asks_price_alone(question: str) -> bool:
+    """Whether the question asks what something costs and nothing of how good it is ("Is there a fee for wifi?",
+    not "Do they serve good but fairly priced korma?")."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return speaks_of_price(question) and not (QUALITY_WORDS - PRICE_WORDS - _HOW_GOOD) & words
+
+
+# words for how good something is that say nothing of what: "a good value" asks the price
+_HOW_GOOD = frozenset(
+    "good nice great best better decent well excellent quality wonderful amazing fantastic reasonable worth".split()
+)
+
+
 _FAQ = re.compile(r"^\s*Q:\s*(?P<q>.*?)\s*A:\s*(?P<a>.*)$", re.DOTALL)
 
 

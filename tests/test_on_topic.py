@@ -180,6 +180,30 @@ def test_one_reviewer_on_both_sides_spoke_of_two_things(one_view, split):
     assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == "mixed"
 
 
+def test_a_question_on_price_and_one_on_anything_else_keep_their_own_sentences():
+    """With `price_facet`: "I found the beer to be overpriced" is no answer to how many beers there are, and praise
+    of fast wifi none to whether it costs a fee (both labelled flawed answers)."""
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        label = "Compl" if "overpriced" in sentence or "slow" in sentence else "Pra"
+        return Completion(text=label, top_logprobs=[{label: math.log(0.97), "Un": math.log(0.03)}])
+
+    beer = ["I found the beer to be overpriced.", "They have a great selection of beers on tap."]
+    wifi = ["The wifi was fast and worked everywhere.", "We had to pay a fee for the wifi, which was annoying."]
+
+    def gathered(sentences, question, price_facet):
+        kb, scores = _kb([[text] for text in sentences]), _Scores({text: 0.95 for text in sentences})
+        judge = ReviewJudge(FakeLLM(default=reply))
+        gatherer = OpinionGatherer(kb, judge=judge, on_topic=scores, min_on_topic=0.5, price_facet=price_facet)
+        return [s.text.rstrip(".") + "." for s in gatherer.gather(question, "hotel", 1).sentences]
+
+    assert set(gathered(beer, "Do they have many beers to choose from?", False)) == set(beer)
+    assert gathered(beer, "Do they have many beers to choose from?", True) == [beer[1]]
+    assert gathered(wifi, "Do they charge a fee for wifi?", True) == [wifi[1]]
+    assert set(gathered(wifi, "Do they charge a fee for wifi?", False)) == set(wifi)
+
+
 VIEW = (
     "The staff was polite they took out luggage to our room, and our room had a spectacular view of the forest and "
     "nature."

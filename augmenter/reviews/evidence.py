@@ -25,7 +25,7 @@ class OpinionSettings:
     `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`; `min_on_topic` (with `stance="llm"`):
     the packaged on-topic cross-encoder (`augmenter.reviews.on_topic`) picks the sentences on the question, in place
     of the relevance model and the judge's about-pass; the judge reads their side (`on_topic_side`,
-    `one_view_per_review`: see `OpinionGatherer`)."""
+    `one_view_per_review`, `price_facet`: see `OpinionGatherer`)."""
 
     min_p: Share = 0.3
     max_sentences: Positive = 6
@@ -40,6 +40,7 @@ class OpinionSettings:
     min_on_topic: Share | None = None
     on_topic_side: Share | None = None
     one_view_per_review: bool = False
+    price_facet: bool = False
 
     @classmethod
     def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
@@ -97,6 +98,7 @@ class OpinionSettings:
             min_on_topic=self.min_on_topic if self.min_on_topic is not None else 0.5,
             on_topic_side=self.on_topic_side,
             one_view_per_review=self.one_view_per_review,
+            price_facet=self.price_facet,
         )
 
     @property

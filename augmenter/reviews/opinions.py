@@ -23,6 +23,7 @@ import numpy as np
 
 from augmenter.errors import ConfigError
 from augmenter.memory import Snippet
+from augmenter.text import asks_price_alone, speaks_of_price
 from augmenter.verification.encoder import closest_parts, embed
 from augmenter.verification.lexical import clauses, content_words, fragments, leans_back, part_holding
 from augmenter.verification.model import StoredModel
@@ -173,7 +174,11 @@ class OpinionGatherer:
 
     `one_view_per_review`: a review with sentences on both sides keeps only the side whose sentence shares more of
     the question's words, where one does: a reviewer who found "the bathroom very clean" and "the room itself not
-    clean" spoke of two things, and only one is what was asked (equal: both kept)."""
+    clean" spoke of two things, and only one is what was asked (equal: both kept).
+
+    `price_facet`: where the question asks only what something costs (`asks_price_alone`), only sentences that speak
+    of a price are kept, as judged (their fragment nearest the question); where it asks nothing of price, only those
+    that do not (praise of fast wifi is no answer to a fee for it, the beer's price none to how many beers)."""
 
     def __init__(
         self,
@@ -190,6 +195,7 @@ class OpinionGatherer:
         min_on_topic: float = 0.5,
         on_topic_side: float | None = None,
         one_view_per_review: bool = False,
+        price_facet: bool = False,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -202,7 +208,7 @@ class OpinionGatherer:
         if on_topic_side is not None and not 0.0 <= on_topic_side <= 1.0:
             raise ValueError(f"opinions: on_topic_side is a probability in [0, 1], got {on_topic_side}")
         self.on_topic, self.min_on_topic, self.on_topic_side = on_topic, min_on_topic, on_topic_side
-        self.one_view_per_review = one_view_per_review
+        self.one_view_per_review, self.price_facet = one_view_per_review, price_facet
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -272,6 +278,19 @@ class OpinionGatherer:
         return [i for i, _ in pairs], [side for _, side in pairs]
 
     @staticmethod
+    def _on_price(question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
+        """The sentences on price where the question asks only a price, those on other things where it asks none;
+        all where it asks a price and more."""
+        if asks_price_alone(question):
+            want = True
+        elif not speaks_of_price(question):
+            want = False
+        else:
+            return keep, stances
+        pairs = [(i, side) for i, side in zip(keep, stances) if speaks_of_price(reviews[i].text) == want]
+        return [i for i, _ in pairs], [side for _, side in pairs]
+
+    @staticmethod
     def _one_view_a_review(question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Of a review's sentences on both sides, those of the side that shares fewer of the question's content
         words (its best sentence's count) dropped; where the two sides share as many, both kept."""
@@ -325,6 +344,8 @@ class OpinionGatherer:
                 keep, stances = self._same_side_whole(question or query, reviews, whole, keep, stances)
             if self.on_topic is None and getattr(self.judge, "min_about", None) is not None:
                 keep, stances = self._verified(question or query, reviews, keep, stances)
+            if self.price_facet:
+                keep, stances = self._on_price(question or query, reviews, keep, stances)
             if self.one_view_per_review:
                 keep, stances = self._one_view_a_review(question or query, reviews, keep, stances)
             if self.on_topic is not None and self.on_topic_side is not None:
