@@ -115,6 +115,11 @@ def test_a_long_verdict_is_cut_before_the_clause_it_trails():
     assert writer.shortened(short) == short  # within max_words: as it is
     long_head = " ".join(["word"] * 30) + ", with more"
     assert writer.shortened(long_head) == long_head  # what is left is still too long: as it is
+    # a divided verdict's trailing clause only restates it (labelled natural 1.8 in such answers): cut at any length
+    filler = "The guests are divided on whether the room is clean, with some agreeing and others disagreeing."
+    verdict = VerdictWriter(FakeLLM([filler]), retries=0).write("Is the room clean?", MIXED)
+    assert verdict.text == "The guests are divided on whether the room is clean."
+    assert writer.shortened(short, always=True) == short  # the clause it trails is the other side
 
 
 @pytest.mark.parametrize(

@@ -197,6 +197,7 @@ class FaultKind(str, Enum):
     OFF_QUESTION = "it does not speak to what was asked"
 
 
+_SAYS_DIVIDED = frozenset("divided mixed disagree split".split())
 # the words a sentence that names its reviewers first opens with ("A guest found ...", "Some diners ...")
 _OPENS_WITH_REVIEWERS = frozenset("a one some several".split()) | _ONE | _MANY
 # a draft that took the other side, or opened with the other answer: the fixed sentence then opens with neither
@@ -300,7 +301,8 @@ class VerdictWriter:
                 fix = advice(faults[-1], text, how_many(n, domain), side)
                 messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
             draft = self.llm.complete(messages, self.params).text
-            text = self.shortened(_SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"'))
+            first = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
+            text = self.shortened(first, always=side == "mixed")
             fault = self.fault(question, text, said, side, place, focus, n)
             if fault is None:
                 text = self.opened(question, text, side, [place, *said])
@@ -343,12 +345,15 @@ class VerdictWriter:
             return None
         return sendable_topic(self.judge.topic(question), question, said)
 
-    def shortened(self, text: str) -> str:
-        """A sentence longer than `max_words` cut before the clause it trails ("Diners are divided on the atmosphere,
-        with some praising it and others criticizing it" -> "Diners are divided on the atmosphere."), where what is
-        left is five words or more; else as it is."""
-        if len(text.split()) <= self.max_words:
+    def shortened(self, text: str, always: bool = False) -> str:
+        """A sentence longer than `max_words` (with `always`, any: a divided verdict's trailing clause, "with some
+        agreeing and others disagreeing", only restates it, and the quotes say what each side found) cut before the
+        clause it trails ("Diners are divided on the atmosphere, with some praising it and others criticizing it" ->
+        "Diners are divided on the atmosphere."), where what is left is five words or more; else as it is."""
+        if len(text.split()) <= self.max_words and not always:
             return text
+        if len(text.split()) <= self.max_words and not _SAYS_DIVIDED & set(tokens(text.split(",")[0])):
+            return text  # "Some guests found it quiet, while others ...": the trailing clause is the other side
         m = _TRAILING.search(text)
         head = text[: m.start()].strip() if m else ""
         return head + "." if 5 <= len(head.split()) <= self.max_words else text
