@@ -136,7 +136,7 @@ def test_a_verdict_that_adds_what_the_reviews_lack_is_replaced_by_the_fixed_one(
         "Does the room have a good view?", VIEWS
     )
     assert not verdict.written and problem in verdict.problem
-    assert verdict.text == "Yes, some guests speak well of it."  # a Yes to the question praises
+    assert verdict.text == "Some guests speak well of it."
 
 
 def test_a_verdict_on_the_other_side_is_replaced():
@@ -189,13 +189,7 @@ def test_a_one_sided_verdict_speaks_for_the_reviews_found_not_for_every_guest(dr
     )
     assert problem in verdict.problem and verdict.written == (not problem)
     if problem:
-        assert (
-            verdict.text
-            == ("Yes, a guest" if reviews == 1 else "Yes, some guests")
-            + " speak"
-            + ("s" if reviews == 1 else "")
-            + " well of it."
-        )
+        assert verdict.text == ("A guest speaks well of it." if reviews == 1 else "Some guests speak well of it.")
     same_review = [review("Stunning view.", "positive", 1), review("Lovely view at dusk.", "positive", 1, n=1)]
     assert (
         VerdictWriter(FakeLLM(["x"]), retries=0).write("Is the view good?", same_review).text
@@ -252,51 +246,43 @@ def test_a_verdict_that_names_the_reviewers_and_then_a_comma_is_sent_back():
 
 
 def test_a_second_draft_that_fails_too_gives_the_fixed_sentence_with_both_faults():
-    llm = FakeLLM(["Yes, guests loved the view from the room.", "Yes, the room has a stunning view.", YES_PRAISES])
+    llm = FakeLLM(["Yes, guests loved the view from the room.", "Yes, the room has a stunning view."])
     verdict = VerdictWriter(llm).write("Does the room have a good view?", VIEWS)
-    assert not verdict.written and verdict.text == "Yes, some guests speak well of it."
+    assert not verdict.written and verdict.text == "Some guests speak well of it."
     assert "speaks for other reviewers" in verdict.problem and "then it does not say it rests on" in verdict.problem
     assert 'begin with "Some guests"' in llm.calls[1][-1]["content"]
-    assert len(llm.calls) == 3  # no third draft: the third call asks whether a Yes to the question praises
+    assert len(llm.calls) == 2  # no third draft
     quote = 'A guest wrote: "The view from our room was stunning".'
-    assert verdict_first(verdict) == f"Yes, some guests speak well of it. {quote}"
+    assert verdict_first(verdict) == f"Some guests speak well of it. {quote}"
 
 
-def test_the_fixed_sentence_opens_with_the_yes_or_no_the_question_allows():
-    """Without a Yes or a No the fixed sentence leaves the customer to infer the answer (1 of 6 labelled answers
-    direct): it opens with the one `opening` allows, and with neither where a draft took the other side or the
-    question asks whether the thing is there (a complaint of the wine says nothing of whether wine is served)."""
+def test_the_fixed_sentence_never_opens_with_a_yes_or_a_no():
+    """ "Yes, a guest wrote: ..." in its place was flawed in 17 of 33 labelled answers, and "Yes/No, some guests ..."
+    with the on-topic model's sentences in 3 of 5 (a No where the gatherer missed the quiet reviews): where the model
+    cannot write a verdict from the sentences, they speak least to the question."""
     quiet = [review("We slept like babies, it was so peaceful.", "positive")]
     fixed = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Is it quiet at night?", quiet)
-    assert verdict_first(fixed).startswith("Yes, a guest speaks well of it. A guest wrote:")
+    assert verdict_first(fixed).startswith("A guest speaks well of it. A guest wrote:")
     noisy = [review("It was very noisy while we were trying to sleep.", "negative")]
     fixed = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Is it quiet at night?", noisy)
-    assert fixed.text == "No, a guest complains about it."
+    assert fixed.text == "A guest complains about it."
     wine = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Does the restaurant serve alcohol?", WINE)
     assert verdict_first(wine).startswith("A diner complains about it.")
-    # "Is it noisy?": a Yes complains, and praise of the quiet is no Yes
-    yes_complains = judged(0.1, 0.8)
-    fixed = VerdictWriter(FakeLLM(["x", "x"], default=yes_complains)).write("Is it noisy at night?", quiet)
-    assert fixed.text == "A guest speaks well of it."
-    # a Yes to a question that asks whether a thing is there says each of its words: praise of fast wifi is no Yes
-    # to a fee for it (a labelled contradiction), praise of the wine is one to "Do they serve wine?"
+
+
+def test_a_yes_to_a_question_whether_a_thing_is_there_says_each_of_its_words():
+    """Praise of fast wifi is no Yes to a fee for it (a labelled contradiction); praise of the wine is one to "Do
+    they serve wine?" (`may_open`)."""
     wifi = [review("I found that the provided Internet was extremely swift.", "positive")]
-    fee = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Do they charge a fee for wifi there?", wifi)
-    assert fee.text == "A guest speaks well of it."
     drafts = ["Yes, a guest found the Internet extremely swift.", "A guest found the Internet extremely swift."]
     llm = FakeLLM(drafts, default=YES_PRAISES)
     written = VerdictWriter(llm).write("Do they charge a fee for wifi there?", wifi)
-    assert (
-        'Begin with "Yes' not in llm.calls[0][-1]["content"] and "do not begin with Yes" in llm.calls[1][-1]["content"]
-    )
+    assert 'Begin with "Yes' not in llm.calls[0][-1]["content"]
+    assert "do not begin with Yes" in llm.calls[1][-1]["content"]
     assert written.written and written.text == drafts[1]
     wine = [review("The house wine was lovely.", "positive", domain="restaurant")]
-    served = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Do they serve wine?", wine)
-    assert served.text == "Yes, a diner speaks well of it."
-    # the model's drafts took the other side: the fixed sentence says only which side the reviews take
-    other_side = VerdictWriter(FakeLLM(["A guest found it so peaceful.", judged(0.1, 0.9)]), retries=0)
-    doubted = other_side.write("Is it quiet at night?", quiet)
-    assert "the other side" in doubted.problem and doubted.text == "A guest speaks well of it."
+    llm = FakeLLM(["A diner found the house wine lovely."], default=YES_PRAISES)
+    assert VerdictWriter(llm).write("Do they serve wine?", wine).text == "Yes, a diner found the house wine lovely."
 
 
 def test_no_yes_or_no_to_a_question_that_asks_neither():

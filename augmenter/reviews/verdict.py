@@ -18,11 +18,11 @@ no count: "Yes, a guest loved the view" from one review, "some guests" from more
 gatherer may miss a review of the other side: "guests love it" is then a one-sided summary) nor "two guests"
 (labellers read a count as exact, and the gatherer may miss or mistake one). Otherwise a fixed sentence says which
 side those reviews take ("A guest speaks well of it.", "Some diners complain about the portion size.": the topic the
-review judge names, where it names one), opened with the Yes or No `opening` allows ("No, some guests complain about
-the noise."), unless a draft of the model's took the other side: without it, labellers read the fixed sentence as
-leaving the customer to infer the answer (1 of 6 direct). (Before the on-topic model chose the sentences, "Yes, a
-guest wrote: ..." in its place was flawed in 17 of 33 labelled answers: the quote was off the question, or one side
-of mixed reviews.)
+review judge names, where it names one). The fixed sentence never opens with a Yes or a No: "Yes, a guest wrote:
+..." in its place was flawed in 17 of 33 labelled answers (the model fails to write a verdict where the sentences
+speak least to the question: the quote was off it, or one side of mixed reviews), and with the on-topic model's
+sentences "Yes/No, some guests ..." was still flawed in 3 of 5 (a No where the gatherer missed the quiet reviews, a
+Yes to dumplings resting on praise of the food).
 
 A sentence that may not lead is sent back once with what is wrong with it ("these reviewers did not write quiet,
 hotel. Leave out those words."; words of the sentences' other parts, "big rooms" beside "very quiet", as words of
@@ -200,8 +200,6 @@ class FaultKind(str, Enum):
 _SAYS_DIVIDED = frozenset("divided mixed disagree split".split())
 # the words a sentence that names its reviewers first opens with ("A guest found ...", "Some diners ...")
 _OPENS_WITH_REVIEWERS = frozenset("a one some several".split()) | _ONE | _MANY
-# a draft that took the other side, or opened with the other answer: the fixed sentence then opens with neither
-_SIDE_IN_DOUBT = frozenset({FaultKind.OTHER_SIDE, FaultKind.A_YES, FaultKind.A_NO})
 
 
 @dataclass(frozen=True)
@@ -311,12 +309,7 @@ class VerdictWriter:
         problem = "; then ".join(map(str, faults))
         if faults[-1].kind is FaultKind.OFF_QUESTION:  # the sentences do not answer: no verdict, fixed or written
             return None
-        text = fixed_verdict(side, n, domain, self.topic(question, said))
-        doubt = any(f.kind in _SIDE_IN_DOUBT for f in faults)
-        opens = "" if doubt else self.opening(question, side, [place, *said])
-        if opens:  # "Yes, a guest speaks well of it."
-            text = f"{opens.capitalize()}, {text[0].lower()}{text[1:]}"
-        return Verdict(text, side, False, problem, sentences)
+        return Verdict(fixed_verdict(side, n, domain, self.topic(question, said)), side, False, problem, sentences)
 
     def opening(self, question: str, side: str, said: Sequence[str] | None = None) -> str:
         """How the verdict may open: "yes" where the reviews praise and a Yes to the question praises; "no" where
