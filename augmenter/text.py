@@ -109,7 +109,7 @@ def asks_quality(question: str) -> bool:
 PRICE_WORDS = frozenset(
     """price prices priced pricey pricy overpriced overprice overprices expensive inexpensive cheap cheaper cheapest
     cost costs costly fee fees charge charges charged free pay paid paying payment value money budget afford
-    affordable rate rates bill dollars pounds valued""".split()
+    affordable rate rates bill dollars pounds valued buck bucks deal spend spent""".split()
 )
 _MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d")
 

@@ -978,3 +978,21 @@ def test_a_kept_sentence_that_opens_with_its_reviewers_gets_the_yes_or_no_the_qu
     draft = "The restaurant wasn't decorated well, a diner found."
     llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)
     assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab).text == draft
+
+
+@pytest.mark.parametrize(
+    "question, price, alone",
+    [
+        ("Do they charge a fee for wifi there?", True, True),
+        ("Is it a good value?", True, True),  # "good" says how good, not of what
+        ("Will I get some bang for my buck here?", True, True),
+        ("Is the wifi fast and free?", True, False),  # how fast too
+        ("Does this restaurant have multiple beer options?", False, False),
+        ("Is it quiet at night?", False, False),
+    ],
+)
+def test_which_questions_ask_a_price(question, price, alone):
+    from augmenter.text import asks_price_alone, speaks_of_price
+
+    assert speaks_of_price(question) is price and asks_price_alone(question) is alone
+    assert speaks_of_price("It was $4 a pint.") and not speaks_of_price("The beer was cold.")
