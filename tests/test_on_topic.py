@@ -261,5 +261,5 @@ def test_the_reply_quotes_the_fragment_that_answers_and_cites_the_review(model):
     llm = FakeLLM([draft, judged(0.9, 0.05), judged(0.9, 0.05)])
     replies = ReviewReplies({view.id: view}, llm=llm, verdicts=True, on_topic=model, min_on_topic=0.15)
     composed = replies.answer(WorkingMemory(q="Does the room have a good view?", e=[line, view]))
-    assert composed.text == f'{draft} A guest wrote: "our room had a spectacular view of the forest and nature".'
+    assert composed.text == 'Yes, a guest wrote: "our room had a spectacular view of the forest and nature".'
     assert {ref.id for c in composed.claims for ref in c.evidence} == {view.id}

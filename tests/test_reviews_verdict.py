@@ -10,6 +10,7 @@ from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.reviews import VerdictWriter, reviewers, side_of
 from augmenter.reviews.replies import composed_reply, verdict_first
+from augmenter.reviews.verdict import Verdict
 
 
 def review(text, stance, doc_id=1, domain="hotel", n=0, entity_id=1, name="Acorn Guest House"):
@@ -360,9 +361,18 @@ def test_the_composed_reply_carries_the_verdict_before_the_quotes():
     mem = WorkingMemory(q="Does the room have a good view?", e=[digest(), *VIEWS])
     writer = VerdictWriter(FakeLLM(["Yes, some guests loved the view from the room.", YES_PRAISES, judged(0.9, 0.05)]))
     reply = composed_reply(mem, verdict=writer.write)
-    quote = 'A guest wrote: "The view from our room was stunning".'
-    assert reply == f"Yes, some guests loved the view from the room. {quote}"
+    # the verdict says nothing the quote does not: one sentence, not a loop (labelled "loop" in 3 of 20 answers)
+    assert reply == 'Yes, a guest wrote: "The view from our room was stunning".'
     assert composed_reply(mem) == 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
+    more = Verdict("Yes, some guests loved the sunsets.", "positive", True, "", [VIEWS[0]])  # says more: both
+    quote = 'A guest wrote: "The view from our room was stunning".'
+    assert verdict_first(more) == f"Yes, some guests loved the sunsets. {quote}"
+    assert verdict_first(more, "Acorn Guest House") == f"Acorn Guest House: yes, some guests loved the sunsets. {quote}"
+    same = Verdict("Yes, a guest of Acorn Guest House found the view stunning.", "positive", True, "", [VIEWS[0]])
+    assert (
+        verdict_first(same, "Acorn Guest House")
+        == 'Acorn Guest House: yes, a guest wrote: "The view from our room was stunning".'
+    )
 
 
 def test_a_place_whose_own_faq_answers_gets_the_faqs_answer_not_its_reviews():
@@ -691,7 +701,7 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     off = Completion(text="No", top_logprobs=[{"Yes": math.log(0.2), "No": math.log(0.8)}])
     judge = ReviewJudge(llm := FakeLLM([script[0], about, *script[1:]]), min_about=0.85)
     replies = ReviewReplies({}, Retrieved(), llm=llm, judge=judge, verdicts=True)
-    assert replies.answer(mem).text == f"Yes, a guest found the view from the room stunning. {quote}"
+    assert replies.answer(mem).text == f"Yes, a{quote[1:]}"  # the verdict restates the quote: one sentence
     # on a side, but its about-pass does not find it on the question (clean rooms for "Are the rooms large?")
     judge = ReviewJudge(llm := FakeLLM([judged(0.9, 0.05), off]), min_about=0.85)
     replies = ReviewReplies({}, Retrieved(), llm=llm, judge=judge, verdicts=True)
@@ -702,10 +712,7 @@ def test_a_retrieved_sentence_quoted_without_a_gathered_side_gets_its_verdict_fi
     # a place the conversation did not name is named
     unlinked = mem.model_copy(update={"entities": []})
     replies = ReviewReplies({}, Retrieved(), llm=FakeLLM(script), verdicts=True)
-    assert (
-        replies.answer(unlinked).text
-        == f"Acorn Guest House: yes, a guest found the view from the room stunning. {quote}"
-    )
+    assert replies.answer(unlinked).text == f"Acorn Guest House: yes, a{quote[1:]}"
 
 
 def test_a_question_that_asks_which_place_is_answered_with_its_name():

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
 from augmenter.reviews.verdict import display_name, reviewers
 from augmenter.text import asks_which, clip, faq_parts
-from augmenter.verification.lexical import parts_of
+from augmenter.verification.lexical import content_words, parts_of
 
 
 def faq_answer(snippet: Snippet) -> str:
@@ -78,11 +78,26 @@ VerdictFn = Callable[[str, Sequence[Snippet]], object | None]  # (question, sent
 def verdict_first(verdict, place: str = "") -> str:
     """The verdict (`augmenter.reviews.verdict.Verdict`), then one quote per side it rests on, the clause of each
     that speaks to the question: "Yes, guests love the views. A guest wrote: "the views are worth it"."; where the
-    model's sentence did not pass, the fixed sentence: "A guest speaks well of it. A guest wrote: "..."."."""
+    model's sentence did not pass, the fixed sentence: "A guest speaks well of it. A guest wrote: "..."."; a Yes or
+    No that says only what its one quote says (`restates`) goes out as one sentence: "Yes, a guest wrote: "..."."."""
     quotes = [next(s for s in verdict.sentences if s.stance == side) for side in verdict.sides]
     said = quoted(quotes) or ""
+    opens = verdict.text.split(",", 1)[0].strip().lower()
+    if opens in ("yes", "no") and len(quotes) == 1 and restates(verdict.text, quotes[0]):
+        # "Yes, a guest wrote that the view was amazing. A guest wrote: "The view was amazing"." reads as a loop
+        merged = f"{opens.capitalize()}, {said[0].lower()}{said[1:]}."
+        return f"{place}: {merged[0].lower()}{merged[1:]}" if place else merged
     lead = f"{place}: {verdict.text[0].lower() + verdict.text[1:]}" if place else verdict.text
     return f"{lead} {_sentence(said)}"
+
+
+def restates(verdict: str, quote: Snippet) -> bool:
+    """Whether a verdict says nothing but what the quote says: its content words, beyond verdict words and the
+    place's name, all the quote's."""
+    from augmenter.reviews.verdict import VERDICT_WORDS
+
+    own = set(content_words(verdict)) - VERDICT_WORDS - set(content_words(quote.entity_name or ""))
+    return own <= set(content_words(quote.text))
 
 
 def verdict_claim(verdict) -> ClaimCheck:
