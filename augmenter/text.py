@@ -109,14 +109,17 @@ def asks_quality(question: str) -> bool:
 PRICE_WORDS = frozenset(
     """price prices priced pricey pricy overpriced overprice overprices expensive inexpensive cheap cheaper cheapest
     cost costs costly fee fees charge charges charged free pay paid paying payment value money budget afford
-    affordable rate rates bill dollars pounds valued buck bucks deal spend spent""".split()
+    affordable bill dollars pounds valued buck bucks spend spent""".split()
 )
+_FREE_OF = re.compile(r"\b[a-z]+-free\b")
 _MONEY = re.compile(r"[$\u00a3\u20ac]\s?\d")
 
 
 def speaks_of_price(text: str) -> bool:
-    """Whether the text speaks of what something costs (`PRICE_WORDS`, or a sum: "$4 a pint")."""
-    return bool(PRICE_WORDS & set(re.findall(r"[a-z]+", text.lower()))) or bool(_MONEY.search(text))
+    """Whether the text speaks of what something costs (`PRICE_WORDS`, or a sum: "$4 a pint"); "gluten-free" and
+    "smoke-free" do not."""
+    words = set(re.findall(r"[a-z]+", _FREE_OF.sub(" ", text.lower())))
+    return bool(PRICE_WORDS & words) or bool(_MONEY.search(text))
 
 
 def asks_price_alone(question: str) -> bool:

@@ -2,12 +2,11 @@
 apart from all of them.
 
     python bench/dev_samples.py --eval experiment=table2_bm25 llm=local eval.out_dir=runs/<round>/1.5b
-    # = augmenter eval ... eval.limit=60 eval.seed=<next> "eval.exclude=$(python bench/dev_samples.py)", run in this
-    #   process: the exclude (every sample drawn so far) has outgrown what one command-line argument may hold
+    # = augmenter eval ... eval.limit=60 eval.seed=<next> "eval.exclude=$(python bench/dev_samples.py)"
 
 The first sample is the 200 turns of the end-to-end runs (`eval.limit=200 eval.seed=0`); each later one (60 turns) was
-drawn apart from those before it, so it is written with its own `exclude`. Append a round's seed to SEEDS once its
-turns are answered.
+drawn apart from those before it: `{chain: [...]}` (the same turns as the nested form, each sample with its own
+`exclude`, whose text doubles with each seed). Append a round's seed to SEEDS once its turns are answered.
 """
 
 from __future__ import annotations

@@ -338,6 +338,9 @@ def test_a_chain_of_samples_draws_what_the_nested_excludes_draw(tmp_path, dstc11
     cfg = compose("eval", _eval_args(tmp_path, "eval.limit=5", "eval.seed=9", f"eval.exclude={chained}"))
     assert [t.id for t in sample_turns(task, cfg.eval)] == nested
     assert run_dir(cfg).parent.name.startswith("dstc11-dev-n5-seed9-minus-chain(-n20-seed0-n5-seed1")
+    nested_link = {"chain": [{"limit": 20, "seed": 0}, {"limit": 5, "seed": 1, "exclude": {"limit": 20, "seed": 0}}]}
+    with pytest.raises(ConfigError, match="chain's samples are"):
+        sample_turns(task, OmegaConf.create({"limit": 5, "seed": 9, "exclude": nested_link}))
 
 
 def test_eval_exclude_takes_a_list_of_samples_each_with_its_own_exclude(tmp_path, dstc11_kb):

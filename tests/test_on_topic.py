@@ -98,6 +98,9 @@ def test_min_on_topic_needs_the_llm_judge_and_a_probability():
         OpinionSettings.of({"stance": "llm", "on_topic_side": 0.8}).gatherer(_kb())
     with pytest.raises(ConfigError, match="no judge"):  # the model picks sentences; only the judge sides them
         OpinionGatherer(_kb(), on_topic=_Scores({})).gather("Are the bathrooms clean?", "hotel", 1)
+    for name in ("one_view_per_review", "price_facet"):  # they filter the LLM's sides: without it, silently nothing
+        with pytest.raises(ConfigError, match=f"{name} needs stance=llm"):
+            OpinionSettings.of({name: True}).gatherer(_kb())
 
 
 def test_a_broken_weights_file_is_one_clear_error(tmp_path):
@@ -263,3 +266,5 @@ def test_the_reply_quotes_the_fragment_that_answers_and_cites_the_review(model):
     composed = replies.answer(WorkingMemory(q="Does the room have a good view?", e=[line, view]))
     assert composed.text == 'Yes, a guest wrote: "our room had a spectacular view of the forest and nature".'
     assert {ref.id for c in composed.claims for ref in c.evidence} == {view.id}
+    cut = "our room had a spectacular view of the forest and nature"
+    assert [c.claim for c in composed.claims] == [cut]  # the quoted fragment, cited; the merged verdict is not sent

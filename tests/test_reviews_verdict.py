@@ -982,6 +982,10 @@ def test_a_kept_sentence_that_opens_with_its_reviewers_gets_the_yes_or_no_the_qu
     draft = "A guest had difficulty using the wireless Internet."
     llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)
     assert VerdictWriter(llm).write("Does this hotel offer wifi?", slow).text == draft
+    lovely = [review("A lovely view awaits you from the terrace.", "positive", domain="restaurant")]
+    draft = "A lovely view awaits from the terrace, a diner found."  # names no reviewers first: no Yes before it
+    llm = FakeLLM([draft, judged(0.9, 0.05)], default=YES_PRAISES)
+    assert VerdictWriter(llm).write("Is the view nice?", lovely).text == draft
     draft = "The restaurant wasn't decorated well, a diner found."
     llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)
     assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab).text == draft
@@ -996,6 +1000,8 @@ def test_a_kept_sentence_that_opens_with_its_reviewers_gets_the_yes_or_no_the_qu
         ("Is the wifi fast and free?", True, False),  # how fast too
         ("Does this restaurant have multiple beer options?", False, False),
         ("Is it quiet at night?", False, False),
+        ("Do they have gluten-free options?", False, False),  # free of gluten, not of charge
+        ("How would you rate the view?", False, False),
     ],
 )
 def test_which_questions_ask_a_price(question, price, alone):

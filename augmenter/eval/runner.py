@@ -104,13 +104,17 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     def draw(sample) -> list[Turn]:
         if sample.get("chain") is not None:
             turns: list[Turn] = []
-            for link in sample.chain:
+            for n, link in enumerate(sample.chain):
+                if link.get("exclude") or link.get("chain") is not None:
+                    raise ConfigError(
+                        "eval.exclude: a chain's samples are {limit, seed} (each drawn apart from those before)"
+                    )
                 before = {t.id for t in turns}
                 pool[:] = pool or task.turns(None, None)
                 limit = None if link.limit in (None, 0) else int(link.limit)
                 turns += (
                     task.turns(limit, link.seed)
-                    if not turns
+                    if n == 0
                     else seeded_sample([t for t in pool if t.id not in before], limit, link.seed)
                 )
             return turns

@@ -160,7 +160,8 @@ class ReviewReplies:
         text = composed_reply(mem, *self._found(mem), verdict=verdict)
         if not text:
             return None
-        claims = [verdict_claim(v) for v in made] + quoted_sources(mem, text)  # its citations: what it quotes
+        # its citations: what it quotes, and each verdict it sends (one merged into its quote is not sent: `restates`)
+        claims = [verdict_claim(v) for v in made if v.text[1:] in text] + quoted_sources(mem, text)
         fixed = "; ".join(v.problem for v in made if v.problem)
         return Composed(text, claims, outputs={"verdict_fixed": fixed} if fixed else {})
 

@@ -74,6 +74,9 @@ class OpinionSettings:
             raise ValueError(f"opinions.stance must be model or llm, got {self.stance!r}")
         if self.min_on_topic is not None and self.stance != "llm":
             raise ConfigError("consolidator.opinions.min_on_topic needs stance=llm (the LLM tells the sides apart)")
+        for name in ("one_view_per_review", "price_facet"):
+            if getattr(self, name) and self.stance != "llm":
+                raise ConfigError(f"consolidator.opinions.{name} needs stance=llm (it filters the LLM's sides)")
         if self.on_topic_side is not None and self.min_on_topic is None:
             raise ConfigError("consolidator.opinions.on_topic_side needs min_on_topic (the on-topic model's scores)")
         on_topic = None

@@ -97,7 +97,7 @@ def restates(verdict: str, quote: Snippet) -> bool:
     from augmenter.reviews.verdict import VERDICT_WORDS
 
     own = set(content_words(verdict)) - VERDICT_WORDS - set(content_words(quote.entity_name or ""))
-    return own <= set(content_words(quote.text))
+    return own <= set(content_words(clip(quote.text.strip())))  # what the reply shows of it
 
 
 def verdict_claim(verdict) -> ClaimCheck:

@@ -325,8 +325,9 @@ class VerdictWriter:
         """A kept sentence that opens with the reviewers ("A diner found the restaurant wasn't decorated well.")
         given the Yes or No `opening` allows, where it has neither: without it labellers read it as leaving the
         customer to infer the answer."""
-        first = text.split(maxsplit=1)[0].lower() if text.strip() else ""
-        if first not in _OPENS_WITH_REVIEWERS:
+        words = [w.lower().strip(",") for w in text.split()[:2]]
+        named = bool(words) and (words[0] in _ONE | _MANY or len(words) == 2 and words[1] in _ONE | _MANY)
+        if not named or words[0] not in _OPENS_WITH_REVIEWERS:  # "A lovely view ..." names no reviewers
             return text
         opens = self.opening(question, side, said)
         return f"{opens.capitalize()}, {text[0].lower()}{text[1:]}" if opens else text

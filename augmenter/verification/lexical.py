@@ -257,7 +257,7 @@ _BACK = frozenset("them they these those".split())
 _BE = frozenset("is was were has had".split())
 _BACK_NOUNS = frozenset("aspect part thing issue problem feature".split())
 # "This place definitely delivered in that regard": anywhere in the sentence, it speaks of what the one before named
-_IN_THAT_REGARD = re.compile(r"\b(?:in|on) (?:that|this) (?:regard|respect|department|front|score)\b", re.IGNORECASE)
+_IN_THAT_REGARD = re.compile(r"\b(?:in|on) (?:that|this) (?:regard|respect)\b", re.IGNORECASE)
 
 
 def leans_back(text: str, within: int = 4) -> bool:
