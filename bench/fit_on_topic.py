@@ -2,8 +2,8 @@
 labelled (question, review sentence) pairs of bench/labels/opinions/.
 
 Training pairs: DSTC11 dev turns with one gold entity and gold review sentences (the positives), apart from the
-200 experiment turns, the 60 of the claim set, the samples of the four labelled rounds after it was fitted
-(bench/dev_samples.py's seeds 19-22: the turns its answers are labelled on) and every dialogue of the labelled
+200 experiment turns, the 60 of the claim set, the samples of the labelled rounds after it was first fitted
+(bench/dev_samples.py's seeds 19-26: the turns its answers are labelled on) and every dialogue of the labelled
 pairs; the negatives are the entity's other sentences that the stored relevance model ranks highest (8) and 4
 drawn at random. The packaged MiniLM is read as a cross-encoder
 (question and sentence in one input); low-rank deltas (rank 16) of its linear layers and a scoring head are fitted
