@@ -340,6 +340,10 @@ def test_a_fragment_judged_is_quoted_as_the_part_that_holds_it():
     sentence = "The bed was hard, but the view, just the way I like it, was great."
     assert part_holding(sentence, "just the way I like it") == "the view, just the way I like it, was great"
     assert part_holding("Quiet.", "Loud") == "Quiet."
+    # a part that points back is quoted with what it points to: "it was extremely well made" was quoted alone as
+    # praise of the borscht, of a diner's cocktail (labelled flawed)
+    drink = "While the drink itself is over priced, it was extremely well made."
+    assert part_holding(drink, "it was extremely well made") == drink
 
 
 def test_the_reply_leads_with_the_verdict_then_a_quote_per_side():

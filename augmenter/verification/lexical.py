@@ -281,8 +281,10 @@ def leans_back(text: str, within: int = 4) -> bool:
 
 def part_holding(sentence: str, piece: str) -> str:
     """The part of `sentence` (`parts_of`) that holds `piece` (a fragment of it), else the sentence: what a reply
-    quotes of a sentence judged by one of its fragments."""
-    return next((part for part in parts_of(sentence) if piece in part), sentence.strip())
+    quotes of a sentence judged by one of its fragments. A part that points back (`leans_back`: "it was extremely
+    well made" of "While the drink is overpriced, it was extremely well made") is no quote alone: the sentence."""
+    part = next((part for part in parts_of(sentence) if piece in part), sentence.strip())
+    return sentence.strip() if part != sentence.strip() and leans_back(part) else part
 
 
 _FAQ = re.compile(r"\bA:\s*(.*)$", re.DOTALL)
