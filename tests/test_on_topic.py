@@ -268,3 +268,35 @@ def test_the_reply_quotes_the_fragment_that_answers_and_cites_the_review(model):
     assert {ref.id for c in composed.claims for ref in c.evidence} == {view.id}
     cut = "our room had a spectacular view of the forest and nature"
     assert [c.claim for c in composed.claims] == [cut]  # the quoted fragment, cited; the merged verdict is not sent
+
+
+def test_a_retrieved_sentence_the_model_finds_off_the_question_is_not_quoted(model):
+    """Where the gatherer found no side, the retrieved sentence closest to the question was quoted alone even where
+    the on-topic model put it off the question ("nothing gluten-free on the menu" for soft drinks: labelled
+    off-topic): with the model, only a sentence it finds on the question is quoted."""
+    from augmenter.memory import WorkingMemory
+    from augmenter.reviews.composer import ReviewReplies
+
+    def sentence(text):
+        return Snippet(
+            id="restaurant:7:review:0:1", text=text, domain="restaurant", entity_id=7, entity_name="CURRY KING",
+            doc_type="review", doc_id=0, sent_id=1,
+        )  # fmt: skip
+
+    class Retrieved:
+        def __init__(self, text):
+            self.text = text
+
+        def answering_faqs(self, mem):
+            return []
+
+        def answering_reviews(self, mem):
+            return [sentence(self.text)]
+
+    mem = WorkingMemory(q="Do they have sodas, teas and other non alcohol drink choices?", e=[])
+    off = ReviewReplies({}, Retrieved("Unfortunately they have nothing gluten-free on the menu."), on_topic=model)
+    assert off.answer(mem) is None and not off.answers(mem)
+    on = ReviewReplies({}, Retrieved("They had many non-alcoholic drinks to choose from."), on_topic=model)
+    assert on.answer(mem).text == 'At Curry King, a diner wrote: "They had many non-alcoholic drinks to choose from".'
+    unchecked = ReviewReplies({}, Retrieved("Unfortunately they have nothing gluten-free on the menu."))
+    assert unchecked.answer(mem) is not None  # without the model, as before

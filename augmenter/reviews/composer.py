@@ -81,9 +81,16 @@ class ReviewReplies:
         self._confirmed: tuple = (None, [])  # (the turn it was asked for, the FAQs the model confirmed)
 
     def _found(self, mem: WorkingMemory) -> tuple[Sequence[Snippet], Sequence[Snippet]]:
+        """The FAQs and retrieved review sentences that answer; with `on_topic`, only the sentences it finds on the
+        question (`min_on_topic`): one it does not would be quoted alone ("nothing gluten-free on the menu" for soft
+        drinks, P 0.01; labelled off-topic)."""
         if self.answers_check is None:
             return (), ()
-        return self._faqs(mem), self.answers_check.answering_reviews(mem)
+        reviews = self.answers_check.answering_reviews(mem)
+        if self.on_topic is not None and reviews:
+            on = self.on_topic.probabilities(mem.q, [s.text for s in reviews])
+            reviews = [s for s, p in zip(reviews, on) if p >= self.min_on_topic]
+        return self._faqs(mem), reviews
 
     def _faqs(self, mem: WorkingMemory) -> list[Snippet]:
         """The FAQs that answer: by similarity (`answering_faqs`), or with `faq_check` those of the three nearest at
