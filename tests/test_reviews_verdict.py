@@ -551,24 +551,34 @@ def test_words_of_the_sentences_other_parts_go_back_as_off_what_was_asked():
     assert fault.kind.name == "WORDS" and fault.words == ("cheap",)
 
 
-def test_the_place_as_the_question_writes_it_is_no_name_of_its_own():
-    """ "the Acorn Guesthouse" of Acorn Guest House (the question's spelling) names the place, not another."""
+@pytest.mark.parametrize(
+    "said, ask, text",
+    [
+        # "the Acorn Guesthouse" of Acorn Guest House (the question's spelling) names the place, not another
+        (
+            "The place was quiet so we could relax.",
+            "Could you confirm that the Acorn Guesthouse is quiet?",
+            "Yes, a guest found the Acorn Guesthouse quiet.",
+        ),
+        # "we could hear ourselves talk" told as "they could hear themselves talk": no word of the verdict's own
+        (
+            "The place was quiet so we could hear ourselves talk and just relax.",
+            "Is this location quiet?",
+            "Yes, a guest found the place quiet so they could hear themselves talk.",
+        ),
+    ],
+)
+def test_the_place_as_asked_and_the_reviewers_own_we_told_as_they_are_no_words_of_its_own(said, ask, text):
+    writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
+    assert writer.fault(ask, text, [said], "positive", place="Acorn Guest House") is None
+
+
+def test_another_name_beside_the_place_as_asked_is_a_name_of_its_own():
     said = ["The place was quiet so we could relax."]
     ask = "Could you confirm that the Acorn Guesthouse is quiet?"
     writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
-    text = "Yes, a guest found the Acorn Guesthouse quiet."
-    assert writer.fault(ask, text, said, "positive", place="Acorn Guest House") is None
     other = "Yes, a guest found the Acorn Guesthouse quieter than Finches."
     assert writer.fault(ask, other, said, "positive", place="Acorn Guest House").kind.name == "NAME"
-
-
-def test_the_reviewers_own_we_may_be_told_as_they():
-    """ "we could hear ourselves talk" told as "they could hear themselves talk": no word of the verdict's own."""
-    said = ["The place was quiet so we could hear ourselves talk and just relax."]
-    ask = "Is this location quiet?"
-    writer = VerdictWriter(FakeLLM([YES_PRAISES, judged(0.9, 0.05)]), retries=0)
-    text = "Yes, a guest found the place quiet so they could hear themselves talk."
-    assert writer.fault(ask, text, said, "positive", place="Acorn Guest House") is None
 
 
 def test_an_accented_word_is_one_word_as_the_reviews_write_it():

@@ -101,6 +101,9 @@ def sample_turns(task: Task, ev) -> list[Turn]:
     # exclude repeats the samples before it with their own, so drawing each at every mention takes exponential time
     pool: list[Turn] = []  # every turn, loaded once for all the samples drawn apart from others
 
+    def size(sample) -> int | None:
+        return None if sample.limit in (None, 0) else int(sample.limit)
+
     def draw(sample) -> list[Turn]:
         if sample.get("chain") is not None:
             turns: list[Turn] = []
@@ -109,18 +112,16 @@ def sample_turns(task: Task, ev) -> list[Turn]:
                     raise ConfigError(
                         "eval.exclude: a chain's samples are {limit, seed} (each drawn apart from those before)"
                     )
+                if n == 0:
+                    turns += task.turns(size(link), link.seed)
+                    continue
                 before = {t.id for t in turns}
                 pool[:] = pool or task.turns(None, None)
-                limit = None if link.limit in (None, 0) else int(link.limit)
-                turns += (
-                    task.turns(limit, link.seed)
-                    if n == 0
-                    else seeded_sample([t for t in pool if t.id not in before], limit, link.seed)
-                )
+                turns += seeded_sample([t for t in pool if t.id not in before], size(link), link.seed)
             return turns
         key = json.dumps([sample.limit, sample.seed, _plain(sample.get("exclude"))], sort_keys=True, default=str)
         if key not in drawn:
-            limit = None if sample.limit in (None, 0) else int(sample.limit)
+            limit = size(sample)
             excluded = _excluded(sample.get("exclude"))
             if not excluded:
                 drawn[key] = task.turns(limit, sample.seed)

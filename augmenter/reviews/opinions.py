@@ -141,6 +141,12 @@ def with_sentence_before(reviews: list[Snippet], rows: Sequence[int]) -> list[Sn
     return out
 
 
+def _kept(keep: list[int], stances: list[str], ok) -> tuple[list[int], list[str]]:
+    """The rows of `keep` (and their `stances`) for which `ok(row, stance)` holds."""
+    pairs = [(i, side) for i, side in zip(keep, stances) if ok(i, side)]
+    return [i for i, _ in pairs], [side for _, side in pairs]
+
+
 class OpinionGatherer:
     """The review sentences of an entity on a question's aspect (relevance p >= `min_p`, at most `max_sentences`),
     each with its stance, and the count of reviews per side (a review with sentences on both sides is mixed).
@@ -274,8 +280,7 @@ class OpinionGatherer:
         sure = {side for i, side in zip(keep, stances) if p[i] >= self.on_topic_side}
         if len(set(stances) & {"positive", "negative"}) < 2 or len(sure) != 1:
             return keep, stances
-        pairs = [(i, side) for i, side in zip(keep, stances) if side in sure]
-        return [i for i, _ in pairs], [side for _, side in pairs]
+        return _kept(keep, stances, lambda i, side: side in sure)
 
     @staticmethod
     def _on_price(question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
@@ -287,8 +292,7 @@ class OpinionGatherer:
             want = False
         else:
             return keep, stances
-        pairs = [(i, side) for i, side in zip(keep, stances) if speaks_of_price(reviews[i].text) == want]
-        return [i for i, _ in pairs], [side for _, side in pairs]
+        return _kept(keep, stances, lambda i, side: speaks_of_price(reviews[i].text) == want)
 
     @staticmethod
     def _one_view_a_review(question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
@@ -300,12 +304,12 @@ class OpinionGatherer:
         for i, side in zip(keep, stances):
             key = (reviews[i].doc_id, side)
             best[key] = max(best.get(key, -1), shared[i])
-        pairs = []
-        for i, side in zip(keep, stances):
+
+        def ok(i: int, side: str) -> bool:
             other = best.get((reviews[i].doc_id, "negative" if side == "positive" else "positive"))
-            if reviews[i].doc_id is None or other is None or best[(reviews[i].doc_id, side)] >= other:
-                pairs.append((i, side))
-        return [i for i, _ in pairs], [side for _, side in pairs]
+            return reviews[i].doc_id is None or other is None or best[(reviews[i].doc_id, side)] >= other
+
+        return _kept(keep, stances, ok)
 
     def gather(self, query: str, domain, entity_id, question: str | None = None) -> Opinions | None:
         """`query`: the question without the place's name (what relevance is measured against); `question`: as the

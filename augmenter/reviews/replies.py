@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from augmenter.memory import ClaimCheck, EvidenceRef, Snippet, Verdict, WorkingMemory
-from augmenter.reviews.verdict import display_name, reviewers
+from augmenter.reviews.verdict import VERDICT_WORDS, display_name, reviewers
 from augmenter.text import asks_which, clip, faq_parts
 from augmenter.verification.lexical import content_words, parts_of
 
@@ -94,8 +94,6 @@ def verdict_first(verdict, place: str = "") -> str:
 def restates(verdict: str, quote: Snippet) -> bool:
     """Whether a verdict says nothing but what the quote says: its content words, beyond verdict words and the
     place's name, all the quote's."""
-    from augmenter.reviews.verdict import VERDICT_WORDS
-
     own = set(content_words(verdict)) - VERDICT_WORDS - set(content_words(quote.entity_name or ""))
     return own <= set(content_words(clip(quote.text.strip())))  # what the reply shows of it
 

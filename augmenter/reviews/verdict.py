@@ -198,8 +198,8 @@ class FaultKind(str, Enum):
 
 
 _SAYS_DIVIDED = frozenset("divided mixed disagree split".split())
-# the words a sentence that names its reviewers first opens with ("A guest found ...", "Some diners ...")
-_OPENS_WITH_REVIEWERS = frozenset("a one some several".split()) | _ONE | _MANY
+# the words before the reviewers a sentence names first ("A guest found ...", "Some diners ...")
+_HOW_MANY = frozenset("a one some several".split())
 
 
 @dataclass(frozen=True)
@@ -280,13 +280,14 @@ class VerdictWriter:
         said = [s.text.strip() for s in sentences]
         place = display_name(sentences[0].entity_name or "")
         focus = focus_of(question, said)  # what each sentence says on the question
+        source = [place, *said]  # what a Yes may rest on (`may_open`)
         messages = self.prompt.render(
             q=question,
             who=who,
             speakers=how_many(n, domain),
             one=n == 1,
             sentences=focus,
-            yes_no=is_yes_no(question) and (side != "positive" or may_open(question, side, [place, *said])),
+            yes_no=is_yes_no(question) and (side != "positive" or may_open(question, side, source)),
             place=place,
             divided=side == "mixed",
             complaint=side == "negative",
@@ -303,7 +304,7 @@ class VerdictWriter:
             text = self.shortened(first, always=side == "mixed")
             fault = self.fault(question, text, said, side, place, focus, n)
             if fault is None:
-                text = self.opened(question, text, side, [place, *said])
+                text = self.opened(question, text, side, source)
                 return Verdict(text if text.endswith((".", "!")) else text + ".", side, True, "", sentences)
             faults.append(fault)
         problem = "; then ".join(map(str, faults))
@@ -325,9 +326,9 @@ class VerdictWriter:
         """A kept sentence that opens with the reviewers ("A diner found the restaurant wasn't decorated well.")
         given the Yes or No `opening` allows, where it has neither: without it labellers read it as leaving the
         customer to infer the answer."""
-        words = [w.lower().strip(",") for w in text.split()[:2]]
-        named = bool(words) and (words[0] in _ONE | _MANY or len(words) == 2 and words[1] in _ONE | _MANY)
-        if not named or words[0] not in _OPENS_WITH_REVIEWERS:  # "A lovely view ..." names no reviewers
+        words = [w.lower().strip(",") for w in text.split()[:2]] + [""]
+        named = words[0] in _ONE | _MANY or words[0] in _HOW_MANY and words[1] in _ONE | _MANY
+        if not named:  # "A lovely view ..." names no reviewers
             return text
         opens = self.opening(question, side, said)
         return f"{opens.capitalize()}, {text[0].lower()}{text[1:]}" if opens else text
@@ -344,10 +345,10 @@ class VerdictWriter:
         agreeing and others disagreeing", only restates it, and the quotes say what each side found) cut before the
         clause it trails ("Diners are divided on the atmosphere, with some praising it and others criticizing it" ->
         "Diners are divided on the atmosphere."), where what is left is five words or more; else as it is."""
-        if len(text.split()) <= self.max_words and not always:
+        # "Some guests found it quiet, while others ...": the trailing clause is the other side, kept
+        says_divided = bool(_SAYS_DIVIDED & set(tokens(text.split(",")[0])))
+        if len(text.split()) <= self.max_words and not (always and says_divided):
             return text
-        if len(text.split()) <= self.max_words and not _SAYS_DIVIDED & set(tokens(text.split(",")[0])):
-            return text  # "Some guests found it quiet, while others ...": the trailing clause is the other side
         m = _TRAILING.search(text)
         head = text[: m.start()].strip() if m else ""
         return head + "." if 5 <= len(head.split()) <= self.max_words else text
