@@ -120,7 +120,14 @@ def test_a_long_verdict_is_cut_before_the_clause_it_trails():
     filler = "The guests are divided on whether the room is clean, with some agreeing and others disagreeing."
     verdict = VerdictWriter(FakeLLM([filler]), retries=0).write("Is the room clean?", MIXED)
     assert verdict.text == "The guests are divided on whether the room is clean."
-    assert writer.shortened(short, always=True) == short  # the clause it trails is the other side
+    assert writer.shortened(short, "mixed") == short  # the clause it trails is the other side
+    # a one-sided verdict's trailing clause adds what was not asked (labelled a one-sided summary): cut too
+    trailing = (
+        "Yes, some diners found many non-alcoholic beverages on offer, with the drinks in particular being fantastic."
+    )
+    assert writer.shortened(trailing) == trailing
+    assert writer.shortened(trailing, "positive") == "Yes, some diners found many non-alcoholic beverages on offer."
+    assert writer.shortened("Yes, it was quiet, as hoped.", "positive") == "Yes, it was quiet, as hoped."  # head short
 
 
 @pytest.mark.parametrize(
@@ -1023,3 +1030,99 @@ def test_which_questions_ask_a_price(question, price, alone):
 
     assert speaks_of_price(question) is price and asks_price_alone(question) is alone
     assert speaks_of_price("It was $4 a pint.") and not speaks_of_price("The beer was cold.")
+
+
+@pytest.mark.parametrize(
+    "sides, lead",
+    [
+        ([("Gonville Hotel", "positive"), ("University Arms", "mixed")], "The reviews favour Gonville Hotel."),
+        ([("Anatolia", "mixed"), ("Efes", "negative")], "The reviews favour Anatolia."),
+        ([("Gonville Hotel", "positive"), ("University Arms", "positive")], "Both have reviews that speak well of it."),
+        ([("A", "negative"), ("B", "negative"), ("C", "negative")], "All 3 have reviews that complain of it."),
+        ([("A", "mixed"), ("B", "mixed")], "Both have divided reviews on it."),
+        ([("A", "positive"), ("B", "positive"), ("C", "negative")], "A and B have reviews that speak well of it."),
+    ],
+)
+def test_which_lead_answers_which_place(sides, lead):
+    from augmenter.reviews.replies import which_lead
+
+    assert which_lead(sides) == lead
+
+
+def test_a_question_that_asks_which_of_several_places_gets_the_answer_first():
+    """ "Which hotel has the most comfortable bed?" was answered with each place's verdict and quotes and no pick:
+    labelled "partly" (the customer compares). The answer now leads, from the sides of the places' verdicts; it
+    leads only where every place has a verdict and no FAQ answers."""
+    gonville = review("The bed was so comfortable.", "positive", name="GONVILLE HOTEL")
+    arms = [
+        review("The beds were comfy.", "positive", 2, entity_id=2, name="UNIVERSITY ARMS HOTEL"),
+        review("My bed was hard as a rock.", "negative", 3, entity_id=2, n=1, name="UNIVERSITY ARMS HOTEL"),
+    ]
+    e = [digest(name="GONVILLE HOTEL"), gonville, digest(entity_id=2, name="UNIVERSITY ARMS HOTEL"), *arms]
+    mem = WorkingMemory(q="Which hotel has the most comfortable bed?", e=e)
+
+    def verdict(question, sentences):
+        side = side_of(sentences)
+        text = "Guests are divided on the beds." if side == "mixed" else "Yes, a guest found the bed comfortable."
+        return Verdict(text, side, True, "", list(sentences))
+
+    reply = composed_reply(mem, verdict=verdict)
+    assert reply.startswith("The reviews favour Gonville Hotel. Gonville Hotel: ")
+    assert "University Arms Hotel: guests are divided on the beds." in reply
+    # a question that does not ask which: no lead
+    assert not composed_reply(mem.model_copy(update={"q": "Are the beds comfortable?"}), verdict=verdict).startswith(
+        "The reviews"
+    )
+    # one place without a verdict (its quote alone): nothing to compare, no lead
+    partial = lambda q, sentences: verdict(q, sentences) if sentences[0].entity_id == 1 else None  # noqa: E731
+    assert composed_reply(mem, verdict=partial).startswith("Gonville Hotel: ")
+    # a FAQ answers: no lead
+    beds = faq("Are the beds comfortable?", "All our beds have memory foam mattresses.")
+    assert not composed_reply(mem, [beds], verdict=verdict).startswith("The reviews")
+
+
+def test_a_candidate_that_says_only_what_reviews_say_is_sent_as_their_verdict():
+    """A passing candidate's claims on reviews were sent as the sentences quoted alone ("At Bedouin, a diner wrote:
+    "Some things I liked was affordable price and drinks"." to "Does the Bedouin have reasonably priced drinks?"):
+    labelled "partly". With verdicts, such a candidate is sent as the reviews' verdict and quotes."""
+    from augmenter.memory import ClaimCheck, EntityMention, EvidenceRef
+    from augmenter.memory import Verdict as Supported
+    from augmenter.reviews.composer import VERDICT_NOTE, ReviewReplies
+
+    stunning = review("The view from our room was stunning.", None)
+
+    class Retrieved:
+        def answering_faqs(self, mem):
+            return []
+
+        def answering_reviews(self, mem):
+            return [stunning]
+
+    linked = [EntityMention(domain="hotel", entity_id=1, name="ACORN GUEST HOUSE", surface="acorn", in_query=False)]
+    mem = WorkingMemory(q="Does the room have a good view?", e=[stunning], entities=linked, consolidated=True)
+    on_review = [
+        ClaimCheck(
+            claim="The rooms have a stunning view.",
+            verdict=Supported.SUPPORTED,
+            p_supported=0.9,
+            evidence=[EvidenceRef(id=stunning.id, text=stunning.text)],
+        )
+    ]
+    script = [judged(0.9, 0.05), "Yes, a guest found the view from the room stunning.", YES_PRAISES, judged(0.9, 0.05)]
+    replies = ReviewReplies({stunning.id: stunning}, Retrieved(), llm=FakeLLM(script), verdicts=True)
+    sent = replies.quote(mem, on_review)
+    assert sent.text == 'Yes, a guest wrote: "The view from our room was stunning".' and sent.note == VERDICT_NOTE
+    # without verdicts: the sentence quoted in place of the claim, as before
+    plain = ReviewReplies({stunning.id: stunning}, Retrieved(), llm=FakeLLM([]), verdicts=False)
+    quoted_alone = 'At Acorn Guest House, a guest wrote: "The view from our room was stunning".'
+    assert plain.quote(mem, on_review).text == quoted_alone
+    # a claim of the candidate rests on a FAQ: the candidate's words stay, the review's claim quoted
+    wifi = faq("Is there wifi?", "Yes, free wifi in every room.")
+    on_faq = ClaimCheck(
+        claim="There is free wifi.",
+        verdict=Supported.SUPPORTED,
+        p_supported=0.9,
+        evidence=[EvidenceRef(id=wifi.id, text=wifi.text)],
+    )
+    mixed = ReviewReplies({stunning.id: stunning, wifi.id: wifi}, Retrieved(), llm=FakeLLM([]), verdicts=True)
+    assert mixed.quote(mem, [on_faq, *on_review]).text.startswith("There is free wifi. A guest wrote:")

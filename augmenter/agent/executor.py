@@ -265,6 +265,7 @@ class Executor:
         ):
             mem.response, mem.sent_claims, mem.outcome = quoting.text, quoting.claims, "quoted"
             record.note = quoting.note
+            record.outputs.update(quoting.outputs)
         else:
             mem.response, mem.sent_index, mem.outcome = mem.o[index], index, "answered"
         record.outputs.update(response=mem.response, outcome=mem.outcome)

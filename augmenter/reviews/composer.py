@@ -9,7 +9,8 @@
 - `answers`: whether `answer` would write one, without the verdict's LLM call;
 - `quote` (with `quote`): a passing candidate whose checked claims rest on review sentences, sent with each such claim
   replaced by the sentence, quoted and attributed (`reviews_quoted`): a summary of reviews in the model's words is
-  unsupported whenever a review it did not see says otherwise; what a guest wrote stays true.
+  unsupported whenever a review it did not see says otherwise; what a guest wrote stays true. With `verdicts`, a
+  candidate that said nothing but what reviews say is sent as `answer` writes it, where it writes one.
 
 Which FAQs and retrieved review sentences answer the question is the answers check's call (`AnswerFinder`:
 `augmenter.utilities.answers.AnswersQuestion`, or a combined utility that holds one); without one, only the
@@ -28,6 +29,7 @@ from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_qu
 from augmenter.reviews.verdict import SIDES
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
+VERDICT_NOTE = "the candidate spoke only of reviews: sent as the reviews' verdict and quotes"
 
 
 @runtime_checkable
@@ -193,4 +195,15 @@ class ReviewReplies:
 
     def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Composed | None:
         found = reviews_quoted(mem, checks, self.snippets) if self.quote_reviews else None
+        if found and self.verdicts and all(self._reviews_alone(c) for c in found[1]):
+            # the candidate said only what reviews say: their verdict and quotes (`answer`), not its sentences
+            # quoted alone ("At Bedouin, a diner wrote: ..." to "Does the Bedouin have reasonably priced drinks?")
+            answered = self.answer(mem)
+            if answered is not None:
+                answered.note = VERDICT_NOTE
+                return answered
         return Composed(*found, note=QUOTED_NOTE) if found else None
+
+    def _reviews_alone(self, claim: ClaimCheck) -> bool:
+        """Whether a claim rests on review sentences alone."""
+        return all(getattr(self.snippets.get(ref.id), "doc_type", "") == "review" for ref in claim.evidence)

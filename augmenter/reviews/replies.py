@@ -148,6 +148,7 @@ def composed_reply(
     if faq is not None and faq_of is not None and any((r.domain, r.entity_id) != faq_of for r, _ in places):
         # other places follow: "Outdoor seating is available." unnamed reads as said of them all
         parts = [_named(parts[0], place_name(mem, faq), faq.entity_name)]
+    sides: list[tuple[str, str]] = []  # (place, the side of its verdict) of each place the verdict answered for
     for ref, sentences in places:
         # the place is named where the reply speaks of several, or after a FAQ answer of another place
         elsewhere = len(places) > 1 or (faq_of is not None and faq_of != (ref.domain, ref.entity_id))
@@ -162,11 +163,40 @@ def composed_reply(
         if judged is not None:
             unnamed = sentences is None and not parts and (ref.domain, ref.entity_id) not in linked_places(mem)
             parts.append(verdict_first(judged, name if elsewhere or unnamed or asks_which(mem.q) else ""))
+            sides.append((name, judged.side))
             continue
         said = opinion_sentence(sentences, place) if sentences is not None else quoted([ref], place)
         if said:
             parts.append(_sentence(said))
+    if faq is None and len(places) > 1 and len(sides) == len(places) and asks_which(mem.q):
+        parts.insert(0, which_lead(sides))
     return " ".join(parts) or None
+
+
+_RANK = {"positive": 2, "mixed": 1, "negative": 0}
+
+
+def which_lead(sides: Sequence[tuple[str, str]]) -> str:
+    """The answer to a question that asks which place, from the side of each place's verdict ((place, side), two or
+    more): the one whose reviews lean best where one does ("The reviews favour Gonville Hotel."), else what they all
+    share ("Both have reviews that speak well of it.": each has praise, not that every guest gave it). Each place's
+    verdict and quotes follow; without it labellers read the reply as leaving the customer to compare."""
+    best = max(_RANK[side] for _, side in sides)
+    top = [place for place, side in sides if _RANK[side] == best]
+    if len(top) == 1:
+        return f"The reviews favour {top[0]}."
+    if len(top) == len(sides):
+        who = "Both" if len(sides) == 2 else f"All {len(sides)}"
+    else:  # several share the best side, another lags
+        who = ", ".join(top[:-1]) + f" and {top[-1]}"
+    return f"{who} {_SHARED[best]}."
+
+
+_SHARED = {
+    2: "have reviews that speak well of it",
+    1: "have divided reviews on it",
+    0: "have reviews that complain of it",
+}
 
 
 def quoted_sources(mem: WorkingMemory, reply: str) -> list[ClaimCheck]:

@@ -301,7 +301,7 @@ class VerdictWriter:
                 messages = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": fix}]
             draft = self.llm.complete(messages, self.params).text
             first = _SENTENCE_END.split(draft.strip(), maxsplit=1)[0].strip().strip('"')
-            text = self.shortened(first, always=side == "mixed")
+            text = self.shortened(first, side)
             fault = self.fault(question, text, said, side, place, focus, n)
             if fault is None:
                 text = self.opened(question, text, side, source)
@@ -340,14 +340,17 @@ class VerdictWriter:
             return None
         return sendable_topic(self.judge.topic(question), question, said)
 
-    def shortened(self, text: str, always: bool = False) -> str:
-        """A sentence longer than `max_words` (with `always`, any: a divided verdict's trailing clause, "with some
-        agreeing and others disagreeing", only restates it, and the quotes say what each side found) cut before the
-        clause it trails ("Diners are divided on the atmosphere, with some praising it and others criticizing it" ->
-        "Diners are divided on the atmosphere."), where what is left is five words or more; else as it is."""
+    def shortened(self, text: str, side: str | None = None) -> str:
+        """A sentence longer than `max_words` cut before the clause it trails ("Diners are divided on the atmosphere,
+        with some praising it and others criticizing it" -> "Diners are divided on the atmosphere."), where what is
+        left is five words or more; else as it is. With the verdict's `side`, cut at any length: a one-sided verdict's
+        trailing clause adds what was not asked (", with the drinks in particular being fantastic" to "many
+        non-alcoholic drinks?": a one-sided summary of drinks two reviews found mediocre), a divided one's only
+        restates it ("with some agreeing and others disagreeing"; the quotes say what each side found)."""
         # "Some guests found it quiet, while others ...": the trailing clause is the other side, kept
         says_divided = bool(_SAYS_DIVIDED & set(tokens(text.split(",")[0])))
-        if len(text.split()) <= self.max_words and not (always and says_divided):
+        cut = side in SIDES or side == "mixed" and says_divided
+        if len(text.split()) <= self.max_words and not cut:
             return text
         m = _TRAILING.search(text)
         head = text[: m.start()].strip() if m else ""
