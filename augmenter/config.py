@@ -208,6 +208,7 @@ def build_replies(knowledge, consolidator, utility, llm, **settings):
         judge=gatherer.judge if gatherer is not None else None,
         on_topic=getattr(gatherer, "on_topic", None),
         min_on_topic=getattr(gatherer, "min_on_topic", 0.5),
+        sure_on_topic=getattr(gatherer, "sure_on_topic", None),
         **settings,
     )
 

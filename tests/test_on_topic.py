@@ -94,8 +94,11 @@ def test_min_on_topic_needs_the_llm_judge_and_a_probability():
         OpinionSettings.of({"min_on_topic": 0.5}).gatherer(_kb())
     with pytest.raises(ValueError, match="min_on_topic"):
         OpinionGatherer(_kb(), min_on_topic=1.5)
-    with pytest.raises(ConfigError, match="on_topic_side needs min_on_topic"):
-        OpinionSettings.of({"stance": "llm", "on_topic_side": 0.8}).gatherer(_kb())
+    for name in ("on_topic_side", "sure_on_topic"):
+        with pytest.raises(ConfigError, match=f"{name} needs min_on_topic"):
+            OpinionSettings.of({"stance": "llm", name: 0.8}).gatherer(_kb())
+    with pytest.raises(ValueError, match="sure_on_topic"):
+        OpinionGatherer(_kb(), sure_on_topic=2.0)
     with pytest.raises(ConfigError, match="no judge"):  # the model picks sentences; only the judge sides them
         OpinionGatherer(_kb(), on_topic=_Scores({})).gather("Are the bathrooms clean?", "hotel", 1)
     for name in ("one_view_per_review", "price_facet"):  # they filter the LLM's sides: without it, silently nothing
@@ -300,3 +303,22 @@ def test_a_retrieved_sentence_the_model_finds_off_the_question_is_not_quoted(mod
     assert on.answer(mem).text == 'At Curry King, a diner wrote: "They had many non-alcoholic drinks to choose from".'
     unchecked = ReviewReplies({}, Retrieved("Unfortunately they have nothing gluten-free on the menu."))
     assert unchecked.answer(mem) is not None  # without the model, as before
+
+
+@pytest.mark.parametrize("score, sure, split", [(0.95, 0.8, "mixed"), (0.95, None, "positive"), (0.6, 0.8, "positive")])
+def test_a_sentence_the_model_is_sure_of_takes_the_judges_side_whatever_its_relatedness(score, sure, split):
+    """The 1.5B judge read "They had many various non-alcoholic drink options for me to choose" as unrelated to "Are
+    there many non alcoholic drink options?" (P(related) below 0.85) and the side went missing. With `sure_on_topic`,
+    a sentence the on-topic model scores that much takes the judge's likelier side all the same."""
+
+    def reply(messages):
+        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
+        if "dirty" in sentence:  # read as a complaint, but barely related
+            return Completion(text="Un", top_logprobs=[{"Un": math.log(0.6), "Compl": math.log(0.4)}])
+        return Completion(text="Pra", top_logprobs=[{"Pra": math.log(0.97), "Un": math.log(0.03)}])
+
+    scores = _Scores({ON[0]: 0.99, ON[1]: score})
+    gatherer = OpinionGatherer(
+        _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, sure_on_topic=sure
+    )
+    assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split

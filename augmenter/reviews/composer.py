@@ -56,7 +56,8 @@ class Composed:
 class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
     and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks; `on_topic` (an
-    `OnTopicModel`, the opinion gatherer's) and `min_on_topic`: what finds a retrieved sentence on the question."""
+    `OnTopicModel`, the opinion gatherer's), `min_on_topic` and `sure_on_topic` (see `OpinionGatherer`): what finds a
+    retrieved sentence on the question, and where the judge's side is taken whatever its relatedness."""
 
     def __init__(
         self,
@@ -70,6 +71,7 @@ class ReviewReplies:
         faq_near: float = 0.45,
         on_topic=None,
         min_on_topic: float = 0.5,
+        sure_on_topic: float | None = None,
     ):
         if verdicts and llm is None:
             raise ValueError("the reviews' verdicts need an LLM to write them")
@@ -78,7 +80,7 @@ class ReviewReplies:
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
         self.quote_reviews, self.verdicts = quote, verdicts
         self.faq_check, self.faq_near = faq_check, faq_near
-        self.on_topic, self.min_on_topic = on_topic, min_on_topic
+        self.on_topic, self.min_on_topic, self.sure_on_topic = on_topic, min_on_topic, sure_on_topic
         self._writer = None
         self._confirmed: tuple = (None, [])  # (the turn it was asked for, the FAQs the model confirmed)
 
@@ -182,8 +184,10 @@ class ReviewReplies:
         judge = self._judge
         if self.on_topic is not None:  # the gatherer's model decides what is on the question, the judge the side
             on = self.on_topic.probabilities(question, [s.text for s in sentences])
-            kept = [s for s, p in zip(sentences, on) if p >= self.min_on_topic]
-            sides = {s.id: side for s, (side, _) in zip(kept, judge.judge(question, [s.text for s in kept]))}
+            kept = [(s, p) for s, p in zip(sentences, on) if p >= self.min_on_topic]
+            sure = [self.sure_on_topic is not None and p >= self.sure_on_topic for _, p in kept]
+            found = judge.judge(question, [s.text for s, _ in kept], sure)
+            sides = {s.id: side for (s, _), (side, _) in zip(kept, found)}
             return [s.model_copy(update={"stance": sides.get(s.id, "unrelated")}) for s in sentences]
         bar = getattr(judge, "min_about", None)
         out = []

@@ -24,7 +24,7 @@ class OpinionSettings:
     `min_about`, `about_by`: what its about-pass asks, and `stance_by`: what its stance pass asks, see `ReviewJudge`);
     `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`; `min_on_topic` (with `stance="llm"`):
     the packaged on-topic cross-encoder (`augmenter.reviews.on_topic`) picks the sentences on the question, in place
-    of the relevance model and the judge's about-pass; the judge reads their side (`on_topic_side`,
+    of the relevance model and the judge's about-pass; the judge reads their side (`on_topic_side`, `sure_on_topic`,
     `one_view_per_review`, `price_facet`: see `OpinionGatherer`)."""
 
     min_p: Share = 0.3
@@ -39,6 +39,7 @@ class OpinionSettings:
     whole_side: bool = True
     min_on_topic: Share | None = None
     on_topic_side: Share | None = None
+    sure_on_topic: Share | None = None
     one_view_per_review: bool = False
     price_facet: bool = False
 
@@ -77,8 +78,9 @@ class OpinionSettings:
         for name in ("one_view_per_review", "price_facet"):
             if getattr(self, name) and self.stance != "llm":
                 raise ConfigError(f"consolidator.opinions.{name} needs stance=llm (it filters the LLM's sides)")
-        if self.on_topic_side is not None and self.min_on_topic is None:
-            raise ConfigError("consolidator.opinions.on_topic_side needs min_on_topic (the on-topic model's scores)")
+        for name in ("on_topic_side", "sure_on_topic"):
+            if getattr(self, name) is not None and self.min_on_topic is None:
+                raise ConfigError(f"consolidator.opinions.{name} needs min_on_topic (the on-topic model's scores)")
         on_topic = None
         if self.min_on_topic is not None:
             require(
@@ -102,6 +104,7 @@ class OpinionSettings:
             on_topic_side=self.on_topic_side,
             one_view_per_review=self.one_view_per_review,
             price_facet=self.price_facet,
+            sure_on_topic=self.sure_on_topic,
         )
 
     @property

@@ -172,10 +172,12 @@ class ReviewJudge:
             self._faq_prompt = PromptTemplate.load("faq_answers")
         return self._yes(self._faq_prompt.render(q=question, faq=faq))
 
-    def judge(self, question: str, sentences: Sequence[str]) -> list[tuple[str, float]]:
+    def judge(self, question: str, sentences: Sequence[str], sure: Sequence[bool] = ()) -> list[tuple[str, float]]:
         """(stance, P(related)) of each sentence, asked as `stance_by` says: of the question, of its topic, or
         "either": the topic's side where that pass finds the sentence related, else the question's (asked only of
-        those). Each pass runs over the sentences in a row, so that the model reuses its prompt's prefix."""
+        those). Each pass runs over the sentences in a row, so that the model reuses its prompt's prefix. `sure`:
+        per sentence, whether another model found it on the question: its likelier side is taken whatever its
+        P(related) (the judge reads some plainly on the question as unrelated)."""
         found: list[tuple[str, float] | None] = [None] * len(sentences)
         if self.stance_by != "question":
             for i, sentence in enumerate(sentences):
@@ -186,8 +188,10 @@ class ReviewJudge:
                 if found[i] is None or found[i][1] < self.min_related:
                     d = self.distribution(question, sentence)
                     found[i] = (praise_or_complaint(d), d["praise"] + d["complaint"])
+        sure = list(sure) + [False] * (len(found) - len(sure))
         return [
-            (LABELS[side] if related >= self.min_related else "unrelated", round(related, 4)) for side, related in found
+            (LABELS[side] if related >= self.min_related or on else "unrelated", round(related, 4))
+            for (side, related), on in zip(found, sure)
         ]
 
 

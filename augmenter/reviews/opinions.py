@@ -176,7 +176,8 @@ class OpinionGatherer:
     judge's side and its `min_related` still apply: `min_related=0` takes every side it reads), and sentences the
     stored classifier finds neutral are left out, as with `min_about_side`. `on_topic_side`: where the sentences
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
-    has one (a complaint of the wifi's price against praise of its speed makes no "divided").
+    has one (a complaint of the wifi's price against praise of its speed makes no "divided"). `sure_on_topic`: a
+    sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness.
 
     `one_view_per_review`: a review with sentences on both sides keeps only the side whose sentence shares more of
     the question's words, where one does: a reviewer who found "the bathroom very clean" and "the room itself not
@@ -202,6 +203,7 @@ class OpinionGatherer:
         on_topic_side: float | None = None,
         one_view_per_review: bool = False,
         price_facet: bool = False,
+        sure_on_topic: float | None = None,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -215,6 +217,9 @@ class OpinionGatherer:
             raise ValueError(f"opinions: on_topic_side is a probability in [0, 1], got {on_topic_side}")
         self.on_topic, self.min_on_topic, self.on_topic_side = on_topic, min_on_topic, on_topic_side
         self.one_view_per_review, self.price_facet = one_view_per_review, price_facet
+        if sure_on_topic is not None and not 0.0 <= sure_on_topic <= 1.0:
+            raise ValueError(f"opinions: sure_on_topic is a probability in [0, 1], got {sure_on_topic}")
+        self.sure_on_topic = sure_on_topic
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -341,7 +346,11 @@ class OpinionGatherer:
                 focus = dict(zip(keep, closest_parts(near, list(whole.values()), fragments)))
                 focus.update({i: whole[i] for i in back})  # judged and quoted with what it points back to
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
-            judged = self.judge.judge(question or query, [reviews[i].text for i in keep])
+            sure = [
+                self.on_topic is not None and self.sure_on_topic is not None and p[i] >= self.sure_on_topic
+                for i in keep
+            ]
+            judged = self.judge.judge(question or query, [reviews[i].text for i in keep], sure)
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
             if by_fragment and self.whole_side:
