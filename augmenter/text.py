@@ -93,7 +93,8 @@ QUALITY_WORDS = frozenset(
     """good nice great quiet clean comfortable comfy large big spacious small friendly helpful reliable fast quick
     worth value cheap affordable expensive pricey reasonable tasty fresh generous noisy loud peaceful calm safe
     beautiful pleasant excellent decent quality attractive lovely spotless delicious best better convenient wonderful
-    amazing fantastic cosy cozy modern tidy hygienic polite attentive efficient strong well""".split()
+    amazing fantastic cosy cozy modern tidy hygienic polite attentive efficient strong well enjoyable appealing stable
+    sanitary relaxing roomy welcoming impressive plentiful extensive varied""".split()
 )
 
 

@@ -901,6 +901,8 @@ def test_a_yes_only_where_a_yes_praises():
 @pytest.mark.parametrize(
     "question, quality",
     [("Is it quiet there?", True), ("Are the beds comfortable?", True), ("Is the beer a good value?", True)]
+    + [("Can you book a room with an enjoyable view?", True), ("Does it have a stable internet connection?", True)]
+    + [("Are there plentiful non alcoholic drink options?", True), ("Is the location appealing?", True)]
     + [("Do they serve wine?", False), ("Is there parking?", False), ("Do they have outdoor seating?", False)],
 )
 def test_asks_quality(question, quality):
