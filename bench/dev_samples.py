@@ -15,7 +15,7 @@ import argparse
 
 FIRST = "{limit:200,seed:0}"
 # seed 2: the 40 turns the answers check's thresholds were chosen on
-SEEDS = [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]
+SEEDS = [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
 
 
 def exclude(seeds: list[int]) -> str:
