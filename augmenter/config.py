@@ -186,6 +186,7 @@ REVIEW_SETTINGS = {  # executor.* -> ReviewReplies
     "quote_reviews": "quote",
     "review_verdicts": "verdicts",
     "review_faq_check": "faq_check",
+    "review_sure_on_topic": "sure_on_topic",
 }
 
 
@@ -193,8 +194,8 @@ def build_replies(knowledge, consolidator, utility, llm, **settings):
     """The replies in the knowledge's own words for the executor (its `ReplyComposer`): for a knowledge base of
     snippets (FAQs and reviews) the reviews' `ReviewReplies`, which takes the FAQs and review sentences that answer
     from the utility when it finds them (the answers check), and the review judge from the opinion gatherer;
-    `settings`: its `quote`, `verdicts` and `faq_check` (`executor.quote_reviews`, `executor.review_verdicts` and
-    `executor.review_faq_check`). None for other knowledge."""
+    `settings`: its `quote`, `verdicts`, `faq_check` and `sure_on_topic` (`executor.quote_reviews`, `review_verdicts`,
+    `review_faq_check` and `review_sure_on_topic`). None for other knowledge."""
     from augmenter.knowledge import KnowledgeBase, KnowledgeConsolidator
     from augmenter.reviews.composer import AnswerFinder, ReviewReplies
 
@@ -208,7 +209,6 @@ def build_replies(knowledge, consolidator, utility, llm, **settings):
         judge=gatherer.judge if gatherer is not None else None,
         on_topic=getattr(gatherer, "on_topic", None),
         min_on_topic=getattr(gatherer, "min_on_topic", 0.5),
-        sure_on_topic=getattr(gatherer, "sure_on_topic", None),
         **settings,
     )
 
@@ -235,7 +235,7 @@ def build_agent(cfg: DictConfig, llm=None, policy=None, utility=None, callbacks:
     try:
         composer = knowledge.composer() if callable(getattr(knowledge, "composer", None)) else None
         settings = OmegaConf.to_container(cfg.get("executor") or {})
-        # three of the executor's settings are the reviews' replies': their quotes, their verdict, their FAQ check
+        # some of the executor's settings are the reviews' replies': quotes, verdict, FAQ check, sure on-topic bar
         reviews = {new: settings.pop(old) for old, new in REVIEW_SETTINGS.items() if old in settings}
         replies = build_replies(knowledge, consolidator, utility, llm, **reviews) if composer is None else None
         executor = Executor(

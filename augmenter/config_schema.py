@@ -349,9 +349,10 @@ Sampling = derived(
 Executor = derived(
     get_object("augmenter.agent.Executor"),
     omit=("retry_temperature",),  # sampling.retry_temperature
-    quote_reviews=Flag,  # ReviewReplies' quote, verdicts and faq_check (config.REVIEW_SETTINGS)
+    quote_reviews=Flag,  # ReviewReplies' quote, verdicts, faq_check, sure_on_topic (config.REVIEW_SETTINGS)
     review_verdicts=Flag,
     review_faq_check=number(null=True, ge=0, le=1),
+    review_sure_on_topic=number(null=True, ge=0, le=1),
 )
 
 

@@ -94,7 +94,7 @@ QUALITY_WORDS = frozenset(
     worth value cheap affordable expensive pricey reasonable tasty fresh generous noisy loud peaceful calm safe
     beautiful pleasant excellent decent quality attractive lovely spotless delicious best better convenient wonderful
     amazing fantastic cosy cozy modern tidy hygienic polite attentive efficient strong well enjoyable appealing stable
-    sanitary relaxing roomy welcoming impressive plentiful extensive varied""".split()
+    sanitary relaxing roomy welcoming impressive plentiful extensive varied fair""".split()
 )
 
 

@@ -322,3 +322,24 @@ def test_a_sentence_the_model_is_sure_of_takes_the_judges_side_whatever_its_rela
         _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, sure_on_topic=sure
     )
     assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split
+
+
+def test_a_retrieved_sentence_the_model_is_sure_of_gets_a_side_and_its_verdict(model):
+    """The judge read "The place was quiet so we could hear ourselves talk" as unrelated to "Wait, is that hotel
+    quiet?" (the gatherer found no side) and the quote went out alone, labelled "partly". With
+    `executor.review_sure_on_topic`, a retrieved sentence the on-topic model scores that much takes the judge's
+    likelier side, so its verdict can go first."""
+    from augmenter.reviews.composer import ReviewReplies
+
+    def reply(messages):  # praise, but below min_related
+        return Completion(text="Un", top_logprobs=[{"Un": math.log(0.5), "Pra": math.log(0.45), "Co": math.log(0.05)}])
+
+    kb = _kb()
+    judge = ReviewJudge(FakeLLM(default=reply))
+    sentences = [kb.snippets[0], kb.snippets[len(ON)]]  # a bathroom sentence, then breakfast hours
+    plain = ReviewReplies(kb.by_id, llm=judge.llm, judge=judge, on_topic=model, min_on_topic=0.5)
+    assert [s.stance for s in plain._judged("Are the bathrooms clean?", sentences)] == ["unrelated", "unrelated"]
+    sure = ReviewReplies(kb.by_id, llm=judge.llm, judge=judge, on_topic=model, min_on_topic=0.5, sure_on_topic=0.5)
+    assert [s.stance for s in sure._judged("Are the bathrooms clean?", sentences)] == ["positive", "unrelated"]
+    with pytest.raises(ConfigError, match="review_sure_on_topic"):
+        ReviewReplies(kb.by_id, llm=judge.llm, judge=judge, sure_on_topic=0.9)  # no on-topic model

@@ -10,7 +10,7 @@ from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.reviews import VerdictWriter, reviewers, side_of
 from augmenter.reviews.replies import composed_reply, verdict_first
-from augmenter.reviews.verdict import Verdict
+from augmenter.reviews.verdict import FaultKind, Verdict
 
 
 def review(text, stance, doc_id=1, domain="hotel", n=0, entity_id=1, name="Acorn Guest House"):
@@ -268,10 +268,10 @@ def test_the_fixed_sentence_never_opens_with_a_yes_or_a_no():
     """ "Yes, a guest wrote: ..." in its place was flawed in 17 of 33 labelled answers, and "Yes/No, some guests ..."
     with the on-topic model's sentences in 3 of 5 (a No where the gatherer missed the quiet reviews): where the model
     cannot write a verdict from the sentences, they speak least to the question."""
-    quiet = [review("We slept like babies, it was so peaceful.", "positive")]
+    quiet = [review("We slept like babies, it was so quiet at night.", "positive")]
     fixed = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Is it quiet at night?", quiet)
     assert verdict_first(fixed).startswith("A guest speaks well of it. A guest wrote:")
-    noisy = [review("It was very noisy while we were trying to sleep.", "negative")]
+    noisy = [review("It was never quiet at night, very noisy while we were trying to sleep.", "negative")]
     fixed = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Is it quiet at night?", noisy)
     assert fixed.text == "A guest complains about it."
     wine = VerdictWriter(FakeLLM(["x", "x"], default=YES_PRAISES)).write("Does the restaurant serve alcohol?", WINE)
@@ -515,11 +515,14 @@ def test_a_negation_the_reviews_do_not_make_and_the_questions_own_words_are_refu
     assert not negated.written and negated.problem == "a negation the reviews do not make"
     assert negated.text == "A diner speaks well of it."
     # "upbeat" and "fun" are the question's words, not the reviews': the question's premise is no verdict
-    vibe = [review("Great ambience.", "positive", domain="restaurant")]
-    restated = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."]), retries=0).write(
-        "Is the vibe upbeat and fun?", vibe
+    writer = VerdictWriter(FakeLLM(["Yes, the vibe is upbeat and fun."]), retries=0)
+    restated = writer.fault(
+        "Is the vibe upbeat and fun?", "Yes, the vibe is upbeat and fun.", ["Great ambience."], "positive"
     )
-    assert not restated.written and "upbeat" in restated.problem
+    assert "upbeat" in str(restated)
+    # nor does a fixed sentence say "it" of what the review does not name: no verdict, the quote goes alone
+    vibe = [review("Great ambience.", "positive", domain="restaurant")]
+    assert writer.write("Is the vibe upbeat and fun?", vibe) is None
 
 
 def test_the_verdict_may_use_only_what_each_sentence_says_on_the_question():
@@ -870,29 +873,38 @@ def test_the_verdict_may_answer_in_the_questions_word_for_the_reviews():
     large = [review("The room was very large.", "positive")]
     llm = FakeLLM(["Yes, a guest found the rooms spacious.", YES_PRAISES, judged(0.9, 0.05)])
     assert VerdictWriter(llm, retries=0).write("Does the hotel have spacious rooms?", large).written
-    cleaned = [review("The room had been cleaned to an exceptional degree.", "positive")]
-    daily = VerdictWriter(FakeLLM(["Yes, a guest found the rooms cleaned daily."], default=YES_PRAISES), retries=0)
-    verdict = daily.write("Are the rooms cleaned daily?", cleaned)
-    assert not verdict.written and verdict.problem == "words the reviews do not use: daili"
+    cleaned = ["The room had been cleaned to an exceptional degree."]
+    daily = VerdictWriter(FakeLLM([], default=YES_PRAISES), retries=0)
+    fault = daily.fault(
+        "Are the rooms cleaned daily?", "Yes, a guest found the rooms cleaned daily.", cleaned, "positive"
+    )
+    assert str(fault) == "words the reviews do not use: daili"
 
 
-NOISY = [review("Also, due to the popularity of this place, it is quite noisy.", "negative")]
+NOISY = [
+    review("Also, due to the popularity of this place, it is quite noisy.", "negative"),
+    review("The street was loud at night, never quiet.", "negative", 2, n=1),
+]
 
 
 def test_complaints_answer_no_to_a_question_of_how_good_it_is():
     """ "Is it quiet there?" with complaints of noise: labellers read "Some guests complained that it was noisy" as
     leaving the answer to the customer; the No says it."""
-    llm = FakeLLM(["No, a guest found it quite noisy.", YES_PRAISES, judged(0.05, 0.9)])
+    llm = FakeLLM(["No, some guests found it quite noisy.", YES_PRAISES, judged(0.05, 0.9)])
     verdict = VerdictWriter(llm, retries=0).write("Is it quiet there?", NOISY)
-    assert verdict.written and verdict.text == "No, a guest found it quite noisy."
-    assert 'Begin with "No, a guest"' in llm.calls[0][-1]["content"]
+    assert verdict.written and verdict.text == "No, some guests found it quite noisy."
+    assert 'Begin with "No, some guests"' in llm.calls[0][-1]["content"]
     # where a Yes would complain ("Is it noisy?"), a No would say it is quiet
-    loud = VerdictWriter(FakeLLM(["No, a guest found it quite noisy."], default=judged(0.1, 0.85)), retries=0)
+    loud = VerdictWriter(FakeLLM(["No, some guests found it quite noisy."], default=judged(0.1, 0.85)), retries=0)
     assert loud.write("Is it noisy at night?", NOISY).problem.startswith("a No")
+    # one review's complaint gives no No: three such Noes were labelled contradicted (the sentence was off the question)
+    one = VerdictWriter(FakeLLM([], default=YES_PRAISES))
+    fault = one.fault("Is it quiet there?", "No, a guest found it quite noisy.", [NOISY[0].text], "negative", reviews=1)
+    assert fault.kind is FaultKind.A_NO
 
 
 def test_a_yes_only_where_a_yes_praises():
-    quiet = [review("It was so peaceful at night.", "positive")]
+    quiet = [review("It was never noisy at night, so peaceful.", "positive")]
     llm = FakeLLM(["Yes, a guest found it so peaceful at night."], default=judged(0.1, 0.85))
     verdict = VerdictWriter(llm, retries=0).write("Is it noisy at night?", quiet)
     assert not verdict.written and verdict.problem == "a Yes: it would say the other side"
@@ -903,6 +915,7 @@ def test_a_yes_only_where_a_yes_praises():
     [("Is it quiet there?", True), ("Are the beds comfortable?", True), ("Is the beer a good value?", True)]
     + [("Can you book a room with an enjoyable view?", True), ("Does it have a stable internet connection?", True)]
     + [("Are there plentiful non alcoholic drink options?", True), ("Is the location appealing?", True)]
+    + [("Do they offer fair portion sizes ?", True)]
     + [("Do they serve wine?", False), ("Is there parking?", False), ("Do they have outdoor seating?", False)],
 )
 def test_asks_quality(question, quality):
@@ -998,9 +1011,12 @@ def test_a_kept_sentence_that_opens_with_its_reviewers_gets_the_yes_or_no_the_qu
     drab = [
         review("However, the restaurant wasn't decorated well and looked quite drab.", "negative", domain="restaurant")
     ]
+    drab.append(review("The decor was tired and dated.", "negative", 2, n=1, domain="restaurant"))
     draft = "A diner found the restaurant wasn't decorated well."
     llm = FakeLLM([draft, judged(0.05, 0.9), YES_PRAISES])
     assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab).text == f"No, a{draft[1:]}"
+    llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)  # one review's complaint: no No
+    assert VerdictWriter(llm).write("Does it have nice indoor decor?", drab[:1]).text == draft
     slow = [review("I had difficulty using the wireless Internet, it was slow.", "negative")]
     draft = "A guest had difficulty using the wireless Internet."
     llm = FakeLLM([draft, judged(0.05, 0.9)], default=YES_PRAISES)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, runtime_checkable
 
+from augmenter.errors import ConfigError
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
 from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
 from augmenter.reviews.verdict import SIDES
@@ -56,8 +57,10 @@ class Composed:
 class ReviewReplies:
     """See the module docstring. `snippets`: the knowledge's snippets by id (what a checked claim cites); `llm`
     and `judge` (a `ReviewJudge`; default: one on `llm`): what the verdict writer asks; `on_topic` (an
-    `OnTopicModel`, the opinion gatherer's), `min_on_topic` and `sure_on_topic` (see `OpinionGatherer`): what finds a
-    retrieved sentence on the question, and where the judge's side is taken whatever its relatedness."""
+    `OnTopicModel`, the opinion gatherer's) and `min_on_topic`: what finds a retrieved sentence on the question;
+    `sure_on_topic`: where its score is this much, the judge's likelier side is taken whatever the judge's relatedness
+    (the sentence is quoted either way; the judge read "The place was quiet so we could hear ourselves talk" as
+    unrelated to "Is that hotel quiet?", and the quote went out alone)."""
 
     def __init__(
         self,
@@ -77,6 +80,11 @@ class ReviewReplies:
             raise ValueError("the reviews' verdicts need an LLM to write them")
         if faq_check is not None and (llm is None or not 0.0 <= faq_check <= 1.0):
             raise ValueError(f"faq_check is a probability in [0, 1] and needs an LLM, got {faq_check}")
+        if sure_on_topic is not None and (on_topic is None or not 0.0 <= sure_on_topic <= 1.0):
+            raise ConfigError(
+                "executor.review_sure_on_topic is a probability in [0, 1] and needs the on-topic model "
+                f"(consolidator.opinions.min_on_topic), got {sure_on_topic}"
+            )
         self.snippets, self.answers_check, self.llm, self.judge = snippets, answers, llm, judge
         self.quote_reviews, self.verdicts = quote, verdicts
         self.faq_check, self.faq_near = faq_check, faq_near
