@@ -7,6 +7,9 @@ apart from all of them.
 The first sample is the 200 turns of the end-to-end runs (`eval.limit=200 eval.seed=0`); each later one (60 turns) was
 drawn apart from those before it: `{chain: [...]}` (the same turns as the nested form, each sample with its own
 `exclude`, whose text doubles with each seed). Append a round's seed to SEEDS once its turns are answered.
+
+Seed 24 drew the last 49 knowledge-seeking turns of the published dev split: no fresh sample remains (`augmenter
+eval` says "no turns to evaluate"). A later round re-answers an earlier sample (`--upto <seed>`: the same turns).
 """
 
 from __future__ import annotations
