@@ -88,20 +88,28 @@ def report(rows: list[dict], judged: dict[str, dict], llm_name: str) -> dict:
     }
     for way in WAYS:
         given = [counted(judged[r["pair"]], way) for r in rows]
-        fig = {}
-        for s in ("praise", "complaint"):
-            put = [i for i, g in enumerate(given) if s in g]
-            right = sum(label[i] == s for i in put)
-            fig[s] = {
-                "recall": round(right / max(1, label.count(s)), 3),
-                "precision": round(right / max(1, len(put)), 3),
-                "put": len(put),
-                "of the other side": sum(label[i] not in (s, "unrelated") for i in put),
-            }
-        out[way] = {"sentences": fig, "turns": turn_sides(rows, judged, way)}
+        out[way] = {"sentences": side_figures(rows, given), "turns": turn_sides(rows, judged, way)}
     out["topics (first 10 questions)"] = dict(
         list({r["question"]: judged[r["pair"]]["topic_named"] for r in rows}.items())[:10]
     )
+    return out
+
+
+def side_figures(rows: list[dict], given: list[set[str]]) -> dict:
+    """Per side: the recall of its labelled sentences and the precision of those put on it (`given`: each pair's
+    sides), with how many put on it are labelled the other side or unrelated."""
+    label = [{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in rows]
+    out = {}
+    for s in ("praise", "complaint"):
+        put = [i for i, g in enumerate(given) if s in g]
+        right = sum(label[i] == s for i in put)
+        out[s] = {
+            "recall": round(right / max(1, label.count(s)), 3),
+            "precision": round(right / max(1, len(put)), 3),
+            "put": len(put),
+            "of the other side": sum(label[i] not in (s, "unrelated") for i in put),
+            "unrelated": sum(label[i] == "unrelated" for i in put),
+        }
     return out
 
 

@@ -25,7 +25,7 @@ from augmenter.reviews.judge import praise_or_complaint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from about_by import sides_per_turn  # noqa: E402
-from stance_by import LABELS, MIN_RELATED, judge_all  # noqa: E402
+from stance_by import LABELS, MIN_RELATED, judge_all, side_figures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_ON_TOPIC = 0.15
@@ -39,22 +39,6 @@ def side(on: float, d: dict, sure: float | None) -> set[str]:
     if 1 - d["unrelated"] >= MIN_RELATED or (sure is not None and on >= sure):
         return {praise_or_complaint(d)}
     return set()
-
-
-def figures(rows: list[dict], given: list[set[str]]) -> dict:
-    label = [{"mixed": "complaint"}.get(r["stance"], r["stance"]) for r in rows]
-    out = {}
-    for s in ("praise", "complaint"):
-        put = [i for i, g in enumerate(given) if s in g]
-        right = sum(label[i] == s for i in put)
-        out[s] = {
-            "recall": round(right / max(1, label.count(s)), 3),
-            "precision": round(right / max(1, len(put)), 3),
-            "put": len(put),
-            "of the other side": sum(label[i] not in (s, "unrelated") for i in put),
-            "unrelated": sum(label[i] == "unrelated" for i in put),
-        }
-    return out
 
 
 def found_in(index: dict[str, set[str]]):
@@ -79,7 +63,7 @@ def main() -> None:
     for name, sure in [("judge's bar", None), *((f"sure at {t}", t) for t in SURE)]:
         given = [side(p[r["pair"]], judged[r["pair"]]["topic"], sure) for r in rows]
         index = {r["pair"]: g for r, g in zip(rows, given)}
-        result[name] = {"sentences": figures(rows, given), "turns": sides_per_turn(rows, found_in(index))}
+        result[name] = {"sentences": side_figures(rows, given), "turns": sides_per_turn(rows, found_in(index))}
     path = ROOT / "bench" / "results" / "sure_side.json"
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
