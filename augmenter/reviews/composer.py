@@ -26,7 +26,13 @@ from typing import Protocol, runtime_checkable
 
 from augmenter.errors import ConfigError
 from augmenter.memory import ClaimCheck, Snippet, WorkingMemory
-from augmenter.reviews.replies import composed_reply, quoted_sources, reviews_quoted, verdict_claim
+from augmenter.reviews.replies import (
+    cites_reviews_alone,
+    composed_reply,
+    quoted_sources,
+    reviews_quoted,
+    verdict_claim,
+)
 from augmenter.reviews.verdict import SIDES
 
 QUOTED_NOTE = "the candidate's claims on reviews sent as the review sentences they rest on, quoted"
@@ -207,7 +213,7 @@ class ReviewReplies:
 
     def quote(self, mem: WorkingMemory, checks: Sequence[ClaimCheck]) -> Composed | None:
         found = reviews_quoted(mem, checks, self.snippets) if self.quote_reviews else None
-        if found and self.verdicts and all(self._reviews_alone(c) for c in found[1]):
+        if found and self.verdicts and all(cites_reviews_alone(c, self.snippets) for c in checks if c.supported):
             # the candidate said only what reviews say: their verdict and quotes (`answer`), not its sentences
             # quoted alone ("At Bedouin, a diner wrote: ..." to "Does the Bedouin have reasonably priced drinks?")
             answered = self.answer(mem)
@@ -215,7 +221,3 @@ class ReviewReplies:
                 answered.note = VERDICT_NOTE
                 return answered
         return Composed(*found, note=QUOTED_NOTE) if found else None
-
-    def _reviews_alone(self, claim: ClaimCheck) -> bool:
-        """Whether a claim rests on review sentences alone."""
-        return all(getattr(self.snippets.get(ref.id), "doc_type", "") == "review" for ref in claim.evidence)

@@ -227,6 +227,14 @@ def _sentence(said: str) -> str:
     return said[0].upper() + said[1:].rstrip(".") + "."
 
 
+def cites_reviews_alone(claim: ClaimCheck, by_id: dict) -> bool:
+    """Whether a supported claim cites review sentences alone (`by_id`: the knowledge's snippets; a FAQ among what it
+    cites: it is kept as written)."""
+    return bool(claim.supported and claim.evidence) and all(
+        getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in claim.cited()
+    )
+
+
 def reviews_quoted(
     mem: WorkingMemory, checks: Sequence[ClaimCheck], by_id: dict
 ) -> tuple[str, list[ClaimCheck]] | None:
@@ -234,16 +242,12 @@ def reviews_quoted(
     knowledge's snippets) replaced by the best of them, quoted (one per review, at most two per place), its other
     claims as they are: (the reply, its claims with their evidence). None when no claim cites reviews alone."""
 
-    def review(c: ClaimCheck) -> bool:  # all it cites is review sentences (a FAQ among them: as written)
-        return bool(c.supported and c.evidence) and all(
-            getattr(by_id.get(ref.id), "doc_type", "") == "review" for ref in c.cited()
-        )
-
-    if not any(review(c) for c in checks):
+    on_reviews = [cites_reviews_alone(c, by_id) for c in checks]
+    if not any(on_reviews):
         return None
-    kept = [c for c in checks if c.supported and not review(c)]
+    kept = [c for c, on in zip(checks, on_reviews) if c.supported and not on]
     quotes: dict = {}  # place -> {review: (the sentence as a snippet, its evidence)}
-    for c in filter(review, checks):
+    for c in (c for c, on in zip(checks, on_reviews) if on):
         ref, snippet = c.evidence[0], by_id[c.evidence[0].id]
         reviews = quotes.setdefault((snippet.domain, snippet.entity_id), {})
         if snippet.doc_id not in reviews and len(reviews) < 2:

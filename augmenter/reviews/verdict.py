@@ -317,7 +317,7 @@ class VerdictWriter:
         if faults[-1].kind is FaultKind.OFF_QUESTION:  # the sentences do not answer: no verdict, fixed or written
             return None
         topic = self.topic(question, said)
-        if topic is None and unsaid(question, [place, *said]):
+        if topic is None and unsaid(question, source):
             # "A diner complains about it." to "a variety of quality choices of Merlot?" from a complaint of the wine:
             # "it" says the reviews speak of what they do not name (labelled unsupported 3 times in 7)
             return None
