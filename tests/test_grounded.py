@@ -521,6 +521,18 @@ def test_a_fragment_whose_whole_sentence_reads_on_the_other_side_is_dropped(whol
         assert found is None
 
 
+def test_a_complaint_is_kept_whatever_its_whole_sentence_reads():
+    """ "bathroom weren't clean at first" of "... weren't clean at first but that was promptly taken care of" is a
+    complaint of the bathroom's cleanliness though the whole sentence reads as praise: it is kept (dropped, the reply
+    said "Yes" to spotless bathrooms beside the praise of other reviews)."""
+    text = "The downside was that the room and bathroom weren't clean at first but that was promptly taken care of."
+    judge = _topic_judge("bathroom cleanliness", side=lambda sentence: "Pra" if sentence == text else "Compl")
+    found = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
+        "Are the bathrooms spotless?", "hotel", 1
+    )
+    assert found is not None and found.split == "negative"
+
+
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     """When reviews speak to the question the grounded policy sends their own words, no LLM call for a draft; when
     none does, the paper's loop drafts as before."""

@@ -167,9 +167,9 @@ class OpinionGatherer:
     question's misses ("it is quite noisy" for "Is it quiet?"), while praise in general ("I'll definitely be coming
     back" for value) passes the topic's alone.
 
-    `whole_side` (with `min_about_side`): a sentence judged by a fragment is dropped where the judge reads the whole
-    sentence on the other side (`_same_side_whole`). A sentence whose opening points back ("I found them to be
-    overpriced", `leans_back`) is judged and quoted whole, after the sentence before it in its review.
+    `whole_side` (with `min_about_side`): praise judged by a fragment is dropped where the judge reads the whole
+    sentence as a complaint (`_same_side_whole`; a complaint is kept). A sentence whose opening points back ("I found
+    them to be overpriced", `leans_back`) is judged and quoted whole, after the sentence before it in its review.
 
     `on_topic` (an `OnTopicModel`, with `min_on_topic`): the sentences on the question are those it scores at least
     `min_on_topic`, most probable first, in place of the stored relevance model and of the judge's about-pass (the
@@ -178,6 +178,11 @@ class OpinionGatherer:
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
     has one (a complaint of the wifi's price against praise of its speed makes no "divided"). `sure_on_topic`: a
     sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness.
+    `sure_complaint`: the same for a complaint alone (praise keeps the judge's bar), and such a sentence is judged
+    though the stored classifier finds it neutral ("the view from where we sat looked out over a construction site"):
+    the complaint a one-sided "Yes" leaves out. `on_topic_parts`: a sentence is scored as its best part, whole or a
+    fragment (`best_part_probabilities`): one that goes on about other things ("The rooms were not that clean, and
+    there was no safe ...") scores low whole.
 
     `one_view_per_review`: a review with sentences on both sides keeps only the side whose sentence shares more of
     the question's words, where one does: a reviewer who found "the bathroom very clean" and "the room itself not
@@ -204,6 +209,8 @@ class OpinionGatherer:
         one_view_per_review: bool = False,
         price_facet: bool = False,
         sure_on_topic: float | None = None,
+        on_topic_parts: bool = False,
+        sure_complaint: float | None = None,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -219,9 +226,15 @@ class OpinionGatherer:
         self.one_view_per_review, self.price_facet = one_view_per_review, price_facet
         if sure_on_topic is not None and not 0.0 <= sure_on_topic <= 1.0:
             raise ValueError(f"opinions: sure_on_topic is a probability in [0, 1], got {sure_on_topic}")
-        self.sure_on_topic = sure_on_topic
+        if sure_complaint is not None and not 0.0 <= sure_complaint <= 1.0:
+            raise ValueError(f"opinions: sure_complaint is a probability in [0, 1], got {sure_complaint}")
+        self.sure_on_topic, self.on_topic_parts, self.sure_complaint = sure_on_topic, on_topic_parts, sure_complaint
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
+
+    def _sure(self, p: float, bar: float | None) -> bool:
+        """Whether the on-topic model's score `p` reaches `bar` (None: never)."""
+        return self.on_topic is not None and bar is not None and p >= bar
 
     def _classified(self, query: str, chosen: list[Snippet]) -> list[str]:
         """The stored classifier's stance of each sentence's clause closest to the question (a sentence often
@@ -238,16 +251,17 @@ class OpinionGatherer:
         return query
 
     def _same_side_whole(self, question: str, reviews: list[Snippet], whole: dict, keep: list[int], stances: list[str]):
-        """The sentences judged by a fragment whose whole sentence the judge does not read on the other side: "the
-        room could have been a lot bigger" of "... the room could have been a lot bigger, but it was clean" can read
-        as praise of big rooms alone, and the whole sentence as the complaint it is; such a sentence is dropped."""
-        cut = [n for n, i in enumerate(keep) if reviews[i].text != whole[i]]
+        """The praise judged by a fragment whose whole sentence the judge does not read as a complaint: "the room
+        could have been a lot bigger" of "... the room could have been a lot bigger, but it was clean" can read as
+        praise of big rooms alone, and the whole sentence as the complaint it is; such a sentence is dropped. A
+        complaint is kept whatever the whole reads: "the room and bathroom weren't clean at first but that was
+        promptly taken care of" reads as praise whole, and without it the reply said "Yes" to spotless bathrooms."""
+        cut = [i for i, side in zip(keep, stances) if side == "positive" and reviews[i].text != whole[i]]
         if not cut:
             return keep, stances
-        other = {"positive": "negative", "negative": "positive"}
-        read = dict(zip(cut, self.judge.judge(question, [whole[keep[n]] for n in cut])))
-        pairs = [(i, st) for n, (i, st) in enumerate(zip(keep, stances)) if n not in read or read[n][0] != other[st]]
-        return [i for i, _ in pairs], [st for _, st in pairs]
+        read = self.judge.judge(question, [whole[i] for i in cut])
+        against = {i for i, (side, _) in zip(cut, read) if side == "negative"}
+        return _kept(keep, stances, lambda i, _side: i not in against)
 
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
@@ -327,8 +341,13 @@ class OpinionGatherer:
         if self.on_topic is not None and self.judge is None:
             raise ConfigError("opinions: the on-topic model picks sentences for the LLM judge to side; no judge is set")
         if self.on_topic is not None:  # a sentence that points back is read after the sentence it points to
-            scored = with_sentence_before(reviews, [i for i, r in enumerate(reviews) if leans_back(r.text)])
-            p = np.asarray(self.on_topic.probabilities(question or query, [s.text for s in scored]))
+            leaning = [i for i, r in enumerate(reviews) if leans_back(r.text)]
+            texts = [s.text for s in with_sentence_before(reviews, leaning)]
+            if self.on_topic_parts:  # one read after the sentence before it is scored whole: its parts are that one's
+                whole = np.isin(np.arange(len(texts)), leaning).tolist()
+                p = np.asarray(self.on_topic.best_part_probabilities(question or query, texts, whole))
+            else:
+                p = np.asarray(self.on_topic.probabilities(question or query, texts))
             bar = self.min_on_topic
         else:
             p = np.atleast_1d(self.relevance.predict_proba(relevance_features(query, [s.text for s in reviews])))
@@ -338,7 +357,7 @@ class OpinionGatherer:
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
             if by_fragment:
                 stances = self._classified(query, [reviews[i] for i in keep])
-                keep = [i for i, st in zip(keep, stances) if st != "neutral"]
+                keep = [i for i, st in zip(keep, stances) if st != "neutral" or self._sure(p[i], self.sure_complaint)]
                 back = [i for i in keep if leans_back(reviews[i].text)]
                 reviews = with_sentence_before(reviews, back)
                 whole = {i: reviews[i].text for i in keep}
@@ -346,11 +365,17 @@ class OpinionGatherer:
                 focus = dict(zip(keep, closest_parts(near, list(whole.values()), fragments)))
                 focus.update({i: whole[i] for i in back})  # judged and quoted with what it points back to
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
-            sure = [
-                self.on_topic is not None and self.sure_on_topic is not None and p[i] >= self.sure_on_topic
-                for i in keep
-            ]
+            sure = [self._sure(p[i], self.sure_on_topic) or self._sure(p[i], self.sure_complaint) for i in keep]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep], sure)
+            if self.sure_complaint is not None:  # sure of it as a complaint only: praise keeps the judge's bar
+                judged = [
+                    ("unrelated", related)
+                    if stance == "positive"
+                    and related < self.judge.min_related
+                    and not self._sure(p[i], self.sure_on_topic)
+                    else (stance, related)
+                    for i, (stance, related) in zip(keep, judged)
+                ]
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
             if by_fragment and self.whole_side:
