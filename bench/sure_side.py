@@ -8,7 +8,7 @@ plainly on the question as unrelated ("They had many various non-alcoholic drink
 drove their myself" to "Are there many non alcoholic drink options?"), so the side goes missing: a reply quotes the
 sentence alone, or a verdict leaves out the other side of mixed reviews. Rule `sure at T`: a sentence the model
 scores T or more takes the judge's likelier side (praise or complaint) whatever its relatedness; `sure complaints at
-T` (`opinions.sure_complaint`): only where that side is a complaint (`, the classifier agreeing`: and the stored
+T`: only where that side is a complaint (`, the classifier agreeing`: and the stored
 classifier reads it negative too). Reported per rule:
 each side's recall and precision among the sentences put on it, and per turn (70) the sides found against the
 labelled ones.

@@ -113,14 +113,12 @@ def test_min_on_topic_needs_the_llm_judge_and_a_probability():
     for name, value in (
         ("on_topic_side", 0.8),
         ("sure_on_topic", 0.8),
-        ("sure_complaint", 0.8),
         ("on_topic_parts", True),
     ):
         with pytest.raises(ConfigError, match=f"{name} needs min_on_topic"):
             OpinionSettings.of({"stance": "llm", name: value}).gatherer(_kb())
-    for name in ("sure_on_topic", "sure_complaint"):
-        with pytest.raises(ValueError, match=name):
-            OpinionGatherer(_kb(), **{name: 2.0})
+    with pytest.raises(ValueError, match="sure_on_topic"):
+        OpinionGatherer(_kb(), sure_on_topic=2.0)
     with pytest.raises(ConfigError, match="no judge"):  # the model picks sentences; only the judge sides them
         OpinionGatherer(_kb(), on_topic=_Scores({})).gather("Are the bathrooms clean?", "hotel", 1)
     for name in ("one_view_per_review", "price_facet"):  # they filter the LLM's sides: without it, silently nothing
@@ -381,30 +379,3 @@ def test_the_gatherer_finds_a_complaint_in_a_sentence_on_other_things_too(model,
     judge = ReviewJudge(FakeLLM(default=reply))
     gatherer = OpinionGatherer(kb, judge=judge, on_topic=model, min_on_topic=0.5, on_topic_parts=parts)
     assert gatherer.gather("Are the rooms very clean?", "hotel", 1, question="Are the rooms very clean?").split == split
-
-
-@pytest.mark.parametrize("sure_complaint, split", [(None, "positive"), (0.8, "mixed")])
-def test_a_complaint_the_model_is_sure_of_is_kept_though_the_classifier_and_the_judge_doubt_it(sure_complaint, split):
-    """A view "over a construction site" (a Missing Sock review): the stored classifier finds it neutral and the judge
-    barely related (0.69 complaint); without it the reply said "Yes" to a nice view. With `sure_complaint`, a sentence
-    the on-topic model is that sure of keeps the judge's complaint; praise the judge finds unrelated stays out."""
-    praise, faint_praise = "You had a nice service and view.", "The lobby had pictures of the river."
-    complaint = "The view from where we sat looked out over a construction site."
-
-    def reply(messages):
-        sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
-        if sentence.startswith("The view from"):
-            return Completion(text="Compl", top_logprobs=[{"Compl": math.log(0.69), "Un": math.log(0.31)}])
-        if sentence.startswith("The lobby"):
-            return Completion(text="Un", top_logprobs=[{"Un": math.log(0.6), "Pra": math.log(0.4)}])
-        return Completion(text="Pra", top_logprobs=[{"Pra": math.log(0.97), "Un": math.log(0.03)}])
-
-    kb = _kb([[praise], [complaint], [faint_praise]])
-    scores = _Scores({praise: 0.99, complaint: 0.99, faint_praise: 0.95})
-    gatherer = OpinionGatherer(
-        kb, judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, sure_complaint=sure_complaint
-    )
-    found = gatherer.gather("Does it have a nice view?", "hotel", 1)
-    assert found.split == split
-    assert not any(s.text.startswith("The lobby") for s in found.sentences)
-    assert gatherer.stance.predict([complaint])[0][0] == "neutral"  # what dropped it before it was judged

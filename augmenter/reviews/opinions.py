@@ -178,9 +178,7 @@ class OpinionGatherer:
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
     has one (a complaint of the wifi's price against praise of its speed makes no "divided"). `sure_on_topic`: a
     sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness.
-    `sure_complaint`: the same for a complaint alone (praise keeps the judge's bar), and such a sentence is judged
-    though the stored classifier finds it neutral ("the view from where we sat looked out over a construction site"):
-    the complaint a one-sided "Yes" leaves out. `on_topic_parts`: a sentence is scored as its best part, whole or a
+    `on_topic_parts`: a sentence is scored as its best part, whole or a
     fragment (`best_part_probabilities`): one that goes on about other things ("The rooms were not that clean, and
     there was no safe ...") scores low whole.
 
@@ -210,7 +208,6 @@ class OpinionGatherer:
         price_facet: bool = False,
         sure_on_topic: float | None = None,
         on_topic_parts: bool = False,
-        sure_complaint: float | None = None,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -226,15 +223,9 @@ class OpinionGatherer:
         self.one_view_per_review, self.price_facet = one_view_per_review, price_facet
         if sure_on_topic is not None and not 0.0 <= sure_on_topic <= 1.0:
             raise ValueError(f"opinions: sure_on_topic is a probability in [0, 1], got {sure_on_topic}")
-        if sure_complaint is not None and not 0.0 <= sure_complaint <= 1.0:
-            raise ValueError(f"opinions: sure_complaint is a probability in [0, 1], got {sure_complaint}")
-        self.sure_on_topic, self.on_topic_parts, self.sure_complaint = sure_on_topic, on_topic_parts, sure_complaint
+        self.sure_on_topic, self.on_topic_parts = sure_on_topic, on_topic_parts
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
-
-    def _sure(self, p: float, bar: float | None) -> bool:
-        """Whether the on-topic model's score `p` reaches `bar` (None: never)."""
-        return self.on_topic is not None and bar is not None and p >= bar
 
     def _classified(self, query: str, chosen: list[Snippet]) -> list[str]:
         """The stored classifier's stance of each sentence's clause closest to the question (a sentence often
@@ -357,7 +348,7 @@ class OpinionGatherer:
         if self.judge is not None:  # the judge's P(related) ranks poorly near 1: the relevance order is kept
             if by_fragment:
                 stances = self._classified(query, [reviews[i] for i in keep])
-                keep = [i for i, st in zip(keep, stances) if st != "neutral" or self._sure(p[i], self.sure_complaint)]
+                keep = [i for i, st in zip(keep, stances) if st != "neutral"]
                 back = [i for i in keep if leans_back(reviews[i].text)]
                 reviews = with_sentence_before(reviews, back)
                 whole = {i: reviews[i].text for i in keep}
@@ -365,17 +356,11 @@ class OpinionGatherer:
                 focus = dict(zip(keep, closest_parts(near, list(whole.values()), fragments)))
                 focus.update({i: whole[i] for i in back})  # judged and quoted with what it points back to
                 reviews = [r.model_copy(update={"text": focus[i]}) if i in focus else r for i, r in enumerate(reviews)]
-            sure = [self._sure(p[i], self.sure_on_topic) or self._sure(p[i], self.sure_complaint) for i in keep]
+            sure = [
+                self.on_topic is not None and self.sure_on_topic is not None and p[i] >= self.sure_on_topic
+                for i in keep
+            ]
             judged = self.judge.judge(question or query, [reviews[i].text for i in keep], sure)
-            if self.sure_complaint is not None:  # sure of it as a complaint only: praise keeps the judge's bar
-                judged = [
-                    ("unrelated", related)
-                    if stance == "positive"
-                    and related < self.judge.min_related
-                    and not self._sure(p[i], self.sure_on_topic)
-                    else (stance, related)
-                    for i, (stance, related) in zip(keep, judged)
-                ]
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
             if by_fragment and self.whole_side:
