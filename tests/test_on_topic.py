@@ -60,6 +60,9 @@ def test_a_sentence_that_goes_on_about_other_things_scores_as_its_part_on_the_qu
         model.best_part_probabilities(question, [MIXED_TOPICS, other]),
     )
     assert whole < 0.5 < part and off < 0.5, (whole, part, off)
+    # a fragment that does not read alone is not scored: "which was superb." alone is 0.42 to a view question
+    food = "The atmosphere was excellent, and between us we ordered Dosa, Korma, and Chaat for food, which was superb."
+    assert model.best_part_probabilities("How nice is the view?", [food])[0] < 0.15
 
 
 def _kb(reviews: list[list[str]] | None = None) -> KnowledgeBase:

@@ -105,18 +105,18 @@ class OnTopicModel:
         return out
 
     def best_part_probabilities(
-        self, question: str, sentences: Sequence[str], whole: Sequence[bool] = (), min_words: int = 3
+        self, question: str, sentences: Sequence[str], whole: Sequence[bool] = ()
     ) -> list[float]:
-        """P(on the question) of each sentence's best part: the sentence whole or one of its fragments of `min_words`
-        or more (`whole[i]`: sentence i is scored whole only). A sentence that goes on about other things scores low
-        whole: "The rooms were not that clean, and there was no safe in the room to lock our stuff in." 0.02 to "very
-        clean rooms?", its first fragment 0.998."""
+        """P(on the question) of each sentence's best part: the sentence whole or one of its fragments that reads
+        alone (`quotable`; `whole[i]`: sentence i is scored whole only). A sentence that goes on about other things
+        scores low whole: "The rooms were not that clean, and there was no safe in the room to lock our stuff in."
+        0.02 to "very clean rooms?", its first fragment 0.998; a fragment that does not read alone is not scored
+        ("which was superb" 0.42 to "How nice is the view?")."""
         whole = list(whole) + [False] * (len(sentences) - len(whole))
         pieces = [
-            [] if w else [f + "." for f in fragments(s) if len(f.split()) >= min_words]
+            [] if w else [f + "." for f in fragments(s) if quotable(f, s) and len(f) < len(s.strip().rstrip("."))]
             for s, w in zip(sentences, whole)
         ]
-        pieces = [ps if len(ps) > 1 else [] for ps in pieces]  # one fragment is the sentence itself
         flat = list(sentences) + [f for ps in pieces for f in ps]
         scores = self.probabilities(question, flat)
         best, at = list(scores[: len(sentences)]), len(sentences)
