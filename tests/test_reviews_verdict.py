@@ -10,7 +10,7 @@ from augmenter.llm.fake import FakeLLM
 from augmenter.memory import Snippet, WorkingMemory
 from augmenter.reviews import VerdictWriter, reviewers, side_of
 from augmenter.reviews.replies import composed_reply, verdict_first
-from augmenter.reviews.verdict import FaultKind, Verdict
+from augmenter.reviews.verdict import FaultKind, Verdict, advice
 
 
 def review(text, stance, doc_id=1, domain="hotel", n=0, entity_id=1, name="Acorn Guest House"):
@@ -440,6 +440,20 @@ def test_a_sentence_that_praises_one_thing_and_complains_of_what_was_asked_takes
     assert verdict.side == "negative" and verdict.sentences[0].text == "if you can get past the mediocre service"
     assert verdict.text == "A diner found the service mediocre."
     assert "of Acorn Guest House" in llm.calls[3][-1]["content"]
+
+
+def test_a_verdict_that_says_the_reviewers_are_what_they_found_is_sent_back():
+    """ "A diner is nicely decorated." passed every check (its words are the question's, the judge reads praise) and
+    reads garbled; "Some guests were pleased with ..." says how they felt and stays."""
+    writer = VerdictWriter(FakeLLM(), retries=0)
+    said = ["The other upside is the interior decor."]
+    fault = writer.fault("Is it nicely decorated inside?", "A diner is nicely decorated.", said, "positive")
+    assert fault is not None and fault.kind is FaultKind.NAMED_ARE
+    fix = advice(fault, "A diner is nicely decorated.", "a diner", "positive")
+    assert 'of the place, not what they are: "A diner found ..."' in fix
+    for felt in ("A diner was pleased with the decor.", "A diner was very impressed by the decor."):
+        found = writer.fault("Is it nicely decorated inside?", felt, said, "positive")
+        assert found is None or found.kind is not FaultKind.NAMED_ARE, felt
 
 
 def test_the_place_asked_about_may_be_named():

@@ -97,6 +97,17 @@ _TRAILING = re.compile(
 )
 # "Yes, a diner, it was lovely.": the reviewers named, then a comma instead of what they found
 _NAMED_ONLY = re.compile(r"^(?:yes,?\s+|no,?\s+)?(?:a|one|some|several)\s+\w+\s*,", re.IGNORECASE)
+# "A diner is nicely decorated.": the reviewers said to be what they found of the place ("Some guests were pleased
+# with ..." says how they felt: `_FELT`)
+_NAMED_ARE = re.compile(
+    r"^(?:yes,?\s+|no,?\s+)?(?:a|one|some|several)\s+(\w+)\s+(?:of\s+[\w' ]+?\s+)?(?:is|are|was|were)\s+"
+    r"(?:(?:very|quite|really|not|all|also|generally|mostly)\s+)*(\w+)",
+    re.IGNORECASE,
+)
+_FELT = frozenset(
+    "happy pleased satisfied impressed delighted disappointed unhappy divided mixed thrilled glad content unimpressed "
+    "annoyed bothered surprised split critical positive negative".split()
+)
 _FIRST_PERSON = re.compile(r"\b(?:I|we|our|ours|us|my|mine|me|myself|ourselves)\b", re.IGNORECASE)
 # how close (MiniLM cosine of the two words alone) a question's word for how good something is must be to one of the
 # sentences' to stand for it: "spacious"/"large" 0.58, "reliable"/"stable" 0.59, "decent"/"good" 0.49 pass;
@@ -187,6 +198,7 @@ class FaultKind(str, Enum):
     OTHER_THINGS = "words the reviews use of other things than what was asked"
     NEGATION = "a negation the reviews do not make"
     NAMED_ONLY = "it names the reviewers and does not say what they found"
+    NAMED_ARE = "it says the reviewers are what they found of the place"
     FIRST_PERSON = "it speaks as the reviewer"
     NO_OPINION = "it does not say what the reviewers think"
     YES_NO_UNASKED = "a yes or a no to a question that asks neither"
@@ -414,6 +426,9 @@ class VerdictWriter:
             return Fault(FaultKind.NEGATION)
         if _NAMED_ONLY.match(text):
             return Fault(FaultKind.NAMED_ONLY)
+        named_are = _NAMED_ARE.match(text)
+        if named_are and named_are.group(1).lower() in _ONE | _MANY and named_are.group(2).lower() not in _FELT:
+            return Fault(FaultKind.NAMED_ARE)
         if _FIRST_PERSON.search(text):  # "a diner found the view out of our window": the review's words, unquoted
             return Fault(FaultKind.FIRST_PERSON)
         opens = text.split(maxsplit=1)[0].strip(",.!").lower()
@@ -502,9 +517,10 @@ def advice(fault: Fault, text: str, speakers: str, side: str) -> str:
             fix = f"these reviewers did not write {used or ', '.join(fault.words)}. Leave out those words."
     elif kind is FaultKind.EMPTY_OR_LONG:
         fix = "write one sentence of 8 to 20 words."
-    elif kind is FaultKind.NAMED_ONLY:
+    elif kind in (FaultKind.NAMED_ONLY, FaultKind.NAMED_ARE):
         begin = f"Yes, {speakers}" if text.lower().startswith("yes") else speakers[0].upper() + speakers[1:]
-        fix = f'say what they found, with no comma after them: "{begin} found ...".'
+        how = "with no comma after them" if kind is FaultKind.NAMED_ONLY else "of the place, not what they are"
+        fix = f'say what they found, {how}: "{begin} found ...".'
     elif kind in (FaultKind.SPEAKS_FOR_MORE, FaultKind.NO_REVIEWERS):
         fix = f'speak only for the reviewers shown: begin with "{speakers[0].upper()}{speakers[1:]}".'
     elif kind is FaultKind.FIRST_PERSON:
