@@ -7,9 +7,7 @@ The gatherer keeps a sentence on a side where the on-topic model scores it `min_
 plainly on the question as unrelated ("They had many various non-alcoholic drink options for me to choose since i
 drove their myself" to "Are there many non alcoholic drink options?"), so the side goes missing: a reply quotes the
 sentence alone, or a verdict leaves out the other side of mixed reviews. Rule `sure at T`: a sentence the model
-scores T or more takes the judge's likelier side (praise or complaint) whatever its relatedness; `sure complaints at
-T`: only where that side is a complaint (`, the classifier agreeing`: and the stored
-classifier reads it negative too). Reported per rule:
+scores T or more takes the judge's likelier side (praise or complaint) whatever its relatedness. Reported per rule:
 each side's recall and precision among the sentences put on it, and per turn (70) the sides found against the
 labelled ones.
 
@@ -27,7 +25,6 @@ from augmenter.reviews.judge import praise_or_complaint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from about_by import sides_per_turn  # noqa: E402
-from opinion_pairs import _classifier_stances  # noqa: E402
 from stance_by import LABELS, MIN_RELATED, judge_all, side_figures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,18 +32,12 @@ MIN_ON_TOPIC = 0.15
 SURE = (0.8, 0.9, 0.95)
 
 
-def side(on: float, d: dict, sure: float | None, complaints: str = "", stored: str = "") -> set[str]:
-    """The side a pair is put on: the on-topic model's score `on`, the judge's topic distribution `d`; with
-    `complaints`, only a complaint is taken past the judge's bar ("agreeing": only where the stored classifier's
-    stance, `stored`, is negative too)."""
+def side(on: float, d: dict, sure: float | None) -> set[str]:
+    """The side a pair is put on: the on-topic model's score `on`, the judge's topic distribution `d`."""
     if on < MIN_ON_TOPIC:
         return set()
-    likelier = praise_or_complaint(d)
-    if 1 - d["unrelated"] >= MIN_RELATED:
-        return {likelier}
-    if sure is not None and on >= sure:
-        if not complaints or likelier == "complaint" and (complaints != "agreeing" or stored == "negative"):
-            return {likelier}
+    if 1 - d["unrelated"] >= MIN_RELATED or (sure is not None and on >= sure):
+        return {praise_or_complaint(d)}
     return set()
 
 
@@ -68,13 +59,9 @@ def main() -> None:
     for question, pairs in on.items():
         for r, score in zip(pairs, model.probabilities(question, [r["sentence"] for r in pairs])):
             p[r["pair"]] = score
-    stored = dict(zip((r["pair"] for r in rows), _classifier_stances(rows)))
     result: dict = {"command": "python bench/sure_side.py", "pairs": len(rows)}
-    rules = [("judge's bar", None, ""), *((f"sure at {t}", t, "") for t in SURE)]
-    rules += [(f"sure complaints at {t}", t, "alone") for t in SURE]
-    rules += [(f"sure complaints at {t}, the classifier agreeing", t, "agreeing") for t in SURE]
-    for name, sure, complaints in rules:
-        given = [side(p[r["pair"]], judged[r["pair"]]["topic"], sure, complaints, stored[r["pair"]]) for r in rows]
+    for name, sure in [("judge's bar", None), *((f"sure at {t}", t) for t in SURE)]:
+        given = [side(p[r["pair"]], judged[r["pair"]]["topic"], sure) for r in rows]
         index = {r["pair"]: g for r, g in zip(rows, given)}
         result[name] = {"sentences": side_figures(rows, given), "turns": sides_per_turn(rows, found_in(index))}
     path = ROOT / "bench" / "results" / "sure_side.json"
