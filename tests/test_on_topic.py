@@ -122,6 +122,8 @@ def test_min_on_topic_needs_the_llm_judge_and_a_probability():
             OpinionSettings.of({"stance": "llm", name: value}).gatherer(_kb())
     with pytest.raises(ValueError, match="sure_on_topic"):
         OpinionGatherer(_kb(), sure_on_topic=2.0)
+    with pytest.raises(ConfigError, match="sure_share needs sure_on_topic"):
+        OpinionSettings.of({"stance": "llm", "min_on_topic": 0.5, "sure_share": 0.5}).gatherer(_kb())
     with pytest.raises(ConfigError, match="no judge"):  # the model picks sentences; only the judge sides them
         OpinionGatherer(_kb(), on_topic=_Scores({})).gather("Are the bathrooms clean?", "hotel", 1)
     for name in ("one_view_per_review", "price_facet"):  # they filter the LLM's sides: without it, silently nothing
@@ -328,11 +330,20 @@ def test_a_retrieved_sentence_the_model_finds_off_the_question_is_not_quoted(mod
     assert unchecked.answer(mem) is not None  # without the model, as before
 
 
-@pytest.mark.parametrize("score, sure, split", [(0.95, 0.8, "mixed"), (0.95, None, "positive"), (0.6, 0.8, "positive")])
-def test_a_sentence_the_model_is_sure_of_takes_the_judges_side_whatever_its_relatedness(score, sure, split):
+@pytest.mark.parametrize(
+    "score, sure, share, split",
+    [
+        (0.95, 0.8, 0.0, "mixed"),
+        (0.95, None, 0.0, "positive"),
+        (0.6, 0.8, 0.0, "positive"),
+        (0.95, 0.8, 0.5, "positive"),
+    ],
+)
+def test_a_sentence_the_model_is_sure_of_takes_the_judges_side_whatever_its_relatedness(score, sure, share, split):
     """The 1.5B judge read "They had many various non-alcoholic drink options for me to choose" as unrelated to "Are
     there many non alcoholic drink options?" (P(related) below 0.85) and the side went missing. With `sure_on_topic`,
-    a sentence the on-topic model scores that much takes the judge's likelier side all the same."""
+    a sentence the on-topic model scores that much takes the judge's likelier side all the same; with `sure_share`,
+    only where that side holds that share of the judge's reading (here the complaint holds 0.4)."""
 
     def reply(messages):
         sentence = messages[-1]["content"].split("Review sentence:")[-1].strip()
@@ -342,7 +353,12 @@ def test_a_sentence_the_model_is_sure_of_takes_the_judges_side_whatever_its_rela
 
     scores = _Scores({ON[0]: 0.99, ON[1]: score})
     gatherer = OpinionGatherer(
-        _kb(), judge=ReviewJudge(FakeLLM(default=reply)), on_topic=scores, min_on_topic=0.5, sure_on_topic=sure
+        _kb(),
+        judge=ReviewJudge(FakeLLM(default=reply)),
+        on_topic=scores,
+        min_on_topic=0.5,
+        sure_on_topic=sure,
+        sure_share=share,
     )
     assert gatherer.gather("Are the bathrooms clean?", "hotel", 1).split == split
 

@@ -25,7 +25,7 @@ class OpinionSettings:
     `min_about_side`, `praise_about` and `whole_side`: see `OpinionGatherer`; `min_on_topic` (with `stance="llm"`):
     the packaged on-topic cross-encoder (`augmenter.reviews.on_topic`) picks the sentences on the question, in place
     of the relevance model and the judge's about-pass; the judge reads their side (`on_topic_side`, `sure_on_topic`,
-    `one_view_per_review`, `price_facet`, `on_topic_parts`: see `OpinionGatherer`)."""
+    `one_view_per_review`, `price_facet`, `on_topic_parts`, `sure_share`: see `OpinionGatherer`)."""
 
     min_p: Share = 0.3
     max_sentences: Positive = 6
@@ -43,6 +43,7 @@ class OpinionSettings:
     one_view_per_review: bool = False
     price_facet: bool = False
     on_topic_parts: bool = False
+    sure_share: Share = 0.0
 
     @classmethod
     def of(cls, value: OpinionSettings | Mapping | bool | None) -> OpinionSettings | None:
@@ -82,6 +83,8 @@ class OpinionSettings:
         for name in ("on_topic_side", "sure_on_topic", "on_topic_parts"):
             if getattr(self, name) not in (None, False) and self.min_on_topic is None:
                 raise ConfigError(f"consolidator.opinions.{name} needs min_on_topic (the on-topic model's scores)")
+        if self.sure_share and self.sure_on_topic is None:
+            raise ConfigError("consolidator.opinions.sure_share needs sure_on_topic (the sentences it applies to)")
         on_topic = None
         if self.min_on_topic is not None:
             require(
@@ -107,6 +110,7 @@ class OpinionSettings:
             price_facet=self.price_facet,
             sure_on_topic=self.sure_on_topic,
             on_topic_parts=self.on_topic_parts,
+            sure_share=self.sure_share,
         )
 
     @property

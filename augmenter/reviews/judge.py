@@ -172,27 +172,35 @@ class ReviewJudge:
             self._faq_prompt = PromptTemplate.load("faq_answers")
         return self._yes(self._faq_prompt.render(q=question, faq=faq))
 
-    def judge(self, question: str, sentences: Sequence[str], sure: Sequence[bool] = ()) -> list[tuple[str, float]]:
+    def judge(
+        self, question: str, sentences: Sequence[str], sure: Sequence[bool] = (), share: float = 0.0
+    ) -> list[tuple[str, float]]:
         """(stance, P(related)) of each sentence, asked as `stance_by` says: of the question, of its topic, or
         "either": the topic's side where that pass finds the sentence related, else the question's (asked only of
         those). Each pass runs over the sentences in a row, so that the model reuses its prompt's prefix. `sure`:
         per sentence, whether another model found it on the question: its likelier side is taken whatever its
-        P(related) (the judge reads some plainly on the question as unrelated)."""
-        found: list[tuple[str, float] | None] = [None] * len(sentences)
+        P(related) (the judge reads some plainly on the question as unrelated), where that side holds `share` of the
+        distribution or more ("The location was extremely silent" read 0.51 praise, 0.33 complaint: a side the judge
+        barely prefers may flip between runs)."""
+        found: list[tuple[str, float, float] | None] = [None] * len(sentences)  # side, P(related), P(side)
         if self.stance_by != "question":
             for i, sentence in enumerate(sentences):
-                d = self.topic_distribution(question, sentence)
-                found[i] = (praise_or_complaint(d), d["praise"] + d["complaint"])
+                found[i] = _read(self.topic_distribution(question, sentence))
         if self.stance_by != "topic":
             for i, sentence in enumerate(sentences):
                 if found[i] is None or found[i][1] < self.min_related:
-                    d = self.distribution(question, sentence)
-                    found[i] = (praise_or_complaint(d), d["praise"] + d["complaint"])
+                    found[i] = _read(self.distribution(question, sentence))
         sure = list(sure) + [False] * (len(found) - len(sure))
         return [
-            (LABELS[side] if related >= self.min_related or on else "unrelated", round(related, 4))
-            for (side, related), on in zip(found, sure)
+            (LABELS[side] if related >= self.min_related or on and p >= share else "unrelated", round(related, 4))
+            for (side, related, p), on in zip(found, sure)
         ]
+
+
+def _read(d: dict[str, float]) -> tuple[str, float, float]:
+    """A distribution's likelier side, P(related) and the side's probability."""
+    side = praise_or_complaint(d)
+    return side, d["praise"] + d["complaint"], d[side]
 
 
 def praise_or_complaint(d: dict[str, float]) -> str:

@@ -177,7 +177,8 @@ class OpinionGatherer:
     stored classifier finds neutral are left out, as with `min_about_side`. `on_topic_side`: where the sentences
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
     has one (a complaint of the wifi's price against praise of its speed makes no "divided"). `sure_on_topic`: a
-    sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness.
+    sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness, where
+    that side holds `sure_share` of the judge's distribution or more.
     `on_topic_parts`: a sentence is scored as its best part, whole or a
     fragment (`best_part_probabilities`): one that goes on about other things ("The rooms were not that clean, and
     there was no safe ...") scores low whole.
@@ -208,6 +209,7 @@ class OpinionGatherer:
         price_facet: bool = False,
         sure_on_topic: float | None = None,
         on_topic_parts: bool = False,
+        sure_share: float = 0.0,
     ):
         if not 0.0 <= min_p <= 1.0 or max_sentences < 1:
             raise ValueError(f"opinions: min_p in [0, 1] and max_sentences >= 1, got {min_p} and {max_sentences}")
@@ -223,7 +225,9 @@ class OpinionGatherer:
         self.one_view_per_review, self.price_facet = one_view_per_review, price_facet
         if sure_on_topic is not None and not 0.0 <= sure_on_topic <= 1.0:
             raise ValueError(f"opinions: sure_on_topic is a probability in [0, 1], got {sure_on_topic}")
-        self.sure_on_topic, self.on_topic_parts = sure_on_topic, on_topic_parts
+        if not 0.0 <= sure_share <= 1.0:
+            raise ValueError(f"opinions: sure_share is a probability in [0, 1], got {sure_share}")
+        self.sure_on_topic, self.on_topic_parts, self.sure_share = sure_on_topic, on_topic_parts, sure_share
         self.relevance = StoredModel.from_json(_packaged(relevance), f"relevance model {relevance}")
         self.stance = StanceModel.load(stance)
 
@@ -360,7 +364,7 @@ class OpinionGatherer:
                 self.on_topic is not None and self.sure_on_topic is not None and p[i] >= self.sure_on_topic
                 for i in keep
             ]
-            judged = self.judge.judge(question or query, [reviews[i].text for i in keep], sure)
+            judged = self.judge.judge(question or query, [reviews[i].text for i in keep], sure, self.sure_share)
             keep = [i for i, (stance, _) in zip(keep, judged) if stance != "unrelated"]
             stances = [stance for stance, _ in judged if stance != "unrelated"]
             if by_fragment and self.whole_side:
