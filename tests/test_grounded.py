@@ -533,6 +533,31 @@ def test_a_complaint_is_kept_whatever_its_whole_sentence_reads():
     assert found is not None and found.split == "negative"
 
 
+def test_a_sentence_read_after_the_one_before_it_is_not_kept_beside_that_one():
+    """ "They also don't seem to always have housekeeping available." points back and is read after "The room was nice
+    and big ... but the room was a bit dirty."; with that sentence kept too, the reply quoted "The room was nice and
+    big" twice ("A guest wrote: ...; in the same review: ...") and, the second read as a complaint, "divided"."""
+    first = "The room was nice and big and I was able to do my laundry at there facility but the room was a bit dirty."
+    then = "They also don't seem to always have housekeeping available."
+    snippets = [
+        Snippet(
+            id=f"hotel:1:review:0:{n}",
+            text=text,
+            domain="hotel",
+            entity_id=1,
+            entity_name=NAME,
+            doc_type="review",
+            doc_id=0,
+            sent_id=n,
+        )
+        for n, text in enumerate([first, then])
+    ]
+    kb = KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
+    judge = _topic_judge("room size", side=lambda sentence: "Compl" if "housekeeping" in sentence else "Pra")
+    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather("Are the rooms big?", "hotel", 1)
+    assert [s.sent_id for s in found.sentences] == [0] and found.split == "positive"
+
+
 def test_the_grounded_policy_quotes_the_reviews_without_a_draft(demo_kb):
     """When reviews speak to the question the grounded policy sends their own words, no LLM call for a draft; when
     none does, the paper's loop drafts as before."""

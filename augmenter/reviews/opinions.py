@@ -258,6 +258,25 @@ class OpinionGatherer:
         against = {i for i, (side, _) in zip(cut, read) if side == "negative"}
         return _kept(keep, stances, lambda i, _side: i not in against)
 
+    @staticmethod
+    def _once(reviews: list[Snippet], back: list[int], keep: list[int], stances: list[str]):
+        """A sentence read after the one before it (`back`) holds that one too: where both are kept, the reply would
+        quote the first twice ("A guest wrote: "The room was nice and big"; in the same review: "The room was nice
+        and big""). On one side, the two read together are kept; on two, the first alone (the one read with it may
+        be judged by the other's part)."""
+        side = {(reviews[i].doc_id, reviews[i].sent_id): st for i, st in zip(keep, stances)}
+
+        def before(i: int) -> str | None:
+            s = reviews[i]
+            return side.get((s.doc_id, s.sent_id - 1)) if i in back and s.sent_id is not None else None
+
+        pointed = {(reviews[i].doc_id, reviews[i].sent_id - 1) for i, st in zip(keep, stances) if before(i) == st}
+        return _kept(
+            keep,
+            stances,
+            lambda i, st: before(i) in (None, st) and (reviews[i].doc_id, reviews[i].sent_id) not in pointed,
+        )
+
     def _verified(self, question: str, reviews: list[Snippet], keep: list[int], stances: list[str]):
         """Each side led by a sentence that speaks to exactly what was asked (`judge.about`, walked in relevance
         order; the sentences before it, which do not, are dropped), and a side with no such sentence dropped whole:
@@ -384,6 +403,8 @@ class OpinionGatherer:
                 r.model_copy(update={"text": part_holding(whole[i], r.text)}) if i in whole else r
                 for i, r in enumerate(reviews)
             ]
+        if by_fragment:
+            keep, stances = self._once(reviews, back, keep, stances)
         chosen = [reviews[i] for i in keep]
         if self.judge is None:
             stances = self._classified(query, chosen)
