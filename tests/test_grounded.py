@@ -464,11 +464,22 @@ def test_a_side_is_quoted_only_with_a_sentence_that_speaks_to_the_question():
     )
 
 
-def _one_sentence_kb(text: str) -> KnowledgeBase:
-    snippet = Snippet(
-        id="hotel:1:review:0:0", text=text, domain="hotel", entity_id=1, entity_name=NAME, doc_type="review", doc_id=0
-    )
-    return KnowledgeBase([snippet], [Entity(1, "Lensfield Hotel", "hotel")])
+def _one_review_kb(*sentences: str) -> KnowledgeBase:
+    """The Lensfield Hotel with one review of these sentences, in order."""
+    snippets = [
+        Snippet(
+            id=f"hotel:1:review:0:{n}",
+            text=text,
+            domain="hotel",
+            entity_id=1,
+            entity_name=NAME,
+            doc_type="review",
+            doc_id=0,
+            sent_id=n,
+        )
+        for n, text in enumerate(sentences)
+    ]
+    return KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
 
 
 def _topic_judge(topic: str, side=lambda sentence: "Compl", judged: list | None = None):
@@ -500,7 +511,7 @@ def test_a_sentence_is_judged_as_its_fragment_closest_to_the_topic_the_judge_rea
     text = "The portions could be bigger and while the location itself was nice, the view was pretty bland."
     judged: list[str] = []
     judge = _topic_judge("view", judged=judged)
-    gatherer = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5, whole_side=False)
+    gatherer = OpinionGatherer(_one_review_kb(text), min_p=0.0, judge=judge, min_about_side=0.5, whole_side=False)
     found = gatherer.gather("Does this location offer customers a pleasant view?", "hotel", 1)
     assert set(judged) == {"the view was pretty bland"}
     assert found.split == "negative" and found.sentences[0].text.endswith("the view was pretty bland")
@@ -512,7 +523,7 @@ def test_a_fragment_whose_whole_sentence_reads_on_the_other_side_is_dropped(whol
     dropped where the judge reads the whole sentence on the other side; kept where the whole agrees or is unrelated."""
     text = "The breakfast was lovely and the staff were kind, but the room could have been a lot bigger."
     judge = _topic_judge("big rooms", side=lambda sentence: whole_reads if sentence == text else "Pra")
-    found = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
+    found = OpinionGatherer(_one_review_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
         "Are the rooms big?", "hotel", 1
     )
     if kept:
@@ -527,7 +538,7 @@ def test_a_complaint_is_kept_whatever_its_whole_sentence_reads():
     said "Yes" to spotless bathrooms beside the praise of other reviews)."""
     text = "The downside was that the room and bathroom weren't clean at first but that was promptly taken care of."
     judge = _topic_judge("bathroom cleanliness", side=lambda sentence: "Pra" if sentence == text else "Compl")
-    found = OpinionGatherer(_one_sentence_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
+    found = OpinionGatherer(_one_review_kb(text), min_p=0.0, judge=judge, min_about_side=0.5).gather(
         "Are the bathrooms spotless?", "hotel", 1
     )
     assert found is not None and found.split == "negative"
@@ -539,22 +550,10 @@ def test_a_sentence_read_after_the_one_before_it_is_not_kept_beside_that_one():
     big" twice ("A guest wrote: ...; in the same review: ...") and, the second read as a complaint, "divided"."""
     first = "The room was nice and big and I was able to do my laundry at there facility but the room was a bit dirty."
     then = "They also don't seem to always have housekeeping available."
-    snippets = [
-        Snippet(
-            id=f"hotel:1:review:0:{n}",
-            text=text,
-            domain="hotel",
-            entity_id=1,
-            entity_name=NAME,
-            doc_type="review",
-            doc_id=0,
-            sent_id=n,
-        )
-        for n, text in enumerate([first, then])
-    ]
-    kb = KnowledgeBase(snippets, [Entity(1, "Lensfield Hotel", "hotel")])
     judge = _topic_judge("room size", side=lambda sentence: "Compl" if "housekeeping" in sentence else "Pra")
-    found = OpinionGatherer(kb, min_p=0.0, judge=judge, min_about_side=0.5).gather("Are the rooms big?", "hotel", 1)
+    found = OpinionGatherer(_one_review_kb(first, then), min_p=0.0, judge=judge, min_about_side=0.5).gather(
+        "Are the rooms big?", "hotel", 1
+    )
     assert [s.sent_id for s in found.sentences] == [0] and found.split == "positive"
 
 

@@ -178,10 +178,9 @@ class OpinionGatherer:
     take both sides, a side none of whose sentences the model scores at least this is dropped when the other side
     has one (a complaint of the wifi's price against praise of its speed makes no "divided"). `sure_on_topic`: a
     sentence the model scores at least this takes the judge's likelier side whatever the judge's relatedness, where
-    that side holds `sure_share` of the judge's distribution or more.
-    `on_topic_parts`: a sentence is scored as its best part, whole or a
-    fragment (`best_part_probabilities`): one that goes on about other things ("The rooms were not that clean, and
-    there was no safe ...") scores low whole.
+    that side holds `sure_share` of the judge's distribution or more. `on_topic_parts`: a sentence is scored as its
+    best part, whole or a fragment (`best_part_probabilities`): one that goes on about other things ("The rooms were
+    not that clean, and there was no safe ...") scores low whole.
 
     `one_view_per_review`: a review with sentences on both sides keeps only the side whose sentence shares more of
     the question's words, where one does: a reviewer who found "the bathroom very clean" and "the room itself not
@@ -259,7 +258,7 @@ class OpinionGatherer:
         return _kept(keep, stances, lambda i, _side: i not in against)
 
     @staticmethod
-    def _once(reviews: list[Snippet], back: list[int], keep: list[int], stances: list[str]):
+    def _once(reviews: list[Snippet], back: set[int], keep: list[int], stances: list[str]):
         """A sentence read after the one before it (`back`) holds that one too: where both are kept, the reply would
         quote the first twice ("A guest wrote: "The room was nice and big"; in the same review: "The room was nice
         and big""). On one side, the two read together are kept; on two, the first alone (the one read with it may
@@ -398,13 +397,12 @@ class OpinionGatherer:
                 keep, stances = self._sure_sides(p, keep, stances)
         if not keep:
             return None
-        if by_fragment:  # judged by a fragment, quoted as its clause
+        if by_fragment:  # judged by a fragment, quoted as its clause; a sentence read with the one before it, once
             reviews = [
                 r.model_copy(update={"text": part_holding(whole[i], r.text)}) if i in whole else r
                 for i, r in enumerate(reviews)
             ]
-        if by_fragment:
-            keep, stances = self._once(reviews, back, keep, stances)
+            keep, stances = self._once(reviews, set(back), keep, stances)
         chosen = [reviews[i] for i in keep]
         if self.judge is None:
             stances = self._classified(query, chosen)
